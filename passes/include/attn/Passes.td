@@ -1,0 +1,53 @@
+//===- Passes.td - passes of the attention compiler ------------*- tablegen -*-===//
+//
+// Every pass of the project: what it does, why it exists, and an example.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PASSES_TD
+#define ATTN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToLinalgPass : Pass<"convert-attn-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lower every attn op to plain, unfused linalg/tensor/arith/math";
+  let description = [{
+    The reference lowering: each attn op becomes the textbook sequence of
+    `linalg.generic` ops (projection matmuls, head split via
+    `tensor.expand_shape` + `linalg.transpose`, Q K^T, scale, mask, a
+    max-subtracted softmax, dropout, P V, head merge, out_proj). Nothing is
+    fused, so its numbers are the baseline every optimizing pass is checked
+    against.
+
+    f16/bf16 operands are extended to f32 first and the result truncated back:
+    all accumulation is f32. A fully masked query row yields 0. Dropout uses
+    Philox-4x32-10 keyed by the op's `seed`, counting over the flat index of the
+    attention weight, so a run is reproducible and independent of tiling.
+
+    Before:
+    ```mlir
+    %o = attn.sdpa %q, %k, %v causal(top_left) : tensor<2x4x8xf32>, ... -> tensor<2x4x8xf32>
+    ```
+    After: `linalg.fill` + `linalg.generic` (Q K^T), a masking/scaling generic,
+    max and sum reductions, a normalising generic and the P V contraction.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnEmitCInterfacePass : Pass<"attn-emit-c-interface", "mlir::ModuleOp"> {
+  let summary = "Mark public functions with llvm.emit_c_interface";
+  let description = [{
+    The runtime calls compiled entry points through their C interface
+    (`_mlir_ciface_<name>`, one pointer per memref descriptor), which is stable
+    across ranks and argument counts. This pass sets `llvm.emit_c_interface` on
+    every public `func.func` with a body so that the LLVM lowering emits it.
+
+    Before: `func.func @main(%x: tensor<4xf32>) -> tensor<4xf32>`
+    After:  `func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {llvm.emit_c_interface}`
+  }];
+}
+
+#endif // ATTN_PASSES_TD

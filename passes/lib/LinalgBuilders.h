@@ -1,0 +1,51 @@
+//===- LinalgBuilders.h - plain linalg forms of attention pieces -*- C++ -*-===//
+//
+// Small builders shared by the attn lowerings: each emits one textbook step
+// (projection, head split/merge, the SDPA core) as linalg on tensors, with
+// dynamic sizes taken from the operands. All arithmetic is f32.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_PASSES_LINALGBUILDERS_H
+#define ATTN_PASSES_LINALGBUILDERS_H
+
+#include "attn/AttnDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace mlir::attn::detail {
+
+/// What the SDPA core needs beyond its operands.
+struct SdpaConfig {
+  CausalKind causal = CausalKind::none;
+  MaskKind maskKind = MaskKind::masked_where_true;
+  double scale = 1.0;
+  double dropoutP = 0.0;
+  uint64_t seed = 0;
+};
+
+/// Converts a float tensor to element type `elem` (extf/truncf), or returns it.
+Value convertElementType(OpBuilder &b, Location loc, Value t, Type elem);
+
+/// [..., T, K] x [K, N] (+ bias [N]) -> [..., T, N].
+Value buildProjection(OpBuilder &b, Location loc, Value x, Value w,
+                      Value bias);
+
+/// [..., T, H*d] -> [..., H, T, d] (expand_shape + transpose).
+Value buildSplitHeads(OpBuilder &b, Location loc, Value x, int64_t heads);
+
+/// [..., H, T, d] -> [..., T, H*d] (transpose + collapse_shape).
+Value buildMergeHeads(OpBuilder &b, Location loc, Value x);
+
+/// softmax(scale * Q K^T + mask) V with causal masking and dropout; f32
+/// operands of rank >= 2 shaped as documented on attn.sdpa.
+Value buildSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
+                Value mask, const SdpaConfig &cfg);
+
+/// Philox-4x32-10 of the 64-bit `counter` under `seed`, mapped to a uniform
+/// f32 in [0, 1) from the top 24 bits of the first output word.
+Value buildPhiloxUniform(OpBuilder &b, Location loc, Value counter,
+                         uint64_t seed);
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_PASSES_LINALGBUILDERS_H

@@ -1,0 +1,45 @@
+//===- CpuPipeline.cpp - attn-lower-to-cpu-pipeline ------------------------===//
+//
+// The CPU pipeline: attn -> linalg on tensors -> one-shot bufferization ->
+// loops -> LLVM dialect. Each stage is a named upstream or project pass, so
+// `-mlir-print-ir-after-all` shows the whole journey.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines.h"
+#include "attn/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+
+namespace mlir::attn {
+
+void buildAttnLowerToCpuPipeline(OpPassManager &pm,
+                                 const CpuPipelineOptions &options) {
+  pm.addPass(createConvertAttnToLinalgPass());
+  if (options.emitCInterface)
+    pm.addPass(createAttnEmitCInterfacePass());
+  // Upstream passes are added by name: their options are then spelled the
+  // same way in this file as on the attention-opt command line.
+  const char *stages =
+      "canonicalize,cse,"
+      "one-shot-bufferize{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "buffer-deallocation-pipeline,"
+      "func.func(convert-linalg-to-loops),"
+      "convert-scf-to-cf,lower-affine,expand-strided-metadata,"
+      "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
+      "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+      "reconcile-unrealized-casts,canonicalize,cse";
+  if (failed(parsePassPipeline(stages, pm, llvm::errs())))
+    llvm::report_fatal_error("attn-lower-to-cpu-pipeline: bad stage list");
+}
+
+void registerAttnPipelines() {
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "attn-lower-to-cpu-pipeline",
+      "Lower attn/linalg IR to the LLVM dialect for the host CPU",
+      buildAttnLowerToCpuPipeline);
+}
+
+} // namespace mlir::attn
