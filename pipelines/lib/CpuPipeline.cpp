@@ -25,9 +25,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       "canonicalize,cse,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
-      "buffer-deallocation-pipeline,"
+      "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
       "func.func(convert-linalg-to-loops),"
-      "convert-scf-to-cf,lower-affine,expand-strided-metadata,"
+      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "reconcile-unrealized-casts,canonicalize,cse";

@@ -1,0 +1,79 @@
+//===- Module.h - compiled modules and calling their entry points -*- C++ -*-===//
+//
+// A compiled module is anything that resolves symbols: the JIT (runtime/jit)
+// or a shared object saved by it (SharedObjectModule, no compiler needed).
+// Every entry point `NAME` comes with:
+//   _mlir__mlir_ciface_NAME   the packed C-interface wrapper (void(void**))
+//   __attn_signature_NAME     a NUL-terminated signature string
+// and the module lists its entry points in `__attn_entry_points`.
+// The signature lets the runtime check every argument before compiled code
+// touches it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNRT_MODULE_H
+#define ATTNRT_MODULE_H
+
+#include "attnrt/Status.h"
+#include "attnrt/Tensor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnrt {
+
+/// One tensor of a signature; dynamic dims are -1.
+struct TensorSpec {
+  DType dtype = DType::F32;
+  std::vector<int64_t> dims;
+  std::string describe() const;
+};
+
+struct FunctionSignature {
+  std::vector<TensorSpec> inputs, outputs;
+  std::string describe() const;
+};
+
+/// "f32[1,?,768],f32[768,768]->f32[1,?,768]".
+std::string formatSignature(const FunctionSignature &sig);
+Status parseSignature(const std::string &text, FunctionSignature &out);
+
+/// The symbol names the compiler emits for an entry point.
+std::string signatureSymbol(const std::string &entry);
+std::string packedEntrySymbol(const std::string &entry);
+constexpr const char *kEntryListSymbol = "__attn_entry_points";
+
+class CompiledModule {
+public:
+  virtual ~CompiledModule() = default;
+  /// The address of `name`, or nullptr.
+  virtual void *lookupSymbol(const std::string &name) = 0;
+
+  /// Entry points, in the order of the source module.
+  std::vector<std::string> entryPoints();
+  Status signature(const std::string &entry, FunctionSignature &out);
+  /// Checks `inputs` against the signature, calls the entry point and returns
+  /// its results as fresh tensors.
+  Status invoke(const std::string &entry, const std::vector<Tensor> &inputs,
+                std::vector<Tensor> &outputs);
+};
+
+/// A module saved with `attention-run --emit-shared-object`, loaded by dlopen.
+class SharedObjectModule : public CompiledModule {
+public:
+  static Status load(const std::string &path,
+                     std::unique_ptr<SharedObjectModule> &out);
+  ~SharedObjectModule() override;
+  void *lookupSymbol(const std::string &name) override;
+
+private:
+  void *handle_ = nullptr;
+};
+
+/// Checks one argument against its spec; `what` names it ("input 2").
+Status checkTensor(const Tensor &t, const TensorSpec &spec,
+                   const std::string &what);
+
+} // namespace attnrt
+
+#endif // ATTNRT_MODULE_H

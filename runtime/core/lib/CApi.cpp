@@ -1,0 +1,124 @@
+//===- CApi.cpp - C API of the attention runtime ---------------------------===//
+
+#include "attnrt/attnrt.h"
+#include "attnrt/Module.h"
+#include "attnrt/Npy.h"
+
+#include <string>
+
+using namespace attnrt;
+
+struct attnrt_module {
+  std::unique_ptr<SharedObjectModule> impl;
+};
+struct attnrt_tensor {
+  Tensor impl;
+};
+
+namespace {
+thread_local std::string lastError;
+int fail(const Status &s) {
+  lastError = s.message();
+  return 1;
+}
+int fail(const std::string &m) { return fail(Status::error(m)); }
+} // namespace
+
+extern "C" {
+
+const char *attnrt_last_error(void) { return lastError.c_str(); }
+
+int attnrt_module_load(const char *path, attnrt_module **out) {
+  if (!path || !out)
+    return fail("attnrt_module_load: null argument");
+  std::unique_ptr<SharedObjectModule> m;
+  if (Status s = SharedObjectModule::load(path, m); !s)
+    return fail(s);
+  *out = new attnrt_module{std::move(m)};
+  return 0;
+}
+
+void attnrt_module_free(attnrt_module *m) { delete m; }
+
+int attnrt_num_inputs(attnrt_module *m, const char *entry) {
+  FunctionSignature sig;
+  if (!m || !entry || !m->impl->signature(entry, sig))
+    return -1;
+  return static_cast<int>(sig.inputs.size());
+}
+
+int attnrt_num_outputs(attnrt_module *m, const char *entry) {
+  FunctionSignature sig;
+  if (!m || !entry || !m->impl->signature(entry, sig))
+    return -1;
+  return static_cast<int>(sig.outputs.size());
+}
+
+attnrt_tensor *attnrt_tensor_create(attnrt_dtype dtype, int64_t rank,
+                                    const int64_t *shape) {
+  if (rank < 0 || (rank > 0 && !shape) || dtype < ATTNRT_F32 || dtype > ATTNRT_I64)
+    return nullptr;
+  std::vector<int64_t> s(shape, shape + rank);
+  for (int64_t d : s)
+    if (d < 0)
+      return nullptr;
+  return new attnrt_tensor{Tensor(static_cast<DType>(dtype), s)};
+}
+
+void attnrt_tensor_free(attnrt_tensor *t) { delete t; }
+void *attnrt_tensor_data(attnrt_tensor *t) { return t ? t->impl.data() : nullptr; }
+int64_t attnrt_tensor_rank(const attnrt_tensor *t) { return t ? t->impl.rank() : -1; }
+int64_t attnrt_tensor_dim(const attnrt_tensor *t, int64_t i) {
+  if (!t || i < 0 || i >= t->impl.rank())
+    return -1;
+  return t->impl.shape()[i];
+}
+attnrt_dtype attnrt_tensor_dtype(const attnrt_tensor *t) {
+  return static_cast<attnrt_dtype>(t->impl.dtype());
+}
+
+int attnrt_tensor_load_npy(const char *path, attnrt_tensor **out) {
+  if (!path || !out)
+    return fail("attnrt_tensor_load_npy: null argument");
+  Tensor t;
+  if (Status s = readNpy(path, t); !s)
+    return fail(s);
+  *out = new attnrt_tensor{std::move(t)};
+  return 0;
+}
+
+int attnrt_tensor_save_npy(const attnrt_tensor *t, const char *path) {
+  if (!t || !path)
+    return fail("attnrt_tensor_save_npy: null argument");
+  if (Status s = writeNpyAtomic(path, t->impl); !s)
+    return fail(s);
+  return 0;
+}
+
+int attnrt_invoke(attnrt_module *m, const char *entry,
+                  attnrt_tensor *const *inputs, size_t num_inputs,
+                  attnrt_tensor **outputs, size_t num_outputs) {
+  if (!m || !entry || (num_inputs && !inputs) || (num_outputs && !outputs))
+    return fail("attnrt_invoke: null argument");
+  std::vector<Tensor> ins;
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (!inputs[i])
+      return fail("attnrt_invoke: input " + std::to_string(i) + " is null");
+    ins.push_back(inputs[i]->impl);
+  }
+  FunctionSignature sig;
+  if (Status s = m->impl->signature(entry, sig); !s)
+    return fail(s);
+  if (sig.outputs.size() != num_outputs)
+    return fail(std::string("@") + entry + " returns " +
+                std::to_string(sig.outputs.size()) + " outputs, caller expects " +
+                std::to_string(num_outputs));
+  std::vector<Tensor> outs;
+  if (Status s = m->impl->invoke(entry, ins, outs); !s)
+    return fail(s);
+  for (size_t i = 0; i < num_outputs; ++i)
+    outputs[i] = new attnrt_tensor{std::move(outs[i])};
+  return 0;
+}
+
+} // extern "C"

@@ -1,0 +1,191 @@
+//===- Invoke.cpp - calling compiled entry points --------------------------===//
+//
+// Builds MLIR memref descriptors for the inputs, calls the packed C-interface
+// wrapper and copies the returned memrefs into runtime tensors. Every input
+// is checked against the embedded signature first: a wrong dtype, rank or
+// static size is an error message, never an out-of-bounds read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnrt/Module.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+namespace attnrt {
+namespace {
+
+/// A memref descriptor laid out as the LLVM lowering expects:
+/// {ptr allocated, ptr aligned, i64 offset, i64 sizes[r], i64 strides[r]}.
+struct Descriptor {
+  std::vector<int64_t> words;
+  static Descriptor forTensor(const Tensor &t) {
+    Descriptor d;
+    int64_t r = t.rank();
+    d.words.resize(3 + 2 * r);
+    auto ptr = reinterpret_cast<int64_t>(t.data());
+    d.words[0] = ptr;
+    d.words[1] = ptr;
+    d.words[2] = 0;
+    int64_t stride = 1;
+    for (int64_t i = r - 1; i >= 0; --i) {
+      d.words[3 + i] = t.shape()[i];
+      d.words[3 + r + i] = stride;
+      stride *= t.shape()[i];
+    }
+    return d;
+  }
+};
+
+size_t descriptorWords(size_t rank) { return 3 + 2 * rank; }
+
+/// Copies a (possibly strided) memref into a dense tensor.
+void copyOut(const int64_t *desc, const TensorSpec &spec, Tensor &out) {
+  size_t r = spec.dims.size();
+  std::vector<int64_t> shape(desc + 3, desc + 3 + r);
+  const int64_t *strides = desc + 3 + r;
+  out = Tensor(spec.dtype, shape);
+  size_t es = dtypeSize(spec.dtype);
+  const auto *base = reinterpret_cast<const uint8_t *>(desc[1]) + desc[2] * es;
+  int64_t n = out.numElements();
+  std::vector<int64_t> idx(r, 0);
+  auto *dst = static_cast<uint8_t *>(out.data());
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t off = 0;
+    for (size_t i = 0; i < r; ++i)
+      off += idx[i] * strides[i];
+    std::memcpy(dst + e * es, base + off * es, es);
+    for (size_t i = r; i-- > 0;) {
+      if (++idx[i] < shape[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+}
+
+} // namespace
+
+Status checkTensor(const Tensor &t, const TensorSpec &spec,
+                   const std::string &what) {
+  if (t.dtype() != spec.dtype)
+    return Status::error(what + ": expected element type " +
+                         dtypeName(spec.dtype) + ", got " + dtypeName(t.dtype()) +
+                         " (expected " + spec.describe() + ", got " +
+                         t.describe() + ")");
+  if (t.rank() != static_cast<int64_t>(spec.dims.size()))
+    return Status::error(what + ": expected rank " +
+                         std::to_string(spec.dims.size()) + " " +
+                         spec.describe() + ", got rank " +
+                         std::to_string(t.rank()) + " " + t.describe());
+  for (size_t i = 0; i < spec.dims.size(); ++i) {
+    if (spec.dims[i] >= 0 && spec.dims[i] != t.shape()[i])
+      return Status::error(what + ": dim " + std::to_string(i) +
+                           " must be " + std::to_string(spec.dims[i]) +
+                           " (expected " + spec.describe() + ", got " +
+                           t.describe() + ")");
+    if (t.shape()[i] == 0)
+      return Status::error(what + ": dim " + std::to_string(i) +
+                           " is 0; empty tensors are not supported (" +
+                           t.describe() + ")");
+  }
+  if (reinterpret_cast<uintptr_t>(t.data()) % 64 != 0)
+    return Status::error(what + ": buffer is not 64-byte aligned");
+  return Status::ok();
+}
+
+std::vector<std::string> CompiledModule::entryPoints() {
+  std::vector<std::string> names;
+  auto *list = static_cast<const char *>(lookupSymbol(kEntryListSymbol));
+  if (!list)
+    return names;
+  std::string s(list);
+  size_t p = 0;
+  while (p <= s.size()) {
+    size_t c = s.find(',', p);
+    std::string n = s.substr(p, c == std::string::npos ? std::string::npos : c - p);
+    if (!n.empty())
+      names.push_back(n);
+    if (c == std::string::npos)
+      break;
+    p = c + 1;
+  }
+  return names;
+}
+
+Status CompiledModule::signature(const std::string &entry,
+                                 FunctionSignature &out) {
+  auto *text = static_cast<const char *>(lookupSymbol(signatureSymbol(entry)));
+  if (!text || !lookupSymbol(packedEntrySymbol(entry))) {
+    std::string known;
+    for (const std::string &n : entryPoints())
+      known += (known.empty() ? "" : ", ") + n;
+    return Status::error("no entry point '" + entry + "' in the module" +
+                         (known.empty() ? std::string()
+                                        : " (entry points: " + known + ")"));
+  }
+  return parseSignature(text, out);
+}
+
+Status CompiledModule::invoke(const std::string &entry,
+                              const std::vector<Tensor> &inputs,
+                              std::vector<Tensor> &outputs) {
+  FunctionSignature sig;
+  if (Status s = signature(entry, sig); !s)
+    return s;
+  if (inputs.size() != sig.inputs.size())
+    return Status::error("@" + entry + " takes " +
+                         std::to_string(sig.inputs.size()) + " inputs " +
+                         sig.describe() + ", got " +
+                         std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (Status s = checkTensor(inputs[i], sig.inputs[i],
+                               "@" + entry + " input " + std::to_string(i));
+        !s)
+      return s;
+
+  auto fn = reinterpret_cast<void (*)(void **)>(
+      lookupSymbol(packedEntrySymbol(entry)));
+  // Results: one descriptor, or a struct of descriptors, written by the callee.
+  size_t resultWords = 0;
+  for (const TensorSpec &o : sig.outputs)
+    resultWords += descriptorWords(o.dims.size());
+  std::vector<int64_t> results(resultWords, 0);
+  void *resultPtr = results.data();
+  std::vector<Descriptor> descs;
+  descs.reserve(inputs.size());
+  std::vector<void *> descPtrs;
+  for (const Tensor &t : inputs) {
+    descs.push_back(Descriptor::forTensor(t));
+    descPtrs.push_back(descs.back().words.data());
+  }
+  std::vector<void *> packed;
+  if (!sig.outputs.empty())
+    packed.push_back(&resultPtr);
+  for (void *&p : descPtrs)
+    packed.push_back(&p);
+  fn(packed.data());
+
+  std::set<int64_t> inputBuffers;
+  for (const Tensor &t : inputs)
+    inputBuffers.insert(reinterpret_cast<int64_t>(t.data()));
+  std::set<int64_t> freed;
+  outputs.clear();
+  size_t w = 0;
+  for (const TensorSpec &o : sig.outputs) {
+    const int64_t *d = results.data() + w;
+    Tensor t;
+    copyOut(d, o, t);
+    outputs.push_back(std::move(t));
+    // Results are owned by the caller unless they alias an input or a
+    // constant global (whose allocated pointer is the 0xdeadbeef marker).
+    int64_t alloc = d[0];
+    if (alloc && alloc != 0xdeadbeef && !inputBuffers.count(alloc) &&
+        freed.insert(alloc).second)
+      std::free(reinterpret_cast<void *>(alloc));
+    w += descriptorWords(o.dims.size());
+  }
+  return Status::ok();
+}
+
+} // namespace attnrt

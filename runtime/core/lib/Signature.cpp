@@ -1,0 +1,99 @@
+//===- Signature.cpp - entry point signatures ------------------------------===//
+//
+// The compiler embeds each entry point's tensor signature as a string; the
+// runtime parses it to validate arguments without any MLIR dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnrt/Module.h"
+
+#include <cctype>
+
+namespace attnrt {
+
+std::string TensorSpec::describe() const {
+  std::string s = std::string(dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  return s + "]";
+}
+
+std::string FunctionSignature::describe() const {
+  std::string s = "(";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    s += (i ? ", " : "") + inputs[i].describe();
+  s += ") -> (";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    s += (i ? ", " : "") + outputs[i].describe();
+  return s + ")";
+}
+
+std::string formatSignature(const FunctionSignature &sig) {
+  auto list = [](const std::vector<TensorSpec> &v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) {
+      s += (i ? "," : "") + std::string(dtypeName(v[i].dtype)) + "[";
+      for (size_t d = 0; d < v[i].dims.size(); ++d)
+        s += (d ? "," : "") +
+             (v[i].dims[d] < 0 ? std::string("?") : std::to_string(v[i].dims[d]));
+      s += "]";
+    }
+    return s;
+  };
+  return list(sig.inputs) + "->" + list(sig.outputs);
+}
+
+namespace {
+Status parseList(const std::string &text, std::vector<TensorSpec> &out) {
+  size_t p = 0;
+  while (p < text.size()) {
+    size_t lb = text.find('[', p);
+    size_t rb = text.find(']', p);
+    if (lb == std::string::npos || rb == std::string::npos || rb < lb)
+      return Status::error("malformed signature '" + text + "'");
+    TensorSpec spec;
+    if (!parseDType(text.substr(p, lb - p), spec.dtype))
+      return Status::error("unknown element type '" + text.substr(p, lb - p) +
+                           "' in signature");
+    std::string dims = text.substr(lb + 1, rb - lb - 1);
+    size_t q = 0;
+    while (q < dims.size()) {
+      size_t c = dims.find(',', q);
+      std::string tok = dims.substr(q, c == std::string::npos ? std::string::npos : c - q);
+      if (tok == "?")
+        spec.dims.push_back(-1);
+      else if (!tok.empty() && tok.find_first_not_of("0123456789") == std::string::npos)
+        spec.dims.push_back(std::stoll(tok));
+      else
+        return Status::error("bad dimension '" + tok + "' in signature");
+      if (c == std::string::npos)
+        break;
+      q = c + 1;
+    }
+    out.push_back(spec);
+    p = rb + 1;
+    if (p < text.size() && text[p] == ',')
+      ++p;
+  }
+  return Status::ok();
+}
+} // namespace
+
+Status parseSignature(const std::string &text, FunctionSignature &out) {
+  size_t arrow = text.find("->");
+  if (arrow == std::string::npos)
+    return Status::error("malformed signature '" + text + "'");
+  out = FunctionSignature();
+  if (Status s = parseList(text.substr(0, arrow), out.inputs); !s)
+    return s;
+  return parseList(text.substr(arrow + 2), out.outputs);
+}
+
+std::string signatureSymbol(const std::string &entry) {
+  return "__attn_signature_" + entry;
+}
+std::string packedEntrySymbol(const std::string &entry) {
+  return "_mlir__mlir_ciface_" + entry;
+}
+
+} // namespace attnrt

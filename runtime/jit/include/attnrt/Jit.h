@@ -1,0 +1,56 @@
+//===- Jit.h - compiling MLIR modules for the runtime ------------*- C++ -*-===//
+//
+// The runtime's only MLIR-dependent layer: parse a module (attn, linalg or
+// lower), run the CPU pipeline on it, embed entry-point signatures, and JIT
+// it with MLIR's ExecutionEngine, or save it as a shared object that the
+// runtime core loads without the compiler.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNRT_JIT_H
+#define ATTNRT_JIT_H
+
+#include "attnrt/Module.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace attnrt {
+
+struct CompileOptions {
+  /// Options of attn-lower-to-cpu-pipeline, as on the command line
+  /// ("" for the defaults).
+  std::string pipelineOptions;
+  /// Print the IR after every pass to stderr.
+  bool printIRAfterAll = false;
+  /// Print per-pass timing to stderr.
+  bool timing = false;
+};
+
+class JitModule : public CompiledModule {
+public:
+  ~JitModule() override;
+  void *lookupSymbol(const std::string &name) override;
+
+  /// Seconds spent in the pass pipeline and in LLVM code generation.
+  double pipelineSeconds = 0, codegenSeconds = 0;
+
+private:
+  friend Status compileFile(const std::string &, const CompileOptions &,
+                            std::unique_ptr<JitModule> &, const std::string &);
+  std::unique_ptr<mlir::ExecutionEngine> engine_;
+};
+
+/// Compiles the MLIR file at `path`. Diagnostics go to stderr with file,
+/// line and column. If `sharedObjectPath` is not empty the compiled code is
+/// also saved there (atomically) as a loadable shared object.
+Status compileFile(const std::string &path, const CompileOptions &options,
+                   std::unique_ptr<JitModule> &out,
+                   const std::string &sharedObjectPath = "");
+
+} // namespace attnrt
+
+#endif // ATTNRT_JIT_H

@@ -1,0 +1,262 @@
+//===- Jit.cpp - compiling MLIR modules for the runtime --------------------===//
+//
+// Entry points are the public func.func ops with bodies. Their tensor
+// signatures are recorded before lowering (as strings in LLVM globals) so
+// that the runtime core can validate arguments in any later process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnrt/Jit.h"
+
+#include "attn/AttnDialect.h"
+#include "attn/Passes.h"
+#include "attn/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cstdio>
+#include <unistd.h>
+
+using namespace mlir;
+
+namespace attnrt {
+namespace {
+
+/// Maps an MLIR element type to the runtime's dtype.
+bool toDType(Type t, DType &out) {
+  if (t.isF32())
+    out = DType::F32;
+  else if (t.isF16())
+    out = DType::F16;
+  else if (t.isBF16())
+    out = DType::BF16;
+  else if (t.isInteger(1))
+    out = DType::Bool;
+  else if (t.isInteger(64))
+    out = DType::I64;
+  else
+    return false;
+  return true;
+}
+
+LogicalResult toSpec(func::FuncOp fn, Type t, const std::string &what,
+                     TensorSpec &spec) {
+  auto shaped = dyn_cast<ShapedType>(t);
+  if (!shaped || !shaped.hasRank() ||
+      !(isa<RankedTensorType>(t) || isa<MemRefType>(t))) {
+    return fn.emitError() << "entry point @" << fn.getSymName() << " " << what
+                          << " has type " << t
+                          << "; the runtime passes ranked tensors only";
+  }
+  if (!toDType(shaped.getElementType(), spec.dtype))
+    return fn.emitError() << "entry point @" << fn.getSymName() << " " << what
+                          << " has element type " << shaped.getElementType()
+                          << "; supported: f32, f16, bf16, i1, i64";
+  for (int64_t d : shaped.getShape())
+    spec.dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  return success();
+}
+
+/// Adds `name = "text\0"` as an exported constant global.
+void addStringGlobal(ModuleOp module, const std::string &name,
+                     const std::string &text) {
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  std::string withNul = text + '\0';
+  auto type = LLVM::LLVMArrayType::get(b.getI8Type(), withNul.size());
+  LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true,
+                         LLVM::Linkage::External, name,
+                         b.getStringAttr(withNul));
+}
+
+DialectRegistry &registry() {
+  static DialectRegistry *r = [] {
+    auto *reg = new DialectRegistry();
+    registerAllDialects(*reg);
+    registerAllExtensions(*reg);
+    reg->insert<attn::AttnDialect>();
+    registerAllToLLVMIRTranslations(*reg);
+    // The pipeline is assembled from registered pass names.
+    registerAllPasses();
+    attn::registerAttnPasses();
+    attn::registerAttnPipelines();
+    return reg;
+  }();
+  return *r;
+}
+
+} // namespace
+
+JitModule::~JitModule() = default;
+
+void *JitModule::lookupSymbol(const std::string &name) {
+  auto sym = engine_->lookup(name);
+  if (!sym) {
+    llvm::consumeError(sym.takeError());
+    return nullptr;
+  }
+  return *sym;
+}
+
+Status compileFile(const std::string &path, const CompileOptions &options,
+                   std::unique_ptr<JitModule> &out,
+                   const std::string &sharedObjectPath) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+
+  MLIRContext context(registry());
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context, llvm::errs());
+
+  std::string err;
+  auto file = openInputFile(path, &err);
+  if (!file)
+    return Status::error(path + ": " + err);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return Status::error(path + ": could not parse the module (see the "
+                                "diagnostics above)");
+
+  // Entry points and their signatures, from the source-level functions.
+  std::string entryList;
+  std::vector<std::pair<std::string, std::string>> signatures;
+  for (auto fn : module->getOps<func::FuncOp>()) {
+    if (!fn.isPublic() || fn.isExternal())
+      continue;
+    FunctionSignature sig;
+    FunctionType type = fn.getFunctionType();
+    for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+      sig.inputs.emplace_back();
+      if (failed(toSpec(fn, t, "argument " + std::to_string(i), sig.inputs.back())))
+        return Status::error(path + ": unsupported entry point signature");
+    }
+    for (auto [i, t] : llvm::enumerate(type.getResults())) {
+      sig.outputs.emplace_back();
+      if (failed(toSpec(fn, t, "result " + std::to_string(i), sig.outputs.back())))
+        return Status::error(path + ": unsupported entry point signature");
+    }
+    std::string name = fn.getSymName().str();
+    entryList += (entryList.empty() ? "" : ",") + name;
+    signatures.emplace_back(name, formatSignature(sig));
+  }
+  if (signatures.empty())
+    return Status::error(path + ": no public func.func with a body to run");
+
+  auto t0 = std::chrono::steady_clock::now();
+  PassManager pm(&context);
+  if (options.printIRAfterAll) {
+    context.disableMultithreading();
+    pm.enableIRPrinting([](Pass *, Operation *) { return false; },
+                        [](Pass *, Operation *) { return true; },
+                        /*printModuleScope=*/true,
+                        /*printAfterOnlyOnChange=*/false);
+  }
+  if (options.timing)
+    pm.enableTiming();
+  std::string pipeline = "attn-lower-to-cpu-pipeline";
+  if (!options.pipelineOptions.empty())
+    pipeline += "{" + options.pipelineOptions + "}";
+  std::string pipelineErr;
+  llvm::raw_string_ostream pipelineErrStream(pipelineErr);
+  if (failed(parsePassPipeline(pipeline, pm, pipelineErrStream)))
+    return Status::error("bad pipeline options '" + options.pipelineOptions +
+                         "': " + pipelineErr);
+  if (failed(pm.run(*module)))
+    return Status::error(path + ": lowering failed (see the diagnostics above)");
+
+  addStringGlobal(*module, kEntryListSymbol, entryList);
+  for (auto &[name, sig] : signatures)
+    addStringGlobal(*module, signatureSymbol(name), sig);
+  auto t1 = std::chrono::steady_clock::now();
+
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return Status::error("cannot detect the host target: " +
+                         llvm::toString(tmBuilder.takeError()));
+  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  if (!sharedObjectPath.empty()) {
+    // A shared object needs position-independent code in ordinary sections.
+    tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
+    tmBuilder->setCodeModel(llvm::CodeModel::Small);
+  }
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm)
+    return Status::error("cannot create a target machine: " +
+                         llvm::toString(tm.takeError()));
+  auto transformer = makeOptimizingTransformer(3, 0, tm->get());
+  ExecutionEngineOptions eeOptions;
+  eeOptions.transformer = transformer;
+  eeOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  eeOptions.enableObjectDump = !sharedObjectPath.empty();
+  auto engine = ExecutionEngine::create(*module, eeOptions, std::move(*tm));
+  if (!engine)
+    return Status::error(path + ": code generation failed: " +
+                         llvm::toString(engine.takeError()));
+  (*engine)->initialize();
+
+  out.reset(new JitModule());
+  out->engine_ = std::move(*engine);
+  if (!out->lookupSymbol(kEntryListSymbol))
+    return Status::error(path + ": compiled module lacks its entry list");
+  out->pipelineSeconds = std::chrono::duration<double>(t1 - t0).count();
+  out->codegenSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1)
+          .count();
+
+  if (!sharedObjectPath.empty()) {
+    // Object file -> shared object, both next to the target, renamed into
+    // place only when the link succeeded.
+    std::string tag = ".tmp." + std::to_string(::getpid());
+    std::string obj = sharedObjectPath + tag + ".o";
+    std::string so = sharedObjectPath + tag;
+    out->engine_->dumpToObjectFile(obj);
+    auto cc = llvm::sys::findProgramByName("cc");
+    if (!cc) {
+      std::remove(obj.c_str());
+      return Status::error("cannot save a shared object: no 'cc' on PATH");
+    }
+    llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-o", so, obj,
+                                            "-lm"};
+    std::string msg;
+    int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &msg);
+    std::remove(obj.c_str());
+    if (rc != 0) {
+      std::remove(so.c_str());
+      return Status::error("linking the shared object failed (" +
+                           std::to_string(rc) + "): " + msg);
+    }
+    if (std::rename(so.c_str(), sharedObjectPath.c_str()) != 0) {
+      std::remove(so.c_str());
+      return Status::error(sharedObjectPath + ": cannot move into place");
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace attnrt

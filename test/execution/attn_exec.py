@@ -1,0 +1,255 @@
+"""Shared helpers for the execution tests: run a module with attention-run,
+compare arrays, and a float64 NumPy reference of attn.sdpa (masks, causal
+alignment, GQA, fully masked rows and the Philox dropout)."""
+
+import itertools
+import os
+import subprocess
+
+import numpy as np
+
+ATTENTION_RUN = os.environ.get("ATTENTION_RUN", "/work/main/build/bin/attention-run")
+
+# Distinguishes the files of successive run() calls sharing one workdir.
+_run_counter = itertools.count()
+
+
+class AttentionRunError(RuntimeError):
+    pass
+
+
+def run(mlir_text, entry, inputs, workdir, num_outputs=1, extra_args=()):
+    """Writes `mlir_text` and `inputs` (in function-argument order) into
+    `workdir`, runs `entry` with attention-run and returns its results as a
+    list of arrays."""
+    os.makedirs(workdir, exist_ok=True)
+    tag = "%s_%d" % (entry, next(_run_counter))
+    mlir_path = os.path.join(workdir, tag + ".mlir")
+    with open(mlir_path, "w") as f:
+        f.write(mlir_text)
+    cmd = [ATTENTION_RUN, mlir_path, "--entry", entry]
+    for i, a in enumerate(inputs):
+        p = os.path.join(workdir, "%s_in%d.npy" % (tag, i))
+        np.save(p, np.asarray(a))
+        cmd += ["--input", p]
+    out_paths = [os.path.join(workdir, "%s_out%d.npy" % (tag, i))
+                 for i in range(num_outputs)]
+    for p in out_paths:
+        if os.path.exists(p):
+            os.remove(p)
+        cmd += ["--output", p]
+    cmd += list(extra_args)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if proc.returncode != 0:
+        raise AttentionRunError(
+            "attention-run failed (exit %d) for entry %s\ncommand: %s\nstderr:\n%s"
+            % (proc.returncode, entry, " ".join(cmd), proc.stderr))
+    outs = []
+    for p in out_paths:
+        if not os.path.exists(p):
+            raise AttentionRunError("attention-run exited 0 but did not write %s\n"
+                                    "stderr:\n%s" % (p, proc.stderr))
+        outs.append(np.load(p))
+    return outs
+
+
+def max_abs_err(got, want):
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if got.size == 0:
+        return 0.0
+    return float(np.max(np.abs(got - want)))
+
+
+def assert_close(name, got, want, atol, rtol):
+    """np.allclose-style check, |got - want| <= atol + rtol * |want|, that also
+    requires identical shapes; a non-finite `want` must be matched exactly."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        raise AssertionError("%s: shape mismatch: got %s, want %s"
+                             % (name, got.shape, want.shape))
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    finite = np.isfinite(w)
+    with np.errstate(invalid="ignore"):
+        err = np.where(finite, np.abs(g - np.where(finite, w, 0.0)), 0.0)
+    err = np.where(finite & ~np.isfinite(g), np.inf, err)
+    same_nonfinite = (g == w) | (np.isnan(g) & np.isnan(w))
+    tol = atol + rtol * np.abs(np.where(finite, w, 0.0))
+    bad = np.where(finite, err > tol, ~same_nonfinite)
+    mae = float(err.max()) if err.size else 0.0
+    if bad.any():
+        idx = np.argwhere(bad)
+        first = tuple(int(i) for i in idx[0])
+        raise AssertionError(
+            "%s: max_abs_err=%.3g exceeds atol=%g rtol=%g at %d of %d elements; "
+            "first at index %s: got %r, want %r"
+            % (name, mae, atol, rtol, len(idx), bad.size, first, g[first], w[first]))
+    print("%s: max_abs_err=%.3g OK" % (name, mae))
+    return mae
+
+
+# ----------------------------------------------------------------------------
+# Low-precision rounding (what attention-run does to f32 data of bf16 args).
+
+def round_to_bf16(x):
+    """Rounds float32 values to the nearest bfloat16 (ties to even), returned
+    as float32."""
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    bits = x.view(np.uint32).astype(np.uint64)
+    nan = np.isnan(x)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    out = rounded.view(np.float32).copy()
+    out[nan] = np.nan
+    return out
+
+
+def round_to(x, dtype):
+    """Rounds to `dtype` ('f32', 'f16', 'bf16') and returns the values as the
+    array that attention-run expects for that argument type."""
+    if dtype == "f32":
+        return np.asarray(x, dtype=np.float32)
+    if dtype == "f16":
+        return np.asarray(x, dtype=np.float32).astype(np.float16)
+    if dtype == "bf16":
+        return round_to_bf16(x)
+    raise ValueError(dtype)
+
+
+# ----------------------------------------------------------------------------
+# Philox-4x32-10 dropout.
+
+_M0 = np.uint64(0xD2511F53)
+_M1 = np.uint64(0xCD9E8D57)
+_MASK32 = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+
+def philox_uniform(counter, seed):
+    """u in [0, 1) for each flat counter (uint64 array) under `seed`: Philox
+    4x32-10 on (ctr_lo, ctr_hi, 0, 0) with key (seed_lo, seed_hi), top 24
+    bits of the first output word."""
+    n = np.asarray(counter, dtype=np.uint64)
+    c0 = n & _MASK32
+    c1 = n >> _S32
+    c2 = np.zeros_like(c0)
+    c3 = np.zeros_like(c0)
+    seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    k0 = seed & 0xFFFFFFFF
+    k1 = seed >> 32
+    for _ in range(10):
+        p0 = _M0 * c0  # < 2^64: both factors < 2^32
+        p1 = _M1 * c2
+        hi0, lo0 = p0 >> _S32, p0 & _MASK32
+        hi1, lo1 = p1 >> _S32, p1 & _MASK32
+        c0, c1, c2, c3 = (hi1 ^ c1 ^ np.uint64(k0), lo1,
+                          hi0 ^ c3 ^ np.uint64(k1), lo0)
+        k0 = (k0 + 0x9E3779B9) & 0xFFFFFFFF
+        k1 = (k1 + 0xBB67AE85) & 0xFFFFFFFF
+    return (c0 >> np.uint64(8)).astype(np.float64) * (2.0 ** -24)
+
+
+def dropout_keep_mask(score_shape, dropout_p, seed):
+    """Boolean keep-mask over the row-major score tensor `score_shape`."""
+    total = int(np.prod(score_shape, dtype=np.int64))
+    u = philox_uniform(np.arange(total, dtype=np.uint64), seed)
+    # The compiler compares against the f32 attribute value.
+    return (u >= float(np.float32(dropout_p))).reshape(score_shape)
+
+
+# ----------------------------------------------------------------------------
+# attn.sdpa reference.
+
+def _softmax_rows(scores, allowed):
+    """Softmax over the last axis of float64 `scores`, restricted to
+    `allowed`; rows with nothing allowed (or all -inf) give 0."""
+    s = np.where(allowed, scores, -np.inf)
+    row_max = np.max(s, axis=-1, keepdims=True)
+    empty = ~np.isfinite(row_max)  # only -inf (masked) entries in the row
+    shifted = s - np.where(empty, 0.0, row_max)
+    e = np.where(np.isfinite(s), np.exp(np.where(np.isfinite(s), shifted, 0.0)), 0.0)
+    denom = np.sum(e, axis=-1, keepdims=True)
+    return np.where(empty, 0.0, e / np.where(denom == 0, 1.0, denom))
+
+
+def ref_sdpa(q, k, v, mask=None, mask_kind="masked_where_true", causal=None,
+             scale=None, dropout_p=0.0, seed=0, return_weights=False):
+    """float64 reference of attn.sdpa.
+
+    q [B..., Hq, Tq, d], k [B..., Hkv, Tk, d], v [B..., Hkv, Tk, dv]; rank-2
+    operands are one head. Returns the output (and the post-dropout weights
+    when `return_weights`)."""
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    rank2 = q.ndim == 2
+    if rank2:
+        q, k, v = q[None], k[None], v[None]
+    hq, tq, d = q.shape[-3:]
+    hkv, tk = k.shape[-3], k.shape[-2]
+    assert hq % hkv == 0, "Hq must be a multiple of Hkv"
+    # GQA: query head h reads kv head h // (Hq // Hkv).
+    kv_index = np.arange(hq) // (hq // hkv)
+    k = np.take(k, kv_index, axis=-3)
+    v = np.take(v, kv_index, axis=-3)
+    if scale is None:
+        scale = 1.0 / np.sqrt(d)
+    scores = float(scale) * np.matmul(q, np.swapaxes(k, -1, -2))
+    score_shape = scores.shape
+    allowed = np.ones(score_shape, dtype=bool)
+    if causal is not None:
+        i = np.arange(tq)[:, None]
+        j = np.arange(tk)[None, :]
+        if causal == "top_left":
+            allowed &= j <= i
+        elif causal == "bottom_right":
+            allowed &= j <= i + tk - tq
+        else:
+            raise ValueError(causal)
+    if mask is not None:
+        m = np.asarray(mask)
+        if rank2 and m.ndim <= 2:
+            m = m.reshape((1,) * (3 - m.ndim) + m.shape)
+        if mask_kind == "masked_where_true":
+            allowed &= ~np.broadcast_to(m.astype(bool), score_shape)
+        elif mask_kind == "attend_where_true":
+            allowed &= np.broadcast_to(m.astype(bool), score_shape)
+        elif mask_kind == "additive":
+            scores = scores + np.broadcast_to(m.astype(np.float64), score_shape)
+            allowed &= ~np.isneginf(scores)
+        else:
+            raise ValueError(mask_kind)
+    w = _softmax_rows(scores, allowed)
+    if dropout_p > 0.0:
+        keep = dropout_keep_mask(score_shape, dropout_p, seed)
+        w = np.where(keep, w / (1.0 - float(np.float32(dropout_p))), 0.0)
+    out = np.matmul(w, v)
+    if rank2:
+        out, w = out[0], w[0]
+    return (out, w) if return_weights else out
+
+
+# ----------------------------------------------------------------------------
+# MLIR text helpers.
+
+def tensor_type(shape, elem):
+    """tensor<AxBx...xelem>; None in `shape` is a dynamic dimension."""
+    dims = ["?" if s is None else str(int(s)) for s in shape]
+    return "tensor<%s>" % "x".join(dims + [elem])
+
+
+def workdir_from_argv(argv):
+    """The test's scratch directory (lit's %t), created if needed."""
+    if len(argv) < 2:
+        raise SystemExit("usage: %s WORKDIR" % argv[0])
+    d = argv[1]
+    if os.path.isfile(d):
+        os.remove(d)
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def fmt_row(values, digits=4):
+    return " ".join("%.*f" % (digits, float(x)) for x in values)
