@@ -21,18 +21,25 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     pm.addPass(createAttnEmitCInterfacePass());
   // Upstream passes are added by name: their options are then spelled the
   // same way in this file as on the attention-opt command line.
-  const char *stages =
-      "canonicalize,cse,"
+  auto add = [&](StringRef stages) {
+    if (failed(parsePassPipeline(stages, pm, llvm::errs())))
+      llvm::report_fatal_error("attn-lower-to-cpu-pipeline: bad stage list");
+  };
+  add("canonicalize,cse,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
-      "buffer-deallocation-pipeline,convert-bufferization-to-memref,"
-      "func.func(convert-linalg-to-loops),"
-      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+      "buffer-deallocation-pipeline,convert-bufferization-to-memref");
+  if (options.parallel) {
+    add("func.func(convert-linalg-to-parallel-loops),"
+        "func.func(attn-serialize-nested-parallel-loops),"
+        "convert-scf-to-openmp,canonicalize");
+  } else {
+    add("func.func(convert-linalg-to-loops)");
+  }
+  add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-      "reconcile-unrealized-casts,canonicalize,cse";
-  if (failed(parsePassPipeline(stages, pm, llvm::errs())))
-    llvm::report_fatal_error("attn-lower-to-cpu-pipeline: bad stage list");
+      "convert-openmp-to-llvm,reconcile-unrealized-casts,canonicalize,cse");
 }
 
 void registerAttnPipelines() {

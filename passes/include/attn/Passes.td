@@ -50,4 +50,28 @@ def AttnEmitCInterfacePass : Pass<"attn-emit-c-interface", "mlir::ModuleOp"> {
   }];
 }
 
+def AttnSerializeNestedParallelLoopsPass
+    : Pass<"attn-serialize-nested-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Keep only the outermost scf.parallel of each loop nest parallel";
+  let description = [{
+    `convert-linalg-to-parallel-loops` makes every parallel dimension an
+    `scf.parallel`, including those nested inside reduction loops (the `n`
+    loop of a matmul inside its `k` loop). Forking threads there would cost
+    more than the work, so this pass turns every `scf.parallel` nested in
+    another one into plain `scf.for` loops, leaving one parallel region per
+    loop nest (batch x heads x rows) for `convert-scf-to-openmp`.
+
+    Before:
+    ```mlir
+    scf.parallel (%b, %t) = ... {
+      scf.for %k = ... {
+        scf.parallel (%n) = ... { ... }
+      }
+    }
+    ```
+    After: the inner `scf.parallel (%n)` is `scf.for %n`.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect"];
+}
+
 #endif // ATTN_PASSES_TD

@@ -16,6 +16,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "emit-c-interface",
       llvm::cl::desc("Emit _mlir_ciface_ wrappers for public functions"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the outermost parallel loops of each op on the "
+                     "OpenMP thread pool"),
+      llvm::cl::init(true)};
 };
 
 /// attn or linalg-on-tensors IR -> LLVM dialect for the host CPU.

@@ -29,6 +29,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -214,6 +215,9 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   eeOptions.transformer = transformer;
   eeOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   eeOptions.enableObjectDump = !sharedObjectPath.empty();
+  // Parallel loops call into libomp; the JIT resolves them from it.
+  llvm::StringRef sharedLibs[] = {ATTN_OPENMP_LIBRARY};
+  eeOptions.sharedLibPaths = sharedLibs;
   auto engine = ExecutionEngine::create(*module, eeOptions, std::move(*tm));
   if (!engine)
     return Status::error(path + ": code generation failed: " +
@@ -241,8 +245,11 @@ Status compileFile(const std::string &path, const CompileOptions &options,
       std::remove(obj.c_str());
       return Status::error("cannot save a shared object: no 'cc' on PATH");
     }
-    llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-o", so, obj,
-                                            "-lm"};
+    std::string ompDir =
+        llvm::sys::path::parent_path(ATTN_OPENMP_LIBRARY).str();
+    std::string rpath = "-Wl,-rpath," + ompDir;
+    llvm::SmallVector<llvm::StringRef> args{
+        *cc, "-shared", "-o", so, obj, ATTN_OPENMP_LIBRARY, rpath, "-lm"};
     std::string msg;
     int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &msg);
     std::remove(obj.c_str());
