@@ -13,6 +13,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
+#include <sstream>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -44,16 +45,28 @@ LogicalResult expectDim(Operation *op, StringRef aName, RankedTensorType a,
                            << " dim " << bi << " is " << dimStr(y);
 }
 
+/// Shortest readable spelling of a float for diagnostics ("0.5", "inf").
+std::string floatStr(double v) {
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
 LogicalResult verifyDropout(Operation *op, float p) {
   if (!(p >= 0.0f && p < 1.0f))
-    return op->emitOpError() << "dropout_p must be in [0, 1), got " << p;
+    return op->emitOpError() << "dropout_p must be in [0, 1), got "
+                             << floatStr(p);
   return success();
 }
 
 LogicalResult verifyScale(Operation *op, std::optional<APFloat> scale) {
   if (scale && !scale->isFinite())
     return op->emitOpError() << "scale must be finite, got "
-                             << scale->convertToDouble();
+                             << floatStr(scale->convertToDouble());
   return success();
 }
 
@@ -173,6 +186,22 @@ LogicalResult SdpaOp::verify() {
   if (k.getRank() != r || v.getRank() != r)
     return emitOpError() << "query, key and value must have the same rank, got "
                          << r << ", " << k.getRank() << " and " << v.getRank();
+  // The mask's element type follows its kind, not the operands'.
+  if (Value m = getMask()) {
+    auto mt = cast<RankedTensorType>(m.getType());
+    bool isBool = mt.getElementType().isInteger(1);
+    bool wantBool = getMaskKind() != MaskKind::additive;
+    if (isBool != wantBool)
+      return emitOpError() << "mask of kind '"
+                           << stringifyMaskKind(getMaskKind()) << "' must have "
+                           << (wantBool ? "i1" : "float")
+                           << " elements, got " << mt.getElementType();
+    if (!isBool && mt.getElementType() != q.getElementType())
+      return emitOpError() << "additive mask element type "
+                           << mt.getElementType()
+                           << " differs from the query's "
+                           << q.getElementType();
+  }
   if (failed(verifySameElementType(*this)) ||
       failed(verifyScale(*this, getScale())) ||
       failed(verifyDropout(*this, getDropoutP().convertToFloat())))
@@ -217,18 +246,6 @@ LogicalResult SdpaOp::verify() {
 
   if (Value m = getMask()) {
     auto mt = cast<RankedTensorType>(m.getType());
-    bool isBool = mt.getElementType().isInteger(1);
-    bool wantBool = getMaskKind() != MaskKind::additive;
-    if (isBool != wantBool)
-      return emitOpError() << "mask of kind '"
-                           << stringifyMaskKind(getMaskKind()) << "' must have "
-                           << (wantBool ? "i1" : "float")
-                           << " elements, got " << mt.getElementType();
-    if (!isBool && mt.getElementType() != q.getElementType())
-      return emitOpError() << "additive mask element type "
-                           << mt.getElementType()
-                           << " differs from the query's "
-                           << q.getElementType();
     // Broadcast target [B..., Hq, Tq, Tk].
     SmallVector<int64_t> target(q.getShape());
     target.back() = k.getDimSize(r - 2);

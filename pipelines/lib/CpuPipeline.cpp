@@ -25,10 +25,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     if (failed(parsePassPipeline(stages, pm, llvm::errs())))
       llvm::report_fatal_error("attn-lower-to-cpu-pipeline: bad stage list");
   };
-  add("canonicalize,cse,"
-      "one-shot-bufferize{bufferize-function-boundaries "
-      "function-boundary-type-conversion=identity-layout-map},"
-      "buffer-deallocation-pipeline,convert-bufferization-to-memref");
+  add("canonicalize,cse");
+  pm.addPass(createAttnBufferizePass());
+  add("buffer-deallocation-pipeline,convert-bufferization-to-memref");
   if (options.parallel) {
     add("func.func(convert-linalg-to-parallel-loops),"
         "func.func(attn-serialize-nested-parallel-loops),"

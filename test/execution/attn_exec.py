@@ -5,6 +5,7 @@ alignment, GQA, fully masked rows and the Philox dropout)."""
 import itertools
 import os
 import subprocess
+import sys
 
 import numpy as np
 
@@ -253,3 +254,49 @@ def workdir_from_argv(argv):
 
 def fmt_row(values, digits=4):
     return " ".join("%.*f" % (digits, float(x)) for x in values)
+
+
+class Checks:
+    """Runs named checks, reporting every failure instead of stopping at the
+    first, so one defect does not hide the state of the others:
+
+        checks = Checks()
+        with checks("name"):
+            ...assertions / run() calls...
+        checks.finish("label")  # exits 1 when any check failed
+    """
+
+    def __init__(self):
+        self.failures = []
+        self.count = 0
+
+    def __call__(self, name):
+        return _Check(self, name)
+
+    def finish(self, label):
+        if self.failures:
+            print("%s: %d of %d checks FAILED:" % (label, len(self.failures), self.count))
+            for name, msg in self.failures:
+                print("  - %s: %s" % (name, msg.splitlines()[0] if msg else ""))
+            sys.stdout.flush()
+            raise SystemExit(1)
+        print("%s: all %d checks OK" % (label, self.count))
+
+
+class _Check:
+    def __init__(self, owner, name):
+        self.owner = owner
+        self.name = name
+
+    def __enter__(self):
+        self.owner.count += 1
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            return False
+        if issubclass(exc_type, (AssertionError, AttentionRunError)):
+            print("FAIL: %s: %s" % (self.name, exc))
+            self.owner.failures.append((self.name, str(exc)))
+            return True
+        return False

@@ -26,8 +26,8 @@ SEED_A = 1234
 SEED_B = 4321
 
 # Attention weights, causal: with V = I the result is the [1, H, T, T] weight
-# tensor itself. The second op repeats the first to show that one module
-# gives the same numbers twice.
+# tensor itself. The fourth op repeats the first: identical ops must give
+# identical numbers (after CSE it is one value returned twice).
 WEIGHTS_MODULE = """
 func.func @weights(%q: tensor<1x{H}x{T}x{D}xf32>, %k: tensor<1x{H}x{T}x{D}xf32>, %eye: tensor<1x{H}x{T}x{T}xf32>)
     -> (tensor<1x{H}x{T}x{T}xf32>, tensor<1x{H}x{T}x{T}xf32>, tensor<1x{H}x{T}x{T}xf32>, tensor<1x{H}x{T}x{T}xf32>) {{
@@ -99,6 +99,11 @@ class FixedMaskDropout(torch.nn.Module):
         return w * self.keep / (1.0 - self.p)
 
 
+def eye_like(q):
+    """V = I for every head of q, so that the result is the weight tensor."""
+    return np.broadcast_to(np.eye(T), q.shape[:-1] + (T,))
+
+
 def check_philox_reference():
     """The NumPy generator against the Random123 known-answer vector for
     Philox-4x32-10 with counter 0 and key 0 (first output word 0x6627e8d5)."""
@@ -109,7 +114,7 @@ def check_philox_reference():
 
 def check_weights(label, got, q, k, p, seed):
     """`got` is the [1, H, T, T] post-dropout weight tensor."""
-    _, want_plain = attn_exec.ref_sdpa(q, k, np.eye(T), causal="top_left",
+    _, want_plain = attn_exec.ref_sdpa(q, k, eye_like(q), causal="top_left",
                                        return_weights=True)
     keep = attn_exec.dropout_keep_mask(got.shape, p, seed)
     visible = np.broadcast_to(np.tril(np.ones((T, T), dtype=bool)), got.shape)
@@ -148,60 +153,86 @@ def check_weights(label, got, q, k, p, seed):
 def main():
     work = attn_exec.workdir_from_argv(sys.argv)
     rng = np.random.default_rng(99)
+    checks = attn_exec.Checks()
     # CHECK: philox reference: known answer OK
-    check_philox_reference()
+    with checks("philox reference"):
+        check_philox_reference()
 
     q = rng.standard_normal((1, H, T, D)).astype(np.float32)
     k = rng.standard_normal((1, H, T, D)).astype(np.float32)
     eye = np.broadcast_to(np.eye(T, dtype=np.float32), (1, H, T, T)).copy()
-    run1 = attn_exec.run(WEIGHTS_MODULE, "weights", [q, k, eye], work, num_outputs=4)
-    run2 = attn_exec.run(WEIGHTS_MODULE, "weights", [q, k, eye], work, num_outputs=4)
-    p50a, p50b, p10a, p50a_again = run1
+    run1 = run2 = None
+    with checks("weights module runs"):
+        run1 = attn_exec.run(WEIGHTS_MODULE, "weights", [q, k, eye], work, num_outputs=4)
+        run2 = attn_exec.run(WEIGHTS_MODULE, "weights", [q, k, eye], work, num_outputs=4)
+    if run1 is not None:
+        p50a, p50b, p10a, p50a_again = run1
 
-    # CHECK: same seed, two runs: identical
-    for x, y in zip(run1, run2):
-        assert np.array_equal(x, y), "same seed, two processes: outputs differ"
-    assert np.array_equal(p50a, p50a_again), "same seed, two ops: outputs differ"
-    print("same seed, two runs: identical")
-    # CHECK: different seeds: different
-    ndiff = int(np.sum((p50a == 0) != (p50b == 0)))
-    assert ndiff > 0, "seeds %d and %d drop the same weights" % (SEED_A, SEED_B)
-    print("different seeds: different (%d keep decisions differ)" % ndiff)
+        # CHECK: same seed, two runs: identical
+        with checks("same seed, two runs"):
+            for i in range(3):
+                assert np.array_equal(run1[i], run2[i]), \
+                    "same seed, two processes: result %d differs at %d positions" % (
+                        i, int(np.sum(run1[i] != run2[i])))
+            print("same seed, two runs: identical")
+        # Two identical ops in one function (folded into one value that is
+        # returned twice) must give identical results.
+        # CHECK: same seed, two ops: identical
+        with checks("same seed, two ops in one function"):
+            for r, run in enumerate((run1, run2)):
+                bad = np.argwhere(run[0] != run[3])
+                assert len(bad) == 0, (
+                    "run %d: results 0 and 3 (identical ops) differ at %d positions, first "
+                    "%s: %r vs %r" % (r + 1, len(bad), tuple(int(i) for i in bad[0]),
+                                      run[0][tuple(bad[0])], run[3][tuple(bad[0])]))
+            print("same seed, two ops: identical")
+        # CHECK: different seeds: different
+        with checks("different seeds"):
+            ndiff = int(np.sum((p50a == 0) != (p50b == 0)))
+            assert ndiff > 0, "seeds %d and %d drop the same weights" % (SEED_A, SEED_B)
+            print("different seeds: different (%d keep decisions differ)" % ndiff)
 
-    # CHECK: p=0.5 seed=1234: dropped fraction {{.*}} OK
-    # CHECK: p=0.5 seed=1234: keep-mask equals the Philox reference
-    # CHECK: p=0.5 seed=1234: kept weights == softmax / (1-p): max_abs_err={{.*}} OK
-    check_weights("p=0.5 seed=%d" % SEED_A, p50a, q, k, 0.5, SEED_A)
-    # CHECK: p=0.5 seed=4321: keep-mask equals the Philox reference
-    check_weights("p=0.5 seed=%d" % SEED_B, p50b, q, k, 0.5, SEED_B)
-    # CHECK: p=0.1 seed=1234: dropped fraction {{.*}} OK
-    # CHECK: p=0.1 seed=1234: keep-mask equals the Philox reference
-    # CHECK: p=0.1 seed=1234: kept weights == softmax / (1-p): max_abs_err={{.*}} OK
-    check_weights("p=0.1 seed=%d" % SEED_A, p10a, q, k, 0.1, SEED_A)
-    # The whole weight tensor against the reference with dropout.
-    for label, got, p, seed in (("p=0.5", p50a, 0.5, SEED_A), ("p=0.1", p10a, 0.1, SEED_A)):
-        _, want = attn_exec.ref_sdpa(q, k, np.eye(T), causal="top_left", dropout_p=p,
-                                     seed=seed, return_weights=True)
-        attn_exec.assert_close("weights %s vs reference" % label, got, want, atol=1e-5, rtol=1e-5)
-    # CHECK: weights p=0.5 vs reference: max_abs_err={{.*}} OK
-    # CHECK: weights p=0.1 vs reference: max_abs_err={{.*}} OK
+        # CHECK: p=0.5 seed=1234: dropped fraction {{.*}} OK
+        # CHECK: p=0.5 seed=1234: keep-mask equals the Philox reference
+        # CHECK: p=0.5 seed=1234: kept weights == softmax / (1-p): max_abs_err={{.*}} OK
+        with checks("p=0.5 seed=%d" % SEED_A):
+            check_weights("p=0.5 seed=%d" % SEED_A, p50a, q, k, 0.5, SEED_A)
+        # CHECK: p=0.5 seed=4321: keep-mask equals the Philox reference
+        with checks("p=0.5 seed=%d" % SEED_B):
+            check_weights("p=0.5 seed=%d" % SEED_B, p50b, q, k, 0.5, SEED_B)
+        # CHECK: p=0.1 seed=1234: dropped fraction {{.*}} OK
+        # CHECK: p=0.1 seed=1234: keep-mask equals the Philox reference
+        # CHECK: p=0.1 seed=1234: kept weights == softmax / (1-p): max_abs_err={{.*}} OK
+        with checks("p=0.1 seed=%d" % SEED_A):
+            check_weights("p=0.1 seed=%d" % SEED_A, p10a, q, k, 0.1, SEED_A)
+        # The whole weight tensor against the reference with dropout.
+        # CHECK: weights p=0.5 vs reference: max_abs_err={{.*}} OK
+        # CHECK: weights p=0.1 vs reference: max_abs_err={{.*}} OK
+        for label, got, p, seed in (("p=0.5", p50a, 0.5, SEED_A), ("p=0.1", p10a, 0.1, SEED_A)):
+            with checks("weights %s vs reference" % label):
+                _, want = attn_exec.ref_sdpa(q, k, eye_like(q), causal="top_left", dropout_p=p,
+                                             seed=seed, return_weights=True)
+                attn_exec.assert_close("weights %s vs reference" % label, got, want,
+                                       atol=1e-5, rtol=1e-5)
 
     # Seed above 2^32.
     qb = rng.standard_normal((24, 16)).astype(np.float32)
     kb = rng.standard_normal((40, 16)).astype(np.float32)
-    (wb,) = attn_exec.run(BIG_SEED_MODULE, "big_seed", [qb, kb, np.eye(40, dtype=np.float32)], work)
-    _, want_wb = attn_exec.ref_sdpa(qb, kb, np.eye(40), dropout_p=0.25, seed=BIG_SEED,
-                                    return_weights=True)
-    keep_b = attn_exec.dropout_keep_mask((1, 24, 40), 0.25, BIG_SEED)[0]
-    if not np.array_equal(wb != 0, keep_b):
-        raise AssertionError("seed 0x%x: keep-mask differs from the Philox reference at %d of "
-                             "%d positions" % (BIG_SEED, int(np.sum((wb != 0) != keep_b)),
-                                               keep_b.size))
     # CHECK: seed > 2^32 rank-2: keep-mask equals the Philox reference
-    print("seed > 2^32 rank-2: keep-mask equals the Philox reference")
     # CHECK: seed > 2^32 rank-2 weights vs reference: max_abs_err={{.*}} OK
-    attn_exec.assert_close("seed > 2^32 rank-2 weights vs reference", wb, want_wb,
-                           atol=1e-5, rtol=1e-5)
+    with checks("seed > 2^32"):
+        (wb,) = attn_exec.run(BIG_SEED_MODULE, "big_seed",
+                              [qb, kb, np.eye(40, dtype=np.float32)], work)
+        _, want_wb = attn_exec.ref_sdpa(qb, kb, np.eye(40), dropout_p=0.25, seed=BIG_SEED,
+                                        return_weights=True)
+        keep_b = attn_exec.dropout_keep_mask((1, 24, 40), 0.25, BIG_SEED)[0]
+        if not np.array_equal(wb != 0, keep_b):
+            raise AssertionError(
+                "seed 0x%x: keep-mask differs from the Philox reference at %d of %d positions"
+                % (BIG_SEED, int(np.sum((wb != 0) != keep_b)), keep_b.size))
+        print("seed > 2^32 rank-2: keep-mask equals the Philox reference")
+        attn_exec.assert_close("seed > 2^32 rank-2 weights vs reference", wb, want_wb,
+                               atol=1e-5, rtol=1e-5)
 
     # Dropout with GQA, mask, bottom-right causality and dynamic lengths.
     tq, tk = 7, 12
@@ -210,13 +241,14 @@ def main():
     ve = rng.standard_normal((2, 2, tk, 16)).astype(np.float32)
     me = rng.random((1, tq, tk)) < 0.7
     me[..., 0] = True
-    (oe,) = attn_exec.run(EXAMPLE_MODULE, "example", [qe, ke, ve, me], work)
-    want_e = attn_exec.ref_sdpa(qe, ke, ve, mask=me, mask_kind="attend_where_true",
-                                causal="bottom_right", scale=float(np.float32(0.125)),
-                                dropout_p=0.1, seed=5)
     # CHECK: sdpa gqa+mask+bottom_right dropout vs reference: max_abs_err={{.*}} OK
-    attn_exec.assert_close("sdpa gqa+mask+bottom_right dropout vs reference", oe, want_e,
-                           atol=1e-5, rtol=1e-5)
+    with checks("sdpa gqa+mask+bottom_right dropout"):
+        (oe,) = attn_exec.run(EXAMPLE_MODULE, "example", [qe, ke, ve, me], work)
+        want_e = attn_exec.ref_sdpa(qe, ke, ve, mask=me, mask_kind="attend_where_true",
+                                    causal="bottom_right", scale=float(np.float32(0.125)),
+                                    dropout_p=0.1, seed=5)
+        attn_exec.assert_close("sdpa gqa+mask+bottom_right dropout vs reference", oe, want_e,
+                               atol=1e-5, rtol=1e-5)
 
     # attn.causal_attention: score shape [B, T, T].
     inputs = seed_modules.seed_inputs()
@@ -226,11 +258,12 @@ def main():
     ca.dropout = FixedMaskDropout(attn_exec.dropout_keep_mask((2, 6, 6), 0.5, 123), 0.5)
     with torch.no_grad():
         want_c = ca(batch).numpy()
-    (got_c,) = attn_exec.run(CAUSAL_MODULE, "causal",
-                             [batch.numpy(), *seed_modules.qkv_weights(ca)], work)
     # CHECK: causal_attention dropout vs torch with Philox mask: max_abs_err={{.*}} OK
-    attn_exec.assert_close("causal_attention dropout vs torch with Philox mask", got_c,
-                           want_c, atol=1e-5, rtol=1e-5)
+    with checks("causal_attention dropout"):
+        (got_c,) = attn_exec.run(CAUSAL_MODULE, "causal",
+                                 [batch.numpy(), *seed_modules.qkv_weights(ca)], work)
+        attn_exec.assert_close("causal_attention dropout vs torch with Philox mask", got_c,
+                               want_c, atol=1e-5, rtol=1e-5)
 
     # attn.multi_head_attention: score shape [B, H, T, T].
     torch.manual_seed(123)
@@ -241,10 +274,15 @@ def main():
         want_m = mha(x).numpy()
     args = [x.numpy(), *seed_modules.qkv_weights(mha), *seed_modules.qkv_biases(mha),
             seed_modules.linear_weight(mha.out_proj), seed_modules.linear_bias(mha.out_proj)]
-    (got_m,) = attn_exec.run(MHA_MODULE, "mha", args, work)
     # CHECK: multi_head_attention dropout vs torch with Philox mask: max_abs_err={{.*}} OK
-    attn_exec.assert_close("multi_head_attention dropout vs torch with Philox mask", got_m,
-                           want_m, atol=1e-5, rtol=1e-5)
+    with checks("multi_head_attention dropout"):
+        (got_m,) = attn_exec.run(MHA_MODULE, "mha", args, work)
+        attn_exec.assert_close("multi_head_attention dropout vs torch with Philox mask", got_m,
+                               want_m, atol=1e-5, rtol=1e-5)
+
+    # CHECK-NOT: FAIL
+    # CHECK: dropout: all {{[0-9]+}} checks OK
+    checks.finish("dropout")
 
 
 if __name__ == "__main__":

@@ -188,7 +188,7 @@ def causal_cases():
 
 def gqa_cases():
     b, tq, tk = 2, 6, 10
-    pad = bool_mask((b, 1, 1, tk), 0.3, True)
+    pad = bool_mask((b, 1, 1, tk), 0.7, True)
     return [
         Case("gqa 8/2", *qkv([b], 8, 2, tq, tk, 16)),
         Case("gqa 8/2 causal=bottom_right", *qkv([b], 8, 2, tq, tk, 16), causal="bottom_right"),
@@ -316,7 +316,7 @@ def dynamic_cases(b, tq, tk):
     """The same dynamic signatures, instantiated at runtime sizes (b, tq, tk)."""
     return [
         Case("dynamic gqa 4/2 padding mask causal=bottom_right B=%d Tq=%d Tk=%d" % (b, tq, tk),
-             *qkv([b], 4, 2, tq, tk, 16), mask=bool_mask((b, 1, 1, tk), 0.3, True),
+             *qkv([b], 4, 2, tq, tk, 16), mask=bool_mask((b, 1, 1, tk), 0.7, True),
              mask_kind="attend_where_true", causal="bottom_right",
              types={"q": [None, 4, None, 16], "k": [None, 2, None, 16],
                     "v": [None, 2, None, 16], "mask": [None, 1, 1, None],

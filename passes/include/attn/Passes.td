@@ -50,6 +50,27 @@ def AttnEmitCInterfacePass : Pass<"attn-emit-c-interface", "mlir::ModuleOp"> {
   }];
 }
 
+def AttnBufferizePass : Pass<"attn-bufferize", "mlir::ModuleOp"> {
+  let summary = "One-shot bufferization configured for compiled entry points";
+  let description = [{
+    Runs upstream one-shot module bufferization with the settings the runtime
+    relies on: function boundaries are bufferized with identity-layout
+    memrefs (dense row-major buffers the runtime can hand over and take
+    back), and every buffer copy is a `linalg.copy`, which lowers to loops.
+    (The upstream default, `memref.copy`, becomes a call to `memrefCopy` in
+    libmlir_c_runner_utils whenever a view is strided, e.g. for
+    `tensor.concat`, a dependency compiled modules must not have.)
+
+    Before: `func.func @f(%x: tensor<2x4xf32>) -> tensor<2x8xf32>` with a
+    `tensor.concat`. After: `func.func @f(%x: memref<2x4xf32>) ->
+    memref<2x8xf32>` with `memref.subview` + `linalg.copy`.
+  }];
+  let dependentDialects = [
+    "mlir::bufferization::BufferizationDialect", "mlir::linalg::LinalgDialect",
+    "mlir::memref::MemRefDialect"
+  ];
+}
+
 def AttnSerializeNestedParallelLoopsPass
     : Pass<"attn-serialize-nested-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Keep only the outermost scf.parallel of each loop nest parallel";

@@ -1,0 +1,33 @@
+// attn-lower-to-cpu-pipeline takes attn IR all the way to the LLVM dialect,
+// with C-interface wrappers and OpenMP parallel loops (or plain loops).
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline | FileCheck %s
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='parallel=false' | FileCheck %s --check-prefix=SERIAL
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='emit-c-interface=false' | FileCheck %s --check-prefix=NOCIFACE
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline -mlir-print-ir-after-all 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGES
+
+// CHECK-NOT: attn.
+// CHECK-NOT: linalg.
+// CHECK-NOT: func.func
+// CHECK: llvm.func @main(
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// CHECK: llvm.intr.exp
+// CHECK: llvm.func @_mlir_ciface_main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+
+// SERIAL-NOT: omp.
+// SERIAL: llvm.func @main(
+// SERIAL: llvm.func @_mlir_ciface_main(
+
+// NOCIFACE-NOT: _mlir_ciface_main
+
+// STAGES: IR Dump After ConvertAttnToLinalgPass (convert-attn-to-linalg)
+// STAGES: IR Dump After AttnEmitCInterfacePass (attn-emit-c-interface)
+// STAGES: IR Dump After AttnBufferizePass (attn-bufferize)
+// STAGES: IR Dump After ConvertLinalgToParallelLoopsPass (convert-linalg-to-parallel-loops)
+// STAGES: IR Dump After AttnSerializeNestedParallelLoopsPass (attn-serialize-nested-parallel-loops)
+// STAGES: IR Dump After ConvertSCFToOpenMPPass (convert-scf-to-openmp)
+// STAGES: IR Dump After ReconcileUnrealizedCastsPass (reconcile-unrealized-casts)
+func.func @main(%x: tensor<1x?x8xf32>, %w: tensor<8x8xf32>) -> tensor<1x?x8xf32> {
+  %0 = attn.multi_head_attention %x weights(%w, %w, %w) out_proj(%w) causal {num_heads = 2 : i64} : (tensor<1x?x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x?x8xf32>
+  return %0 : tensor<1x?x8xf32>
+}
