@@ -5,7 +5,8 @@ import lit.formats
 from lit.llvm import llvm_config
 
 config.name = "ATTN"
-config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+# The external shell: tests use `test`, redirections and subshells.
+config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir", ".py", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
@@ -15,8 +16,12 @@ config.excludes = ["lit.cfg.py", "attn_exec.py", "Inputs", "CMakeLists.txt"]
 llvm_config.use_default_substitutions()
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%attn_src", config.attn_src_root))
+config.substitutions.append(("%attn_tools", config.attn_tools_dir))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+# `not`, `count` and FileCheck come from LLVM's tool directory.
+for d in tool_dirs:
+    llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
     ["attention-opt", "attention-run", "attnrt-c-demo"], tool_dirs)
 config.environment["ATTENTION_RUN"] = os.path.join(config.attn_tools_dir, "attention-run")

@@ -1,0 +1,3 @@
+func.func @main(%x: f32) -> f32 {
+  return %x : f32
+}
