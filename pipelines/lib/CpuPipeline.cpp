@@ -25,7 +25,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     if (failed(parsePassPipeline(stages, pm, llvm::errs())))
       llvm::report_fatal_error("attn-lower-to-cpu-pipeline: bad stage list");
   };
-  add("canonicalize,cse");
+  // Elementwise arith/math on whole tensors (e.g. a residual add around the
+  // attention block) becomes linalg so that it bufferizes.
+  add("func.func(convert-elementwise-to-linalg),canonicalize,cse");
   pm.addPass(createAttnBufferizePass());
   add("buffer-deallocation-pipeline,convert-bufferization-to-memref");
   if (options.parallel) {

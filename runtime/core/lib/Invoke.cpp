@@ -166,25 +166,29 @@ Status CompiledModule::invoke(const std::string &entry,
     packed.push_back(&p);
   fn(packed.data());
 
-  std::set<int64_t> inputBuffers;
-  for (const Tensor &t : inputs)
-    inputBuffers.insert(reinterpret_cast<int64_t>(t.data()));
-  std::set<int64_t> freed;
+  // Copy every result out before freeing anything: two results may share
+  // one buffer (a value returned twice).
   outputs.clear();
+  std::vector<int64_t> allocs;
   size_t w = 0;
   for (const TensorSpec &o : sig.outputs) {
     const int64_t *d = results.data() + w;
     Tensor t;
     copyOut(d, o, t);
     outputs.push_back(std::move(t));
-    // Results are owned by the caller unless they alias an input or a
-    // constant global (whose allocated pointer is the 0xdeadbeef marker).
-    int64_t alloc = d[0];
-    if (alloc && alloc != 0xdeadbeef && !inputBuffers.count(alloc) &&
-        freed.insert(alloc).second)
-      std::free(reinterpret_cast<void *>(alloc));
+    allocs.push_back(d[0]);
     w += descriptorWords(o.dims.size());
   }
+  // Results are owned by the caller unless they alias an input or a
+  // constant global (whose allocated pointer is the 0xdeadbeef marker).
+  std::set<int64_t> skip;
+  for (const Tensor &t : inputs)
+    skip.insert(reinterpret_cast<int64_t>(t.data()));
+  skip.insert(0);
+  skip.insert(0xdeadbeef);
+  for (int64_t alloc : allocs)
+    if (skip.insert(alloc).second)
+      std::free(reinterpret_cast<void *>(alloc));
   return Status::ok();
 }
 
