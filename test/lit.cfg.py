@@ -17,6 +17,7 @@ llvm_config.use_default_substitutions()
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%attn_src", config.attn_src_root))
 config.substitutions.append(("%attn_tools", config.attn_tools_dir))
+config.substitutions.append(("%attn_obj", config.attn_obj_root))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 # `not`, `count` and FileCheck come from LLVM's tool directory.

@@ -240,10 +240,14 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     std::string obj = sharedObjectPath + tag + ".o";
     std::string so = sharedObjectPath + tag;
     out->engine_->dumpToObjectFile(obj);
-    auto cc = llvm::sys::findProgramByName("cc");
+    llvm::ErrorOr<std::string> cc = std::errc::no_such_file_or_directory;
+    for (const char *name : {"cc", "clang-22", "clang", "gcc"})
+      if ((cc = llvm::sys::findProgramByName(name)))
+        break;
     if (!cc) {
       std::remove(obj.c_str());
-      return Status::error("cannot save a shared object: no 'cc' on PATH");
+      return Status::error("cannot save a shared object: no C compiler "
+                           "(cc, clang-22, clang or gcc) on PATH to link it");
     }
     std::string ompDir =
         llvm::sys::path::parent_path(ATTN_OPENMP_LIBRARY).str();
