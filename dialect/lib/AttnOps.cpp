@@ -148,6 +148,26 @@ LogicalResult verifyBiasTriple(Operation *op, Value bq, Value bk, Value bv) {
   return success();
 }
 
+/// What causal_attention and multi_head_attention share: an input of rank
+/// >= 2, attribute ranges, Q/K/V weights reading d_in, all-or-no biases.
+template <typename OpT> LogicalResult verifyProjectedAttention(OpT op) {
+  auto in = op.getInput().getType();
+  if (in.getRank() < 2)
+    return op.emitOpError()
+           << "input must have rank >= 2 ([..., T, d_in]), got rank "
+           << in.getRank();
+  int64_t dIn = in.getShape().back();
+  if (failed(verifySameElementType(op)) ||
+      failed(verifyScale(op, op.getScale())) ||
+      failed(verifyDropout(op, op.getDropoutP().convertToFloat())) ||
+      failed(verifyWeight(op, "w_query", op.getWQuery(), dIn)) ||
+      failed(verifyWeight(op, "w_key", op.getWKey(), dIn)) ||
+      failed(verifyWeight(op, "w_value", op.getWValue(), dIn)) ||
+      failed(verifyBiasTriple(op, op.getBQuery(), op.getBKey(), op.getBValue())))
+    return failure();
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -271,17 +291,7 @@ LogicalResult SdpaOp::verify() {
 
 LogicalResult CausalAttentionOp::verify() {
   auto in = getInput().getType();
-  if (in.getRank() < 2)
-    return emitOpError() << "input must have rank >= 2 ([..., T, d_in]), got rank "
-                         << in.getRank();
-  int64_t dIn = in.getShape().back();
-  if (failed(verifySameElementType(*this)) ||
-      failed(verifyScale(*this, getScale())) ||
-      failed(verifyDropout(*this, getDropoutP().convertToFloat())) ||
-      failed(verifyWeight(*this, "w_query", getWQuery(), dIn)) ||
-      failed(verifyWeight(*this, "w_key", getWKey(), dIn)) ||
-      failed(verifyWeight(*this, "w_value", getWValue(), dIn)) ||
-      failed(verifyBiasTriple(*this, getBQuery(), getBKey(), getBValue())))
+  if (failed(verifyProjectedAttention(*this)))
     return failure();
   auto wq = getWQuery().getType(), wk = getWKey().getType(),
        wv = getWValue().getType();
@@ -308,17 +318,7 @@ LogicalResult CausalAttentionOp::verify() {
 
 LogicalResult MultiHeadAttentionOp::verify() {
   auto in = getInput().getType();
-  if (in.getRank() < 2)
-    return emitOpError() << "input must have rank >= 2 ([..., T, d_in]), got rank "
-                         << in.getRank();
-  int64_t dIn = in.getShape().back();
-  if (failed(verifySameElementType(*this)) ||
-      failed(verifyScale(*this, getScale())) ||
-      failed(verifyDropout(*this, getDropoutP().convertToFloat())) ||
-      failed(verifyWeight(*this, "w_query", getWQuery(), dIn)) ||
-      failed(verifyWeight(*this, "w_key", getWKey(), dIn)) ||
-      failed(verifyWeight(*this, "w_value", getWValue(), dIn)) ||
-      failed(verifyBiasTriple(*this, getBQuery(), getBKey(), getBValue())))
+  if (failed(verifyProjectedAttention(*this)))
     return failure();
   auto wq = getWQuery().getType(), wk = getWKey().getType(),
        wv = getWValue().getType();

@@ -35,6 +35,17 @@ Value toF32(OpBuilder &b, Location loc, Value v) {
   return convertElementType(b, loc, v, b.getF32Type());
 }
 
+/// The dropout attributes every attention op carries.
+template <typename OpT> void setDropout(SdpaConfig &cfg, OpT op) {
+  cfg.dropoutP = op.getDropoutP().convertToFloat();
+  cfg.seed = static_cast<uint64_t>(op.getSeed());
+}
+
+/// The op's `scale`, or `fallback` when it has none.
+template <typename OpT> double scaleOr(OpT op, double fallback) {
+  return op.getScale() ? op.getScale()->convertToDouble() : fallback;
+}
+
 /// Truncates an f32 result back to the op's element type and replaces it.
 void replaceWithResult(ConversionPatternRewriter &rewriter, Operation *op,
                        Value f32Result) {
@@ -53,7 +64,7 @@ struct SelfAttentionLowering : OpConversionPattern<SelfAttentionOp> {
     Location loc = op.getLoc();
     Value x = toF32(rewriter, loc, adaptor.getInput());
     SdpaConfig cfg;
-    cfg.scale = op.getScale() ? op.getScale()->convertToDouble() : 1.0;
+    cfg.scale = scaleOr(op, 1.0);
     replaceWithResult(rewriter, op, buildSdpa(rewriter, loc, x, x, x, {}, cfg));
     return success();
   }
@@ -69,8 +80,7 @@ struct SdpaLowering : OpConversionPattern<SdpaOp> {
     cfg.causal = op.getCausal();
     cfg.maskKind = op.getMaskKind();
     cfg.scale = op.getEffectiveScale();
-    cfg.dropoutP = op.getDropoutP().convertToFloat();
-    cfg.seed = static_cast<uint64_t>(op.getSeed());
+    setDropout(cfg, op);
     Value o = buildSdpa(rewriter, loc, toF32(rewriter, loc, adaptor.getQuery()),
                         toF32(rewriter, loc, adaptor.getKey()),
                         toF32(rewriter, loc, adaptor.getValue()),
@@ -94,9 +104,8 @@ struct CausalAttentionLowering : OpConversionPattern<CausalAttentionOp> {
     SdpaConfig cfg;
     cfg.causal = CausalKind::top_left;
     int64_t dOut = op.getWKey().getType().getDimSize(1);
-    cfg.scale = op.getScale() ? op.getScale()->convertToDouble() : 1.0 / std::sqrt(double(dOut));
-    cfg.dropoutP = op.getDropoutP().convertToFloat();
-    cfg.seed = static_cast<uint64_t>(op.getSeed());
+    cfg.scale = scaleOr(op, 1.0 / std::sqrt(double(dOut)));
+    setDropout(cfg, op);
     replaceWithResult(rewriter, op, buildSdpa(rewriter, loc, q, k, v, {}, cfg));
     return success();
   }
@@ -122,9 +131,8 @@ struct MultiHeadAttentionLowering : OpConversionPattern<MultiHeadAttentionOp> {
     SdpaConfig cfg;
     cfg.causal = op.getCausal() ? CausalKind::top_left : CausalKind::none;
     int64_t headDim = op.getWQuery().getType().getDimSize(1) / heads;
-    cfg.scale = op.getScale() ? op.getScale()->convertToDouble() : 1.0 / std::sqrt(double(headDim));
-    cfg.dropoutP = op.getDropoutP().convertToFloat();
-    cfg.seed = static_cast<uint64_t>(op.getSeed());
+    cfg.scale = scaleOr(op, 1.0 / std::sqrt(double(headDim)));
+    setDropout(cfg, op);
     Value ctx = buildMergeHeads(rewriter, loc,
                                 buildSdpa(rewriter, loc, q, k, v, {}, cfg));
     if (Value wo = a.getWOut())
