@@ -196,10 +196,40 @@ double SdpaOp::getEffectiveScale() {
   return 1.0 / std::sqrt(static_cast<double>(d));
 }
 
+int64_t SdpaOp::getHeadDimIndex() {
+  int64_t r = getQuery().getType().getRank();
+  return getLayout() == HeadLayout::seq_major ? r - 2 : r - 3;
+}
+
+int64_t SdpaOp::getSeqDimIndex() {
+  int64_t r = getQuery().getType().getRank();
+  return getLayout() == HeadLayout::seq_major ? r - 3 : r - 2;
+}
+
+/// The type with dims r-3 and r-2 swapped: seq_major operands are checked in
+/// the heads_major frame.
+static RankedTensorType toHeadsMajor(RankedTensorType t) {
+  SmallVector<int64_t> shape(t.getShape());
+  int64_t r = t.getRank();
+  std::swap(shape[r - 3], shape[r - 2]);
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
 LogicalResult SdpaOp::verify() {
   auto q = getQuery().getType(), k = getKey().getType(),
        v = getValue().getType();
   int64_t r = q.getRank();
+  auto resultType = getResult().getType();
+  if (getLayout() == HeadLayout::seq_major) {
+    if (r < 3 || k.getRank() != r || v.getRank() != r ||
+        resultType.getRank() != r)
+      return emitOpError() << "layout(seq_major) needs operands and result of "
+                              "one rank >= 3 ([B..., T, H, d])";
+    q = toHeadsMajor(q);
+    k = toHeadsMajor(k);
+    v = toHeadsMajor(v);
+    resultType = toHeadsMajor(resultType);
+  }
   if (r < 2)
     return emitOpError() << "query must have rank >= 2 ([..., T, d]), got rank "
                          << r;
@@ -261,7 +291,7 @@ LogicalResult SdpaOp::verify() {
   // Expected result [B..., Hq, Tq, dv].
   SmallVector<int64_t> expected(q.getShape());
   expected.back() = v.getShape().back();
-  if (failed(verifyResultShape(*this, getResult().getType(), expected)))
+  if (failed(verifyResultShape(*this, resultType, expected)))
     return failure();
 
   if (Value m = getMask()) {

@@ -35,6 +35,20 @@ Value toF32(OpBuilder &b, Location loc, Value v) {
   return convertElementType(b, loc, v, b.getF32Type());
 }
 
+/// [..., X, Y, d] -> [..., Y, X, d] (a copy, fine for the reference path).
+Value swapHeadsAndTokens(OpBuilder &b, Location loc, Value t) {
+  auto ty = cast<RankedTensorType>(t.getType());
+  int64_t r = ty.getRank();
+  SmallVector<int64_t> perm;
+  for (int64_t i = 0; i < r; ++i)
+    perm.push_back(i);
+  std::swap(perm[r - 3], perm[r - 2]);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, t);
+  std::swap(sizes[r - 3], sizes[r - 2]);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, ty.getElementType());
+  return linalg::TransposeOp::create(b, loc, t, init, perm).getResult()[0];
+}
+
 /// The dropout attributes every attention op carries.
 template <typename OpT> void setDropout(SdpaConfig &cfg, OpT op) {
   cfg.dropoutP = op.getDropoutP().convertToFloat();
@@ -81,10 +95,20 @@ struct SdpaLowering : OpConversionPattern<SdpaOp> {
     cfg.maskKind = op.getMaskKind();
     cfg.scale = op.getEffectiveScale();
     setDropout(cfg, op);
-    Value o = buildSdpa(rewriter, loc, toF32(rewriter, loc, adaptor.getQuery()),
-                        toF32(rewriter, loc, adaptor.getKey()),
-                        toF32(rewriter, loc, adaptor.getValue()),
-                        adaptor.getMask(), cfg);
+    Value q = toF32(rewriter, loc, adaptor.getQuery());
+    Value k = toF32(rewriter, loc, adaptor.getKey());
+    Value v = toF32(rewriter, loc, adaptor.getValue());
+    // The reference lowering works heads-major: seq_major operands are
+    // transposed in and the result transposed back.
+    bool seqMajor = op.getLayout() == HeadLayout::seq_major;
+    if (seqMajor) {
+      q = swapHeadsAndTokens(rewriter, loc, q);
+      k = swapHeadsAndTokens(rewriter, loc, k);
+      v = swapHeadsAndTokens(rewriter, loc, v);
+    }
+    Value o = buildSdpa(rewriter, loc, q, k, v, adaptor.getMask(), cfg);
+    if (seqMajor)
+      o = swapHeadsAndTokens(rewriter, loc, o);
     replaceWithResult(rewriter, op, o);
     return success();
   }

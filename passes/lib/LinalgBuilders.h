@@ -41,6 +41,13 @@ Value buildMergeHeads(OpBuilder &b, Location loc, Value x);
 Value buildSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
                 Value mask, const SdpaConfig &cfg);
 
+/// The flash form of buildSdpa (see FuseSoftmax.cpp): rank >= 3 operands in
+/// `layout`, parallel over (batch, head, query block), online softmax over
+/// key/value blocks.
+Value buildFlashSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
+                     Value mask, const SdpaConfig &cfg, HeadLayout layout,
+                     int64_t blockQ, int64_t blockKV);
+
 /// Philox-4x32-10 of the 64-bit `counter` under `seed`, mapped to a uniform
 /// f32 in [0, 1) from the top 24 bits of the first output word.
 Value buildPhiloxUniform(OpBuilder &b, Location loc, Value counter,

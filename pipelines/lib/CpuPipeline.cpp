@@ -16,26 +16,37 @@ namespace mlir::attn {
 
 void buildAttnLowerToCpuPipeline(OpPassManager &pm,
                                  const CpuPipelineOptions &options) {
-  pm.addPass(createConvertAttnToLinalgPass());
-  if (options.emitCInterface)
-    pm.addPass(createAttnEmitCInterfacePass());
   // Upstream passes are added by name: their options are then spelled the
   // same way in this file as on the attention-opt command line.
   auto add = [&](StringRef stages) {
     if (failed(parsePassPipeline(stages, pm, llvm::errs())))
       llvm::report_fatal_error("attn-lower-to-cpu-pipeline: bad stage list");
   };
+  // attn-level optimizations, each with its own off switch so that the
+  // plain lowering stays available as the numerical reference.
+  if (options.optimize) {
+    if (options.fuseSoftmax) {
+      AttnFuseSoftmaxPassOptions flash;
+      flash.blockQ = options.flashBlockQ;
+      flash.blockKV = options.flashBlockKV;
+      pm.addPass(createAttnFuseSoftmaxPass(flash));
+    }
+  }
+  pm.addPass(createConvertAttnToLinalgPass());
+  if (options.emitCInterface)
+    pm.addPass(createAttnEmitCInterfacePass());
   // Elementwise arith/math on whole tensors (e.g. a residual add around the
   // attention block) becomes linalg so that it bufferizes.
   add("func.func(convert-elementwise-to-linalg),canonicalize,cse");
   pm.addPass(createAttnBufferizePass());
   add("buffer-deallocation-pipeline,convert-bufferization-to-memref");
   if (options.parallel) {
-    add("func.func(convert-linalg-to-parallel-loops),"
+    add("scf-forall-to-parallel,"
+        "func.func(convert-linalg-to-parallel-loops),"
         "func.func(attn-serialize-nested-parallel-loops),"
         "convert-scf-to-openmp,canonicalize");
   } else {
-    add("func.func(convert-linalg-to-loops)");
+    add("scf-forall-to-for,func.func(convert-linalg-to-loops)");
   }
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"

@@ -53,4 +53,16 @@ def Attn_MaskKind : I32EnumAttr<"MaskKind",
   let cppNamespace = "::mlir::attn";
 }
 
+// Where the head dim sits in attn.sdpa's operands and result.
+def Attn_HeadLayout : I32EnumAttr<"HeadLayout",
+    "position of the head dimension", [
+      // [B..., H, T, d]: heads before tokens (the seed's q.transpose(1, 2)).
+      I32EnumAttrCase<"heads_major", 0>,
+      // [B..., T, H, d]: tokens before heads, i.e. a projection's output
+      // [B..., T, H*d] viewed without any transpose.
+      I32EnumAttrCase<"seq_major", 1>
+    ]> {
+  let cppNamespace = "::mlir::attn";
+}
+
 #endif // ATTN_DIALECT_TD

@@ -68,6 +68,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
       same output; kept weights are scaled by 1/(1-p).
     - A query row whose every key is masked yields 0 (ONNX and PyTorch
       semantics), not NaN.
+    - `layout(seq_major)`: every operand and the result hold tokens before
+      heads ([B..., T, H, d]); the math is unchanged. This is how a head
+      split/merge is folded away: a projection's [B, T, H*d] output is
+      viewed as [B, T, H, d] without a transpose.
 
     ```mlir
     %o = attn.sdpa %q, %k, %v causal(top_left) {scale = 0.125 : f32}
@@ -80,6 +84,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
       Attn_FloatTensor:$value, Optional<Attn_MaskTensor>:$mask,
       DefaultValuedAttr<Attn_CausalKind, "::mlir::attn::CausalKind::none">:$causal,
       DefaultValuedAttr<Attn_MaskKind, "::mlir::attn::MaskKind::masked_where_true">:$mask_kind,
+      DefaultValuedAttr<Attn_HeadLayout, "::mlir::attn::HeadLayout::heads_major">:$layout,
       OptionalAttr<F32Attr>:$scale,
       DefaultValuedAttr<F32Attr, "0.0f">:$dropout_p,
       DefaultValuedAttr<I64Attr, "0">:$seed);
@@ -88,6 +93,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
     $query `,` $key `,` $value
     (`mask` `(` $mask^ `:` $mask_kind `)`)?
     (`causal` `(` $causal^ `)`)?
+    (`layout` `(` $layout^ `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     (`,` type($mask)^)? `->` type($result)
   }];
@@ -95,6 +101,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
   let extraClassDeclaration = [{
     /// The scale applied to Q K^T: the attribute, or 1/sqrt(head_dim).
     double getEffectiveScale();
+    /// Dim index of heads / tokens in the operands (rank >= 3 for heads).
+    int64_t getHeadDimIndex();
+    int64_t getSeqDimIndex();
   }];
 }
 

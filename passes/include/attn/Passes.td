@@ -37,6 +37,52 @@ def ConvertAttnToLinalgPass : Pass<"convert-attn-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
+  let summary = "Lower attn.sdpa to a fused, flash-style tiled loop nest";
+  let description = [{
+    The plain lowering materialises the Tq x Tk scores and walks them five
+    times (scale/mask, max, exp, sum, normalise). This pass fuses scale, mask,
+    softmax and dropout into one pass over key/value blocks with an online
+    softmax (running max and sum, rescaled accumulator), so no score matrix
+    exists: memory is O(block-q x block-kv) per task instead of O(Tq x Tk).
+
+    The result is an `scf.forall` over (batch..., head, query block) whose
+    body loops over key/value blocks with `scf.for`. Scale x log2(e) is folded
+    into the Q block and `exp2` is used. Causal attention stops the key loop
+    at the diagonal (blocks above it are never computed) and evaluates the
+    element predicate only on blocks that cross the diagonal. A fully masked
+    row yields 0. Dropout uses the same Philox counters as the plain lowering.
+    With `block-kv` >= Tk the key loop has one iteration: the row-wise fused
+    softmax.
+
+    Before:
+    ```mlir
+    %o = attn.sdpa %q, %k, %v causal(top_left) : tensor<1x12x?x64xf32>, ... -> tensor<1x12x?x64xf32>
+    ```
+    After (abridged):
+    ```mlir
+    %o = scf.forall (%b, %h, %qb) in (1, 12, %nq) shared_outs(%out = %init) {
+      %qs = ... Q block * scale * log2(e)
+      %s1:3 = scf.for %j = %c0 to %full step %bkv iter_args(%m, %l, %acc) { no predicate }
+      %s2:3 = scf.for %j = %full to %end step %bkv iter_args(...) { causal predicate }
+      %ob = acc / l
+      scf.forall.in_parallel { tensor.parallel_insert_slice %ob into %out[...] }
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "Query rows per task">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"128",
+           "Keys per step of the online softmax">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect", "mlir::affine::AffineDialect"
+  ];
+}
+
 def AttnEmitCInterfacePass : Pass<"attn-emit-c-interface", "mlir::ModuleOp"> {
   let summary = "Mark public functions with llvm.emit_c_interface";
   let description = [{
