@@ -123,8 +123,7 @@ struct BlockContext {
 /// the operand layout; the tile is rank-reduced to 2-D.
 Value tile2d(OpBuilder &b, Location loc, Value t, const BlockContext &c,
              Value head, Value row0, Value count) {
-  Ix ix{b, loc};
-  int64_t r = c.rank;
+    int64_t r = c.rank;
   SmallVector<OpFoldResult> offs(r, b.getIndexAttr(0)), sizes(r, b.getIndexAttr(1)),
       strides(r, b.getIndexAttr(1));
   for (int64_t i = 0; i < r - 3; ++i)
@@ -143,8 +142,7 @@ Value tile2d(OpBuilder &b, Location loc, Value t, const BlockContext &c,
 SmallVector<Value> kvStep(OpBuilder &b, Location loc, const BlockContext &c,
                           Value j0, Value cols, bool causalPredicate,
                           ValueRange state) {
-  Ix ix{b, loc};
-  Value m = state[0], l = state[1], acc = state[2];
+    Value m = state[0], l = state[1], acc = state[2];
   Value kTile = tile2d(b, loc, c.k, c, c.hk, j0, cols);
   Value vTile = tile2d(b, loc, c.v, c, c.hk, j0, cols);
   auto fm = arith::FastMathFlagsAttr::get(

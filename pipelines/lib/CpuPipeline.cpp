@@ -25,6 +25,14 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // attn-level optimizations, each with its own off switch so that the
   // plain lowering stays available as the numerical reference.
   if (options.optimize) {
+    if (options.fuseHeads)
+      pm.addPass(createAttnFuseHeadsPass());
+    if (options.decompose)
+      pm.addPass(createAttnDecomposePass());
+    if (options.foldHeadTransposes)
+      pm.addPass(createAttnFoldHeadTransposesPass());
+    if (options.foldMask)
+      pm.addPass(createAttnFoldMaskPass());
     if (options.fuseSoftmax) {
       AttnFuseSoftmaxPassOptions flash;
       flash.blockQ = options.flashBlockQ;

@@ -37,6 +37,130 @@ def ConvertAttnToLinalgPass : Pass<"convert-attn-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def AttnFuseHeadsPass : Pass<"attn-fuse-heads", "mlir::ModuleOp"> {
+  let summary = "Fuse the seed's MultiHeadAttentionWrapper into one multi-head attention";
+  let description = [{
+    N `attn.causal_attention` heads on the same input whose outputs are
+    concatenated on the last dim (the seed's `MultiHeadAttentionWrapper`) are
+    one `attn.multi_head_attention` with N heads, the heads' weights stacked
+    side by side ([d_in, N*d]), biases stacked likewise, causal, and no
+    output projection: head i of the fused op reads exactly Wq_i, Wk_i, Wv_i
+    and writes exactly the columns head i wrote. The fused form runs one wide
+    projection and one batched attention core instead of N of each. Heads
+    with dropout (independent random streams) or with different scales are
+    left alone.
+
+    Before:
+    ```mlir
+    %a = attn.causal_attention %x weights(%wq0, %wk0, %wv0) : ... -> tensor<2x6x2xf32>
+    %b = attn.causal_attention %x weights(%wq1, %wk1, %wv1) : ... -> tensor<2x6x2xf32>
+    %c = tensor.concat dim(2) %a, %b : ... -> tensor<2x6x4xf32>
+    ```
+    After:
+    ```mlir
+    %wq = tensor.concat dim(1) %wq0, %wq1 : ... -> tensor<3x4xf32>   // likewise wk, wv
+    %c = attn.multi_head_attention %x weights(%wq, %wk, %wv) causal {num_heads = 2 : i64} : ... -> tensor<2x6x4xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
+def AttnDecomposePass : Pass<"attn-decompose", "mlir::ModuleOp"> {
+  let summary = "Split compound attention ops into projections, head ops and attn.sdpa";
+  let description = [{
+    `attn.multi_head_attention` and `attn.causal_attention` become their
+    parts: the Q/K/V projections of the shared input as ONE matmul over the
+    concatenated weights `[Wq | Wk | Wv]` (plus the concatenated biases),
+    `attn.split_heads`, one `attn.sdpa` (causal top-left, scale 1/sqrt(head
+    dim), the op's dropout), `attn.merge_heads` and the output projection.
+    `attn.self_attention` becomes `attn.sdpa(x, x, x)` with scale 1. The
+    later passes then only need to understand `attn.sdpa`. Projections are
+    computed in f32, as in the plain lowering.
+
+    Before:
+    ```mlir
+    %y = attn.multi_head_attention %x weights(%wq, %wk, %wv) out_proj(%wo, %bo) causal {num_heads = 12 : i64} : ...
+    ```
+    After:
+    ```mlir
+    %w = tensor.concat dim(1) %wq, %wk, %wv : ... -> tensor<768x2304xf32>
+    %qkv = linalg.generic ... (x @ w)
+    %q = tensor.extract_slice %qkv[0, 0] [T, 768] ...   // likewise %k, %v
+    %qh = attn.split_heads %q {num_heads = 12 : i64} ...
+    %o = attn.sdpa %qh, %kh, %vh causal(top_left) {scale = 0.125 : f32} ...
+    %c = attn.merge_heads %o ...
+    %y = linalg.generic ... (c @ wo + bo)
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnFoldHeadTransposesPass
+    : Pass<"attn-fold-head-transposes", "mlir::ModuleOp"> {
+  let summary = "Fold head split/merge transposes into the SDPA's indexing";
+  let description = [{
+    `attn.split_heads` is a view plus a transpose (a copy of Q, K or V) and
+    `attn.merge_heads` a transpose plus a view (a copy of the context). When
+    all three operands of an `attn.sdpa` come from `split_heads` and its
+    result only feeds `merge_heads`, the transposes are folded into the
+    SDPA: operands become `tensor.expand_shape` views [B..., T, H, d], the
+    SDPA reads and writes `layout(seq_major)`, and the merge becomes a
+    `tensor.collapse_shape`. Inverse pairs merge(split(x)) and
+    split(merge(y)) cancel. After lowering, no `linalg.transpose` and no copy
+    remains for a head split or merge.
+
+    Before:
+    ```mlir
+    %qh = attn.split_heads %q {num_heads = 12 : i64} : tensor<1x?x768xf32> -> tensor<1x12x?x64xf32>
+    ... (same for k, v)
+    %o = attn.sdpa %qh, %kh, %vh causal(top_left) : ... -> tensor<1x12x?x64xf32>
+    %c = attn.merge_heads %o : tensor<1x12x?x64xf32> -> tensor<1x?x768xf32>
+    ```
+    After:
+    ```mlir
+    %qv = tensor.expand_shape %q [[0], [1], [2, 3]] ... into tensor<1x?x12x64xf32>
+    %o = attn.sdpa %qv, %kv, %vv causal(top_left) layout(seq_major) : ... -> tensor<1x?x12x64xf32>
+    %c = tensor.collapse_shape %o [[0], [1], [2, 3]] : tensor<1x?x12x64xf32> into tensor<1x?x768xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
+def AttnFoldMaskPass : Pass<"attn-fold-mask", "mlir::ModuleOp"> {
+  let summary = "Fold constant causal masks into attn.sdpa's causal attribute";
+  let description = [{
+    A causal mask held as data costs a Tq x Tk read per call and hides the
+    structure the flash lowering uses to skip blocks above the diagonal.
+    This pass proves that a constant mask operand is exactly a causal
+    triangle and replaces it by `causal(top_left)` or `causal(bottom_right)`:
+
+    - bool `triu(ones, 1)` with true = masked (the seed's buffer), also
+      sliced at the origin (`mask[:T, :T]`, any T);
+    - bool `tril(ones)` with true = attend;
+    - additive constants with 0 below and -inf, -1e4, -1e9 or finfo(f32).min
+      above the diagonal;
+    - a triangle on the diagonal offset by Tk - Tq (bottom-right, ONNX).
+
+    A constant mask that masks nothing is dropped. A triangle with another
+    diagonal, a non-constant mask, a mask that differs between batch or head
+    planes, a mask on broadcast (size-1) axes that masks something, or an
+    additive constant holding other values (a bias) stays a mask.
+
+    Before:
+    ```mlir
+    %m = arith.constant dense<[[false, true], [false, false]]> : tensor<2x2xi1>
+    %o = attn.sdpa %q, %k, %v mask(%m : masked_where_true) : ..., tensor<2x2xi1> -> ...
+    ```
+    After:
+    ```mlir
+    %o = attn.sdpa %q, %k, %v causal(top_left) : ...
+    ```
+  }];
+}
+
 def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
   let summary = "Lower attn.sdpa to a fused, flash-style tiled loop nest";
   let description = [{
