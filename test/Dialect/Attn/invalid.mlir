@@ -185,6 +185,22 @@ func.func @sdpa_mask_wrong_axes(%q: tensor<8x16xf32>, %k: tensor<6x16xf32>, %m: 
 
 // -----
 
+func.func @sdpa_seq_major_rank_2(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{layout(seq_major) needs operands and result of one rank >= 3 ([B..., T, H, d])}}
+  %0 = attn.sdpa %q, %q, %q layout(seq_major) : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @sdpa_seq_major_gqa_heads(%q: tensor<1x8x6x16xf32>, %k: tensor<1x8x4x16xf32>) -> tensor<1x8x6x16xf32> {
+  // expected-error @+1 {{query heads (6) must be a multiple of key/value heads (4)}}
+  %0 = attn.sdpa %q, %k, %k layout(seq_major) : tensor<1x8x6x16xf32>, tensor<1x8x4x16xf32>, tensor<1x8x4x16xf32> -> tensor<1x8x6x16xf32>
+  return %0 : tensor<1x8x6x16xf32>
+}
+
+// -----
+
 func.func @causal_rank_1(%x: tensor<3xf32>, %w: tensor<3x2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{input must have rank >= 2 ([..., T, d_in]), got rank 1}}
   %0 = attn.causal_attention %x weights(%w, %w, %w) : (tensor<3xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<2xf32>

@@ -36,6 +36,13 @@ func.func @sdpa_masks(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %m: tens
   return %0, %1, %2 : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>
 }
 
+// CHECK-LABEL: func @sdpa_seq_major
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} causal(top_left) layout(seq_major) : tensor<1x?x12x64xf32>, tensor<1x?x12x64xf32>, tensor<1x?x12x64xf32> -> tensor<1x?x12x64xf32>
+func.func @sdpa_seq_major(%q: tensor<1x?x12x64xf32>) -> tensor<1x?x12x64xf32> {
+  %0 = attn.sdpa %q, %q, %q causal(top_left) layout(seq_major) : tensor<1x?x12x64xf32>, tensor<1x?x12x64xf32>, tensor<1x?x12x64xf32> -> tensor<1x?x12x64xf32>
+  return %0 : tensor<1x?x12x64xf32>
+}
+
 // CHECK-LABEL: func @causal_attention
 // CHECK: attn.causal_attention %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}) {dropout_p = 5.000000e-01 : f32, seed = 123 : i64} : (tensor<2x6x3xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<2x6x2xf32>
 // CHECK: attn.causal_attention %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}) bias(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<2x6x3xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x6x2xf32>

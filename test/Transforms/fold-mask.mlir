@@ -1,0 +1,133 @@
+// attn-fold-mask: constant causal masks become the causal attribute;
+// anything that is not exactly a causal triangle stays a mask.
+// RUN: attention-opt %s -split-input-file -attn-fold-mask | FileCheck %s
+
+// The seed's buffer: triu(ones(4, 4), 1), true = masked.
+// CHECK-LABEL: func.func @seed_triu
+// CHECK-NOT: mask(
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} causal(top_left) :
+func.func @seed_triu(%q: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %m = arith.constant dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]> : tensor<4x4xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<4x4xi1> -> tensor<1x2x4x8xf32>
+  return %0 : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The seed slices its context-length buffer: mask.bool()[:T, :T] with a
+// dynamic T is still top-left causal.
+// CHECK-LABEL: func.func @seed_triu_sliced
+// CHECK-NOT: mask(
+// CHECK: attn.sdpa {{.*}} causal(top_left) :
+func.func @seed_triu_sliced(%q: tensor<1x?x8xf32>, %t: index) -> tensor<1x?x8xf32> {
+  %buf = arith.constant dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]> : tensor<4x4xi1>
+  %m = tensor.extract_slice %buf[0, 0] [%t, %t] [1, 1] : tensor<4x4xi1> to tensor<?x?xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<1x?x8xf32>, tensor<1x?x8xf32>, tensor<1x?x8xf32>, tensor<?x?xi1> -> tensor<1x?x8xf32>
+  return %0 : tensor<1x?x8xf32>
+}
+
+// -----
+
+// tril with true = attend (ONNX bool masks), with leading unit dims.
+// CHECK-LABEL: func.func @tril_attend
+// CHECK: attn.sdpa {{.*}} causal(top_left) :
+func.func @tril_attend(%q: tensor<1x2x3x8xf32>) -> tensor<1x2x3x8xf32> {
+  %m = arith.constant dense<[[[[true, false, false], [true, true, false], [true, true, true]]]]> : tensor<1x1x3x3xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : attend_where_true) : tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x1x3x3xi1> -> tensor<1x2x3x8xf32>
+  return %0 : tensor<1x2x3x8xf32>
+}
+
+// -----
+
+// Additive masks with -inf, -1e4, -1e9 and finfo(f32).min above the diagonal.
+// CHECK-LABEL: func.func @additive
+// CHECK-COUNT-4: attn.sdpa {{.*}} causal(top_left) :
+// CHECK-NOT: mask(
+func.func @additive(%q: tensor<3x8xf32>) -> (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>) {
+  %a = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %b = arith.constant dense<[[0.0, -1.0e4, -1.0e4], [0.0, 0.0, -1.0e4], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %c = arith.constant dense<[[0.0, -1.0e9, -1.0e9], [0.0, 0.0, -1.0e9], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %d = arith.constant dense<[[0.0, -3.40282347e+38, -3.40282347e+38], [0.0, 0.0, -3.40282347e+38], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %0 = attn.sdpa %q, %q, %q mask(%a : additive) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xf32> -> tensor<3x8xf32>
+  %1 = attn.sdpa %q, %q, %q mask(%b : additive) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xf32> -> tensor<3x8xf32>
+  %2 = attn.sdpa %q, %q, %q mask(%c : additive) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xf32> -> tensor<3x8xf32>
+  %3 = attn.sdpa %q, %q, %q mask(%d : additive) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xf32> -> tensor<3x8xf32>
+  return %0, %1, %2, %3 : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>
+}
+
+// -----
+
+// Tq = 2, Tk = 4: the triangle offset by Tk - Tq = 2 is bottom-right.
+// CHECK-LABEL: func.func @bottom_right
+// CHECK: attn.sdpa {{.*}} causal(bottom_right) :
+func.func @bottom_right(%q: tensor<2x8xf32>, %k: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  %m = arith.constant dense<[[false, false, false, true], [false, false, false, false]]> : tensor<2x4xi1>
+  %0 = attn.sdpa %q, %k, %k mask(%m : masked_where_true) : tensor<2x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x4xi1> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+// A mask that masks nothing is dropped.
+// CHECK-LABEL: func.func @masks_nothing
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x8xf32>
+func.func @masks_nothing(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %m = arith.constant dense<0.0> : tensor<1x3xf32>
+  %0 = attn.sdpa %q, %q, %q mask(%m : additive) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<1x3xf32> -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}
+
+// -----
+
+// Negative cases: each keeps its mask.
+// CHECK-LABEL: func.func @wrong_diagonal
+// CHECK: mask(%{{.*}} : masked_where_true)
+// CHECK-NOT: causal
+func.func @wrong_diagonal(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  // triu(ones, 2): a window of two keys, not causal.
+  %m = arith.constant dense<[[false, false, true], [false, false, false], [false, false, false]]> : tensor<3x3xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xi1> -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}
+
+// CHECK-LABEL: func.func @not_constant
+// CHECK: mask(%{{.*}} : masked_where_true)
+func.func @not_constant(%q: tensor<3x8xf32>, %m: tensor<3x3xi1>) -> tensor<3x8xf32> {
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xi1> -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}
+
+// CHECK-LABEL: func.func @wrong_axes
+// CHECK: mask(%{{.*}} : masked_where_true)
+func.func @wrong_axes(%q: tensor<3x3x8xf32>) -> tensor<3x3x8xf32> {
+  // A triangle over (head, query) instead of (query, key).
+  %m = arith.constant dense<[[[false], [true], [true]], [[false], [false], [true]], [[false], [false], [false]]]> : tensor<3x3x1xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<3x3x8xf32>, tensor<3x3x8xf32>, tensor<3x3x8xf32>, tensor<3x3x1xi1> -> tensor<3x3x8xf32>
+  return %0 : tensor<3x3x8xf32>
+}
+
+// CHECK-LABEL: func.func @additive_bias
+// CHECK: mask(%{{.*}} : additive)
+func.func @additive_bias(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  // 0.5 below the diagonal is a bias (ALiBi-like), not a mask.
+  %m = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000], [0.5, 0.0, 0xFF800000], [0.5, 0.5, 0.0]]> : tensor<3x3xf32>
+  %0 = attn.sdpa %q, %q, %q mask(%m : additive) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xf32> -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}
+
+// CHECK-LABEL: func.func @differs_per_head
+// CHECK: mask(%{{.*}} : masked_where_true)
+func.func @differs_per_head(%q: tensor<2x2x8xf32>) -> tensor<2x2x8xf32> {
+  %m = arith.constant dense<[[[false, true], [false, false]], [[false, false], [false, false]]]> : tensor<2x2x2xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x2x2xi1> -> tensor<2x2x8xf32>
+  return %0 : tensor<2x2x8xf32>
+}
+
+// CHECK-LABEL: func.func @slice_off_origin
+// CHECK: mask(%{{.*}} : masked_where_true)
+func.func @slice_off_origin(%q: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %buf = arith.constant dense<[[false, true, true], [false, false, true], [false, false, false]]> : tensor<3x3xi1>
+  %m = tensor.extract_slice %buf[1, 0] [2, 2] [1, 1] : tensor<3x3xi1> to tensor<2x2xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x2xi1> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
