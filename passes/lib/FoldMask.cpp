@@ -11,6 +11,9 @@
 // bottom-right, whichever its diagonal matches); a mask that masks nothing
 // is dropped. Anything else (another diagonal, a non-constant mask, a mask
 // that varies along batch or head dims, a real additive bias) stays a mask.
+// Masks computed in the IR from indices alone (linalg.generic on
+// linalg.index comparisons, tensor.generate) are evaluated at compile time
+// and judged the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +21,7 @@
 #include "attn/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -98,6 +102,168 @@ bool isTriangle(const MaskGrid &g, int64_t offset) {
   return true;
 }
 
+/// A scalar while evaluating a mask computation: integers (i1, index, iN)
+/// as int64, floats as double.
+struct Scalar {
+  bool isFloat = false;
+  int64_t i = 0;
+  double f = 0;
+};
+
+/// Evaluates the body of a mask computation (a linalg.generic with no
+/// inputs, or a tensor.generate) at one index tuple. Only the pure index
+/// arithmetic masks are built from is understood; anything else fails.
+std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
+                               bool blockArgsAreIndices) {
+  llvm::DenseMap<Value, Scalar> env;
+  if (blockArgsAreIndices)
+    for (auto [a, v] : llvm::zip(body.getArguments(), idx))
+      env[a] = Scalar{false, v, 0};
+  auto get = [&](Value v) -> std::optional<Scalar> {
+    auto it = env.find(v);
+    if (it != env.end())
+      return it->second;
+    // A scalar constant from outside the region.
+    Attribute a;
+    if (matchPattern(v, m_Constant(&a))) {
+      if (auto ia = dyn_cast<IntegerAttr>(a))
+        return Scalar{false, ia.getValue().getSExtValue(), 0};
+      if (auto fa = dyn_cast<FloatAttr>(a))
+        return Scalar{true, 0, fa.getValueAsDouble()};
+      if (auto ba = dyn_cast<BoolAttr>(a))
+        return Scalar{false, ba.getValue(), 0};
+    }
+    return std::nullopt;
+  };
+  for (Operation &op : body) {
+    if (auto y = dyn_cast<linalg::YieldOp>(op))
+      return get(y.getOperand(0));
+    if (auto y = dyn_cast<tensor::YieldOp>(op))
+      return get(y.getValue());
+    if (auto ix = dyn_cast<linalg::IndexOp>(op)) {
+      env[ix] = Scalar{false, idx[ix.getDim()], 0};
+      continue;
+    }
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      auto v = get(c);
+      if (!v)
+        return std::nullopt;
+      env[c] = *v;
+      continue;
+    }
+    SmallVector<Scalar> in;
+    for (Value o : op.getOperands()) {
+      auto v = get(o);
+      if (!v)
+        return std::nullopt;
+      in.push_back(*v);
+    }
+    if (op.getNumResults() != 1)
+      return std::nullopt;
+    Scalar r;
+    if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      int64_t a = in[0].i, b = in[1].i;
+      using P = arith::CmpIPredicate;
+      switch (cmp.getPredicate()) {
+      case P::eq: r.i = a == b; break;
+      case P::ne: r.i = a != b; break;
+      case P::slt: case P::ult: r.i = a < b; break;
+      case P::sle: case P::ule: r.i = a <= b; break;
+      case P::sgt: case P::ugt: r.i = a > b; break;
+      case P::sge: case P::uge: r.i = a >= b; break;
+      }
+    } else if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+      double a = in[0].f, b = in[1].f;
+      using P = arith::CmpFPredicate;
+      switch (cmp.getPredicate()) {
+      case P::OEQ: case P::UEQ: r.i = a == b; break;
+      case P::ONE: case P::UNE: r.i = a != b; break;
+      case P::OLT: case P::ULT: r.i = a < b; break;
+      case P::OLE: case P::ULE: r.i = a <= b; break;
+      case P::OGT: case P::UGT: r.i = a > b; break;
+      case P::OGE: case P::UGE: r.i = a >= b; break;
+      default: return std::nullopt;
+      }
+    } else if (isa<arith::SelectOp>(op)) {
+      r = in[0].i ? in[1] : in[2];
+    } else if (isa<arith::AddIOp>(op)) {
+      r.i = in[0].i + in[1].i;
+    } else if (isa<arith::SubIOp>(op)) {
+      r.i = in[0].i - in[1].i;
+    } else if (isa<arith::MulIOp>(op)) {
+      r.i = in[0].i * in[1].i;
+    } else if (isa<arith::AndIOp>(op)) {
+      r.i = in[0].i & in[1].i;
+    } else if (isa<arith::OrIOp>(op)) {
+      r.i = in[0].i | in[1].i;
+    } else if (isa<arith::XOrIOp>(op)) {
+      r.i = in[0].i ^ in[1].i;
+    } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
+                   arith::ExtSIOp>(op)) {
+      r = in[0];
+    } else if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
+      r = Scalar{true, 0, static_cast<double>(in[0].i)};
+    } else if (isa<arith::NegFOp>(op)) {
+      r = Scalar{true, 0, -in[0].f};
+    } else if (isa<arith::AddFOp>(op)) {
+      r = Scalar{true, 0, in[0].f + in[1].f};
+    } else if (isa<arith::SubFOp>(op)) {
+      r = Scalar{true, 0, in[0].f - in[1].f};
+    } else if (isa<arith::MulFOp>(op)) {
+      r = Scalar{true, 0, in[0].f * in[1].f};
+    } else {
+      return std::nullopt;
+    }
+    env[op.getResult(0)] = r;
+  }
+  return std::nullopt;
+}
+
+/// Evaluates a mask computed in the IR from indices alone (a linalg.generic
+/// without inputs, or a tensor.generate) into a constant, if its shape is
+/// static and small.
+std::optional<DenseElementsAttr> evaluateIndexMask(Value mask) {
+  auto type = dyn_cast<RankedTensorType>(mask.getType());
+  if (!type || !type.hasStaticShape() || type.getNumElements() > (1 << 20))
+    return std::nullopt;
+  Block *body = nullptr;
+  bool argsAreIndices = false;
+  if (auto g = mask.getDefiningOp<linalg::GenericOp>()) {
+    if (g.getNumDpsInputs() != 0 || g.getNumResults() != 1 ||
+        !llvm::all_of(g.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      return std::nullopt;
+    body = g.getBody();
+  } else if (auto gen = mask.getDefiningOp<tensor::GenerateOp>()) {
+    body = &gen.getBody().front();
+    argsAreIndices = true;
+  } else {
+    return std::nullopt;
+  }
+  int64_t n = type.getNumElements();
+  SmallVector<int64_t> idx(type.getRank(), 0);
+  SmallVector<Attribute> values;
+  values.reserve(n);
+  Type elem = type.getElementType();
+  for (int64_t e = 0; e < n; ++e) {
+    std::optional<Scalar> v = evalBody(*body, idx, argsAreIndices);
+    if (!v)
+      return std::nullopt;
+    if (elem.isInteger(1))
+      values.push_back(BoolAttr::get(elem.getContext(), v->i != 0));
+    else if (auto ft = dyn_cast<FloatType>(elem))
+      values.push_back(FloatAttr::get(ft, v->isFloat ? v->f : double(v->i)));
+    else
+      return std::nullopt;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (++idx[d] < type.getDimSize(d))
+        break;
+      idx[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
 bool masksNothing(const MaskGrid &g) {
   return llvm::none_of(g.masked, [](bool m) { return m; });
 }
@@ -123,8 +289,14 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
       originSlice = true;
     }
     DenseElementsAttr attr;
-    if (!matchPattern(mask, m_Constant(&attr)))
-      return rw.notifyMatchFailure(op, "mask is not a constant");
+    if (!matchPattern(mask, m_Constant(&attr))) {
+      // Masks built in the IR from iota-style index comparisons.
+      std::optional<DenseElementsAttr> evaluated = evaluateIndexMask(mask);
+      if (!evaluated)
+        return rw.notifyMatchFailure(op, "mask is neither constant nor "
+                                         "computed from indices alone");
+      attr = *evaluated;
+    }
     std::optional<MaskGrid> grid = readMask(attr, op.getMaskKind());
     if (!grid)
       return rw.notifyMatchFailure(op, "constant is not a pure 0/masked grid");

@@ -131,3 +131,51 @@ func.func @slice_off_origin(%q: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x2xi1> -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
+
+// -----
+
+// Masks computed from indices: a linalg.generic comparing linalg.index
+// values (j > i: masked) and a tensor.generate selecting -inf above the
+// diagonal.
+// CHECK-LABEL: func.func @computed_masks
+// CHECK-COUNT-2: attn.sdpa {{.*}} causal(top_left) :
+// CHECK-NOT: mask(
+func.func @computed_masks(%q: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %e = tensor.empty() : tensor<4x4xi1>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x4xi1>) {
+  ^bb0(%out: i1):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %f = arith.cmpi sgt, %j, %i : index
+    linalg.yield %f : i1
+  } -> tensor<4x4xi1>
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %a = tensor.generate {
+  ^bb0(%i: index, %j: index):
+    %f = arith.cmpi ugt, %j, %i : index
+    %v = arith.select %f, %ninf, %zero : f32
+    tensor.yield %v : f32
+  } : tensor<4x4xf32>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<4x4xi1> -> tensor<1x4x8xf32>
+  %1 = attn.sdpa %q, %q, %q mask(%a : additive) : tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<4x4xf32> -> tensor<1x4x8xf32>
+  return %0, %1 : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+
+// -----
+
+// A computed mask that depends on data, or on something the evaluator does
+// not understand, stays.
+// CHECK-LABEL: func.func @computed_from_data
+// CHECK: mask(%{{.*}} : masked_where_true)
+func.func @computed_from_data(%q: tensor<4x8xf32>, %lim: index) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x4xi1>
+  %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x4xi1>) {
+  ^bb0(%out: i1):
+    %j = linalg.index 1 : index
+    %f = arith.cmpi sgt, %j, %lim : index
+    linalg.yield %f : i1
+  } -> tensor<4x4xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xi1> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

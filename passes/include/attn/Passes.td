@@ -142,7 +142,10 @@ def AttnFoldMaskPass : Pass<"attn-fold-mask", "mlir::ModuleOp"> {
     - bool `tril(ones)` with true = attend;
     - additive constants with 0 below and -inf, -1e4, -1e9 or finfo(f32).min
       above the diagonal;
-    - a triangle on the diagonal offset by Tk - Tq (bottom-right, ONNX).
+    - a triangle on the diagonal offset by Tk - Tq (bottom-right, ONNX);
+    - any of these computed in the IR from indices alone (`linalg.generic`
+      on `linalg.index` comparisons and `arith.select`, `tensor.generate`):
+      static-shaped computations are evaluated at compile time.
 
     A constant mask that masks nothing is dropped. A triangle with another
     diagonal, a non-constant mask, a mask that differs between batch or head
