@@ -258,6 +258,11 @@ LogicalResult SdpaOp::verify() {
     return failure();
   if (ShapedType::isDynamic(q.getShape().back()) && !getScale())
     return emitOpError() << "needs a static head dim or an explicit scale";
+  for (auto [name, w] : {std::make_pair("window_left", getWindowLeft()),
+                         std::make_pair("window_right", getWindowRight())})
+    if (w && static_cast<int64_t>(*w) < 0)
+      return emitOpError() << name << " must be >= 0, got "
+                           << static_cast<int64_t>(*w);
   // Batch dims.
   for (int64_t i = 0; i + 3 < r; ++i) {
     if (failed(expectDim(*this, "query", q, i, "key", k, i, "batch dim")) ||

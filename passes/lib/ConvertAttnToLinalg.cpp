@@ -91,7 +91,7 @@ struct SdpaLowering : OpConversionPattern<SdpaOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SdpaConfig cfg;
-    cfg.causal = op.getCausal();
+    setBand(cfg, op.getCausal(), op.getWindowLeft(), op.getWindowRight());
     cfg.maskKind = op.getMaskKind();
     cfg.scale = op.getEffectiveScale();
     setDropout(cfg, op);

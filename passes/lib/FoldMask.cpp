@@ -264,6 +264,42 @@ std::optional<DenseElementsAttr> evaluateIndexMask(Value mask) {
   return DenseElementsAttr::get(type, values);
 }
 
+/// A sliding-window band: keys j with -left <= j - (i + offset) <= right
+/// visible (-1 = unbounded on that side).
+struct Band {
+  int64_t left = -1, right = -1;
+};
+
+/// The band the grid is, for this diagonal offset, if it is exactly one.
+std::optional<Band> findBand(const MaskGrid &g, int64_t offset) {
+  int64_t maxRight = INT64_MIN, maxLeft = INT64_MIN;
+  for (int64_t i = 0; i < g.rows; ++i)
+    for (int64_t j = 0; j < g.cols; ++j)
+      if (!g.at(i, j)) {
+        maxRight = std::max(maxRight, j - (i + offset));
+        maxLeft = std::max(maxLeft, (i + offset) - j);
+      }
+  if (maxRight == INT64_MIN)
+    return std::nullopt; // everything masked
+  for (int64_t i = 0; i < g.rows; ++i)
+    for (int64_t j = 0; j < g.cols; ++j) {
+      int64_t d = j - (i + offset);
+      if (g.at(i, j) != (d > maxRight || d < -maxLeft))
+        return std::nullopt;
+    }
+  // Window bounds are distances from the diagonal on each side: a band
+  // that excludes the diagonal itself (e.g. j < i) is not a window.
+  if (maxRight < 0 || maxLeft < 0)
+    return std::nullopt;
+  Band band;
+  // A side no key lies beyond is unbounded.
+  if (maxRight < (g.cols - 1) - offset)
+    band.right = maxRight;
+  if (maxLeft < (g.rows - 1) + offset)
+    band.left = maxLeft;
+  return band;
+}
+
 bool masksNothing(const MaskGrid &g) {
   return llvm::none_of(g.masked, [](bool m) { return m; });
 }
@@ -321,6 +357,35 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
     } else if (fullGrid && !originSlice && !ShapedType::isDynamic(tq) &&
                !ShapedType::isDynamic(tk) && isTriangle(*grid, tk - tq)) {
       folded = CausalKind::bottom_right;
+    } else if (fullGrid && !originSlice && op.getCausal() == CausalKind::none &&
+               !op.getWindowLeft() && !op.getWindowRight() &&
+               !ShapedType::isDynamic(tq) && !ShapedType::isDynamic(tk)) {
+      // A banded mask: a (causal) sliding window. A band leaning on the
+      // bottom-right diagonal is expressible only when causal (right = 0).
+      std::optional<Band> band = findBand(*grid, 0);
+      CausalKind kind = CausalKind::none;
+      if (band && band->right == 0)
+        kind = CausalKind::top_left;
+      if (!band && tk != tq) {
+        band = findBand(*grid, tk - tq);
+        if (band && band->right == 0)
+          kind = CausalKind::bottom_right;
+        else
+          band = std::nullopt;
+      }
+      if (!band || (band->left < 0 && band->right < 0))
+        return rw.notifyMatchFailure(op, "mask is not a causal triangle or a "
+                                         "sliding-window band");
+      rw.modifyOpInPlace(op, [&] {
+        op.getMaskMutable().clear();
+        op.setMaskKind(MaskKind::masked_where_true);
+        op.setCausal(kind);
+        if (band->left >= 0)
+          op.setWindowLeft(static_cast<uint64_t>(band->left));
+        if (band->right > 0)
+          op.setWindowRight(static_cast<uint64_t>(band->right));
+      });
+      return success();
     } else {
       return rw.notifyMatchFailure(op, "mask is not a causal triangle");
     }

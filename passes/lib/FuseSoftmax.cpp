@@ -224,9 +224,8 @@ SmallVector<Value> kvStep(OpBuilder &b, Location loc, const BlockContext &c,
                     Value j = n.add(linalg::IndexOp::create(nb, l2, 1), j0);
                     if (c.causalOffset)
                       i = n.add(i, c.causalOffset);
-                    Value future = arith::CmpIOp::create(
-                        nb, l2, arith::CmpIPredicate::sgt, j, i);
-                    x = arith::SelectOp::create(nb, l2, future, ninf, x);
+                    x = arith::SelectOp::create(
+                        nb, l2, buildOutsideBand(nb, l2, i, j, c.cfg), ninf, x);
                   }
                   linalg::YieldOp::create(nb, l2, ValueRange{x});
                 });
@@ -423,17 +422,18 @@ Value buildFlashSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
   SmallVector<Value> state{filled(b, loc, {c.rows}, kNegInf),
                            filled(b, loc, {c.rows}, 0.0),
                            filled(b, loc, {c.rows, dv}, 0.0)};
-  if (cfg.causal == CausalKind::none) {
-    state = kvLoop(b, loc, c, ix.c(0), tk, /*causalPredicate=*/false, state);
-  } else {
-    // Row i sees keys j <= i + off. The block's last row bounds the loop;
-    // its first row decides which blocks lie fully below the diagonal.
-    Value off = ix.c(0);
+  Value zero = ix.c(0);
+  if (!cfg.hasBand()) {
+    state = kvLoop(b, loc, c, zero, tk, /*causalPredicate=*/false, state);
+  } else if (cfg.windowLeft < 0 && cfg.windowRight < 0) {
+    // Causal: row i sees keys j <= i + off. The block's last row bounds the
+    // loop; its first row decides which blocks lie fully below the
+    // diagonal and need no predicate.
+    Value off = zero;
     if (cfg.causal == CausalKind::bottom_right) {
       off = ix.sub(tk, tq);
       c.causalOffset = off;
     }
-    Value zero = ix.c(0);
     Value kvEnd = ix.max(zero, ix.min(tk, ix.add(ix.add(c.q0, c.rows), off)));
     Value fullEnd = ix.mul(
         ix.floorDiv(ix.add(ix.add(c.q0, off), ix.c(1)), ix.c(blockKV)),
@@ -441,6 +441,27 @@ Value buildFlashSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
     fullEnd = ix.max(zero, ix.min(fullEnd, kvEnd));
     state = kvLoop(b, loc, c, zero, fullEnd, /*causalPredicate=*/false, state);
     state = kvLoop(b, loc, c, fullEnd, kvEnd, /*causalPredicate=*/true, state);
+  } else {
+    // Sliding window: only keys in [q0 + off - L, q0 + rows - 1 + off + R]
+    // can be seen by any row of the block; visit just those, with the
+    // predicate.
+    Value off = zero;
+    if (cfg.causal == CausalKind::bottom_right) {
+      off = ix.sub(tk, tq);
+      c.causalOffset = off;
+    }
+    int64_t right = cfg.windowRight;
+    if (cfg.causal != CausalKind::none)
+      right = right < 0 ? 0 : std::min<int64_t>(right, 0);
+    Value kvBegin = zero;
+    if (cfg.windowLeft >= 0)
+      kvBegin = ix.max(zero, ix.sub(ix.add(c.q0, off), ix.c(cfg.windowLeft)));
+    Value kvEnd = tk;
+    if (right >= 0)
+      kvEnd = ix.max(zero, ix.min(tk, ix.add(ix.add(ix.add(c.q0, c.rows), off),
+                                             ix.c(right))));
+    kvBegin = ix.min(kvBegin, kvEnd);
+    state = kvLoop(b, loc, c, kvBegin, kvEnd, /*causalPredicate=*/true, state);
   }
 
   // O = acc / l; rows that attended nothing are 0.
@@ -507,7 +528,7 @@ struct FlashSdpaLowering : OpConversionPattern<SdpaOp> {
       v = addHead(v);
     }
     SdpaConfig cfg;
-    cfg.causal = op.getCausal();
+    setBand(cfg, op.getCausal(), op.getWindowLeft(), op.getWindowRight());
     cfg.maskKind = op.getMaskKind();
     cfg.scale = op.getEffectiveScale();
     cfg.dropoutP = op.getDropoutP().convertToFloat();

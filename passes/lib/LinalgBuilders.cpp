@@ -106,6 +106,33 @@ Value convertElementType(OpBuilder &b, Location loc, Value t, Type elem) {
                  });
 }
 
+void setBand(SdpaConfig &cfg, CausalKind causal, std::optional<uint64_t> left,
+             std::optional<uint64_t> right) {
+  cfg.causal = causal;
+  cfg.windowLeft = left ? static_cast<int64_t>(*left) : -1;
+  cfg.windowRight = right ? static_cast<int64_t>(*right) : -1;
+}
+
+Value buildOutsideBand(OpBuilder &b, Location loc, Value i, Value j,
+                       const SdpaConfig &cfg) {
+  // d = j - i: how far right of the (shifted) diagonal the key lies.
+  Value d = arith::SubIOp::create(b, loc, j, i);
+  auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Value outside = arith::ConstantIntOp::create(b, loc, 0, 1);
+  auto orIf = [&](arith::CmpIPredicate p, int64_t bound) {
+    Value c = arith::CmpIOp::create(b, loc, p, d, cst(bound));
+    outside = arith::OrIOp::create(b, loc, outside, c);
+  };
+  int64_t right = cfg.windowRight;
+  if (cfg.causal != CausalKind::none)
+    right = right < 0 ? 0 : std::min<int64_t>(right, 0);
+  if (right >= 0)
+    orIf(arith::CmpIPredicate::sgt, right);
+  if (cfg.windowLeft >= 0)
+    orIf(arith::CmpIPredicate::slt, -cfg.windowLeft);
+  return outside;
+}
+
 Value buildProjection(OpBuilder &b, Location loc, Value x, Value w,
                       Value bias) {
   unsigned r = tensorType(x).getRank();
@@ -295,14 +322,13 @@ Value buildSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
             break;
           }
         }
-        if (cfg.causal != CausalKind::none) {
+        if (cfg.hasBand()) {
           Value i = linalg::IndexOp::create(nb, l, iDim);
           Value j = linalg::IndexOp::create(nb, l, jDim);
           if (causalOffset)
             i = arith::AddIOp::create(nb, l, i, causalOffset);
-          Value future =
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, j, i);
-          s = arith::SelectOp::create(nb, l, future, ninf, s);
+          s = arith::SelectOp::create(nb, l, buildOutsideBand(nb, l, i, j, cfg),
+                                      ninf, s);
         }
         linalg::YieldOp::create(nb, l, ValueRange{s});
       });

@@ -21,7 +21,23 @@ struct SdpaConfig {
   double scale = 1.0;
   double dropoutP = 0.0;
   uint64_t seed = 0;
+  /// Sliding window bounds (keys i-L .. i+R), -1 = unbounded.
+  int64_t windowLeft = -1, windowRight = -1;
+
+  /// Whether scores are masked by position (causal and/or window).
+  bool hasBand() const {
+    return causal != CausalKind::none || windowLeft >= 0 || windowRight >= 0;
+  }
 };
+
+/// Fills the causal/window fields of `cfg` from an attn.sdpa's attributes.
+void setBand(SdpaConfig &cfg, CausalKind causal, std::optional<uint64_t> left,
+             std::optional<uint64_t> right);
+
+/// i1: key `j` lies outside the band query `i` may see; `i` is already
+/// shifted by the alignment offset (Tk - Tq for bottom-right).
+Value buildOutsideBand(OpBuilder &b, Location loc, Value i, Value j,
+                       const SdpaConfig &cfg);
 
 /// Converts a float tensor to element type `elem` (extf/truncf), or returns it.
 Value convertElementType(OpBuilder &b, Location loc, Value t, Type elem);

@@ -79,13 +79,24 @@ func.func @masks_nothing(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
 
 // -----
 
-// Negative cases: each keeps its mask.
+// Wrong diagonals are not causal. triu(ones, 2) lets each query see one
+// key ahead: exactly a window with window_right = 1, never causal.
 // CHECK-LABEL: func.func @wrong_diagonal
+// CHECK-NOT: causal
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {window_right = 1 : i64}
+func.func @wrong_diagonal(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %m = arith.constant dense<[[false, false, true], [false, false, false], [false, false, false]]> : tensor<3x3xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xi1> -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}
+
+// triu(ones, 0) also masks the diagonal (query i sees only keys j < i):
+// neither causal nor a window; it stays a mask.
+// CHECK-LABEL: func.func @diagonal_masked
 // CHECK: mask(%{{.*}} : masked_where_true)
 // CHECK-NOT: causal
-func.func @wrong_diagonal(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
-  // triu(ones, 2): a window of two keys, not causal.
-  %m = arith.constant dense<[[false, false, true], [false, false, false], [false, false, false]]> : tensor<3x3xi1>
+func.func @diagonal_masked(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %m = arith.constant dense<[[true, true, true], [false, true, true], [false, false, true]]> : tensor<3x3xi1>
   %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xi1> -> tensor<3x8xf32>
   return %0 : tensor<3x8xf32>
 }
@@ -178,4 +189,31 @@ func.func @computed_from_data(%q: tensor<4x8xf32>, %lim: index) -> tensor<4x8xf3
   } -> tensor<4x4xi1>
   %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x4xi1> -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Banded constants become sliding windows: a causal window of three keys
+// (j in [i-2, i]) and a symmetric band (j in [i-1, i+1]).
+// CHECK-LABEL: func.func @sliding_windows
+// CHECK: attn.sdpa {{.*}} causal(top_left) {window_left = 2 : i64} :
+// CHECK: attn.sdpa {{.*}} {window_left = 1 : i64, window_right = 1 : i64} :
+// CHECK-NOT: mask(
+func.func @sliding_windows(%q: tensor<5x8xf32>) -> (tensor<5x8xf32>, tensor<5x8xf32>) {
+  %c = arith.constant dense<[[false, true, true, true, true], [false, false, true, true, true], [false, false, false, true, true], [true, false, false, false, true], [true, true, false, false, false]]> : tensor<5x5xi1>
+  %s = arith.constant dense<[[true, true, false, false, false], [true, true, true, false, false], [false, true, true, true, false], [false, false, true, true, true], [false, false, false, true, true]]> : tensor<5x5xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%c : masked_where_true) : tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x5xi1> -> tensor<5x8xf32>
+  %1 = attn.sdpa %q, %q, %q mask(%s : attend_where_true) : tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x5xi1> -> tensor<5x8xf32>
+  return %0, %1 : tensor<5x8xf32>, tensor<5x8xf32>
+}
+
+// -----
+
+// Not a band (a hole in the middle): stays a mask.
+// CHECK-LABEL: func.func @not_a_band
+// CHECK: mask(%{{.*}} : masked_where_true)
+func.func @not_a_band(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %m = arith.constant dense<[[false, true, false], [false, false, false], [false, false, false]]> : tensor<3x3xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xi1> -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
 }

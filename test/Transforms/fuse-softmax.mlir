@@ -87,6 +87,24 @@ func.func @dropout_seq_major(%q: tensor<2x?x4x16xf32>) -> tensor<2x?x4x16xf32> {
 
 // -----
 
+// A sliding window visits only the keys some row of the block can see:
+// from q0 - 16 (clamped at 0) to the diagonal, with the predicate.
+// CHECK-LABEL: func.func @causal_window
+// CHECK: scf.forall
+// CHECK: %[[LO:.*]] = arith.subi %{{.*}}, %c16{{.*}} : index
+// CHECK: %[[BEGIN:.*]] = arith.maxsi %{{.*}}, %[[LO]] : index
+// CHECK: %[[B2:.*]] = arith.minsi %[[BEGIN]], %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %[[B2]] to
+// CHECK: arith.cmpi slt, %{{.*}}, %c-16
+// CHECK-NOT: scf.for
+// CHECK: scf.forall.in_parallel
+func.func @causal_window(%q: tensor<1x2x256x32xf32>) -> tensor<1x2x256x32xf32> {
+  %0 = attn.sdpa %q, %q, %q causal(top_left) {window_left = 16 : i64} : tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32>, tensor<1x2x256x32xf32> -> tensor<1x2x256x32xf32>
+  return %0 : tensor<1x2x256x32xf32>
+}
+
+// -----
+
 // Other attn ops are left alone.
 // CHECK-LABEL: func.func @other_ops
 // CHECK: attn.self_attention

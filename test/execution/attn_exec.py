@@ -9,7 +9,10 @@ import sys
 
 import numpy as np
 
-ATTENTION_RUN = os.environ.get("ATTENTION_RUN", "/work/main/build/bin/attention-run")
+ATTENTION_RUN = os.environ.get(
+    "ATTENTION_RUN",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bin",
+                 "attention-run"))
 
 # Distinguishes the files of successive run() calls sharing one workdir.
 _run_counter = itertools.count()

@@ -59,6 +59,11 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
     - `scale` defaults to 1/sqrt(d).
     - `causal(top_left)`: query i sees keys j <= i (PyTorch).
       `causal(bottom_right)`: query i sees keys j <= i + Tk - Tq (ONNX).
+    - `window_left = L`, `window_right = R` (sliding window, each optional,
+      >= 0): query i sees keys j with -L <= j - (i + off) <= R, where off
+      is Tk - Tq for `causal(bottom_right)` and 0 otherwise. With `causal`
+      R is 0 anyway; `causal(top_left) {window_left = 255}` is a 256-key
+      causal sliding window.
     - `mask(%m : kind)`: an explicit mask broadcastable (NumPy rules, aligned
       at the right) to [B..., Hq, Tq, Tk]. `masked_where_true` and
       `attend_where_true` take i1 masks, `additive` a float mask of the
@@ -85,6 +90,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
       DefaultValuedAttr<Attn_CausalKind, "::mlir::attn::CausalKind::none">:$causal,
       DefaultValuedAttr<Attn_MaskKind, "::mlir::attn::MaskKind::masked_where_true">:$mask_kind,
       DefaultValuedAttr<Attn_HeadLayout, "::mlir::attn::HeadLayout::heads_major">:$layout,
+      OptionalAttr<I64Attr>:$window_left,
+      OptionalAttr<I64Attr>:$window_right,
       OptionalAttr<F32Attr>:$scale,
       DefaultValuedAttr<F32Attr, "0.0f">:$dropout_p,
       DefaultValuedAttr<I64Attr, "0">:$seed);

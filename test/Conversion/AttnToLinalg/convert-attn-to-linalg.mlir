@@ -20,8 +20,10 @@
 // CHECK: %[[I:.*]] = linalg.index 1
 // CHECK: %[[J:.*]] = linalg.index 2
 // CHECK: %[[DIAG:.*]] = arith.addi %[[I]], %[[OFF]]
-// CHECK: %[[FUT:.*]] = arith.cmpi sgt, %[[J]], %[[DIAG]]
-// CHECK: arith.select %[[FUT]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[D:.*]] = arith.subi %[[J]], %[[DIAG]] : index
+// CHECK: %[[FUT:.*]] = arith.cmpi sgt, %[[D]], %c0
+// CHECK: %[[OUT:.*]] = arith.ori %{{.*}}, %[[FUT]] : i1
+// CHECK: arith.select %[[OUT]], %{{.*}}, %{{.*}} : f32
 // CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[MASKED]]
 // CHECK: arith.maximumf
 // CHECK: %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[MASKED]], %[[MAX]]
@@ -44,12 +46,27 @@ func.func @sdpa_causal_bottom_right(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>
 // Top-left causal has no offset; a rank-2 problem gets a unit head dim.
 // CHECK-LABEL: func.func @sdpa_causal_top_left_rank2
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [1, 5, 8] : tensor<5x8xf32> into tensor<1x5x8xf32>
-// CHECK-NOT: arith.subi
+// CHECK-NOT: tensor.dim
 // CHECK: arith.cmpi sgt
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<1x5x8xf32> into tensor<5x8xf32>
 func.func @sdpa_causal_top_left_rank2(%q: tensor<5x8xf32>) -> tensor<5x8xf32> {
   %0 = attn.sdpa %q, %q, %q causal(top_left) : tensor<5x8xf32>, tensor<5x8xf32>, tensor<5x8xf32> -> tensor<5x8xf32>
   return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+// A sliding window masks keys more than 3 left or 1 right of the diagonal.
+// CHECK-LABEL: func.func @sdpa_window
+// CHECK: %[[I:.*]] = linalg.index 1
+// CHECK: %[[J:.*]] = linalg.index 2
+// CHECK: %[[D:.*]] = arith.subi %[[J]], %[[I]] : index
+// CHECK: arith.cmpi sgt, %[[D]], %c1
+// CHECK: arith.cmpi slt, %[[D]], %c-3
+// CHECK: arith.select
+func.func @sdpa_window(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = attn.sdpa %q, %q, %q {window_left = 3 : i64, window_right = 1 : i64} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
 }
 
 // -----

@@ -43,6 +43,15 @@ func.func @sdpa_seq_major(%q: tensor<1x?x12x64xf32>) -> tensor<1x?x12x64xf32> {
   return %0 : tensor<1x?x12x64xf32>
 }
 
+// CHECK-LABEL: func @sdpa_window
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} causal(bottom_right) {window_left = 255 : i64} :
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {window_left = 2 : i64, window_right = 2 : i64} :
+func.func @sdpa_window(%q: tensor<2x?x64xf32>) -> (tensor<2x?x64xf32>, tensor<2x?x64xf32>) {
+  %0 = attn.sdpa %q, %q, %q causal(bottom_right) {window_left = 255 : i64} : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x64xf32> -> tensor<2x?x64xf32>
+  %1 = attn.sdpa %q, %q, %q {window_left = 2 : i64, window_right = 2 : i64} : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x64xf32> -> tensor<2x?x64xf32>
+  return %0, %1 : tensor<2x?x64xf32>, tensor<2x?x64xf32>
+}
+
 // CHECK-LABEL: func @causal_attention
 // CHECK: attn.causal_attention %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}) {dropout_p = 5.000000e-01 : f32, seed = 123 : i64} : (tensor<2x6x3xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<2x6x2xf32>
 // CHECK: attn.causal_attention %{{.*}} weights(%{{.*}}, %{{.*}}, %{{.*}}) bias(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<2x6x3xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x6x2xf32>
