@@ -28,6 +28,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace mlir::attn {
@@ -406,10 +407,102 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
   }
 };
 
+/// The seed's "first method" of causal attention: softmax, multiply by a
+/// 0/1 mask, renormalise by the row sum. Since
+///   softmax(s) * t / rowsum(softmax(s) * t) == softmax(t ? s : -inf)
+/// for any 0/1 mask t, the three extra passes over the weights become one
+/// select before the softmax (the form the rest of the compiler knows as a
+/// masked softmax). Matched on the named linalg ops an importer produces:
+///   %w = linalg.softmax dimension(last) ins(%s)
+///   %m = linalg.mul ins(%w, %t)            (%t a 0/1 constant, possibly
+///                                           through linalg.broadcast)
+///   %r = linalg.reduce { arith.addf } ins(%m) dimensions = [last]
+///   %b = linalg.broadcast ins(%r) dimensions = [last]
+///   %n = linalg.div ins(%m, %b)
+struct FoldRenormalizedSoftmax : OpRewritePattern<linalg::DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::DivOp div,
+                                PatternRewriter &rw) const override {
+    if (div.getNumDpsInputs() != 2 || !div.hasPureTensorSemantics())
+      return rw.notifyMatchFailure(div, "not a tensor division");
+    Value num = div.getDpsInputs()[0], den = div.getDpsInputs()[1];
+    auto mul = num.getDefiningOp<linalg::MulOp>();
+    auto bcast = den.getDefiningOp<linalg::BroadcastOp>();
+    if (!mul || !bcast)
+      return rw.notifyMatchFailure(div, "not (softmax * t) / broadcast(sum)");
+    auto type = cast<RankedTensorType>(div.getResultTypes()[0]);
+    int64_t last = type.getRank() - 1;
+    if (bcast.getDimensions() != ArrayRef<int64_t>{last})
+      return rw.notifyMatchFailure(div, "sum is not broadcast along the rows");
+    auto reduce = bcast.getInput().getDefiningOp<linalg::ReduceOp>();
+    if (!reduce || reduce.getInputs().size() != 1 ||
+        reduce.getInputs()[0] != num ||
+        reduce.getDimensions() != ArrayRef<int64_t>{last})
+      return rw.notifyMatchFailure(div, "denominator is not rowsum(numerator)");
+    Block &body = reduce.getCombiner().front();
+    if (body.getOperations().size() != 2 ||
+        !isa<arith::AddFOp>(body.front()))
+      return rw.notifyMatchFailure(div, "reduction is not a sum");
+    Value w, t;
+    for (int side = 0; side < 2; ++side) {
+      Value a = mul.getDpsInputs()[side], b = mul.getDpsInputs()[1 - side];
+      if (auto sm = a.getDefiningOp<linalg::SoftmaxOp>()) {
+        if (sm.getDimension() == static_cast<uint64_t>(last)) {
+          w = a;
+          t = b;
+        }
+      }
+    }
+    if (!w)
+      return rw.notifyMatchFailure(div, "numerator is not softmax(s) * t");
+    // t must be a 0/1 constant (possibly broadcast).
+    Value tSource = t;
+    if (auto tb = t.getDefiningOp<linalg::BroadcastOp>())
+      tSource = tb.getInput();
+    DenseElementsAttr tAttr;
+    if (!matchPattern(tSource, m_Constant(&tAttr)) ||
+        !isa<FloatType>(tAttr.getElementType()) ||
+        !llvm::all_of(tAttr.getValues<APFloat>(), [](const APFloat &v) {
+          return v.isZero() || v.isExactlyValue(1.0);
+        }))
+      return rw.notifyMatchFailure(div, "multiplier is not a 0/1 constant");
+
+    auto softmax = w.getDefiningOp<linalg::SoftmaxOp>();
+    Value scores = softmax.getInput();
+    Location loc = div.getLoc();
+    Type elem = type.getElementType();
+    AffineMap id = rw.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> par(type.getRank(),
+                                         utils::IteratorType::parallel);
+    Value init = tensor::EmptyOp::create(
+        rw, loc, tensor::getMixedSizes(rw, loc, scores), elem);
+    Value masked =
+        linalg::GenericOp::create(
+            rw, loc, TypeRange{type}, ValueRange{scores, t}, ValueRange{init},
+            ArrayRef<AffineMap>{id, id, id}, par,
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(elem));
+              Value keep = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::ONE, a[1], zero);
+              Value ninf = arith::ConstantOp::create(
+                  b, l,
+                  b.getFloatAttr(elem, -std::numeric_limits<double>::infinity()));
+              linalg::YieldOp::create(
+                  b, l, ValueRange{arith::SelectOp::create(b, l, keep, a[0], ninf)});
+            })
+            .getResult(0);
+    Value out = linalg::SoftmaxOp::create(rw, loc, TypeRange{type}, masked,
+                                          softmax.getOutput(), last)
+                    .getResult()[0];
+    rw.replaceOp(div, out);
+    return success();
+  }
+};
+
 struct AttnFoldMaskPass : impl::AttnFoldMaskPassBase<AttnFoldMaskPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldConstantMask>(&getContext());
+    patterns.add<FoldConstantMask, FoldRenormalizedSoftmax>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

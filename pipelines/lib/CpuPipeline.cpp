@@ -41,6 +41,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     }
   }
   pm.addPass(createConvertAttnToLinalgPass());
+  pm.addPass(createAttnDecomposeLinalgAggregatesPass());
   if (options.emitCInterface)
     pm.addPass(createAttnEmitCInterfacePass());
   // Elementwise arith/math on whole tensors (e.g. a residual add around the

@@ -130,7 +130,8 @@ def AttnFoldHeadTransposesPass
 }
 
 def AttnFoldMaskPass : Pass<"attn-fold-mask", "mlir::ModuleOp"> {
-  let summary = "Fold constant causal masks into attn.sdpa's causal attribute";
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+  let summary = "Fold causal and sliding-window masks into attributes";
   let description = [{
     A causal mask held as data costs a Tq x Tk read per call and hides the
     structure the flash lowering uses to skip blocks above the diagonal.
@@ -146,6 +147,12 @@ def AttnFoldMaskPass : Pass<"attn-fold-mask", "mlir::ModuleOp"> {
     - any of these computed in the IR from indices alone (`linalg.generic`
       on `linalg.index` comparisons and `arith.select`, `tensor.generate`):
       static-shaped computations are evaluated at compile time.
+
+    The seed's "first method" (softmax, multiply by a 0/1 mask, renormalise
+    by the row sum) is causal softmax: `linalg.softmax` -> `linalg.mul` by a
+    0/1 constant -> `linalg.reduce` (sum) -> `linalg.broadcast` ->
+    `linalg.div` becomes one select (-inf where the mask is 0) before the
+    softmax.
 
     A constant mask that masks nothing is dropped. A triangle with another
     diagonal, a non-constant mask, a mask that differs between batch or head
@@ -208,6 +215,21 @@ def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
     "mlir::math::MathDialect", "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect", "mlir::affine::AffineDialect"
   ];
+}
+
+def AttnDecomposeLinalgAggregatesPass
+    : Pass<"attn-decompose-linalg-aggregates", "mlir::ModuleOp"> {
+  let summary = "Decompose linalg.softmax and other aggregate ops into structured linalg";
+  let description = [{
+    `linalg.softmax` has no loop lowering of its own; this pass rewrites it
+    (and every other op implementing `AggregatedOpInterface`) into the
+    structured ops it stands for, so linalg-level inputs that use it compile.
+
+    Before: `%w = linalg.softmax dimension(1) ins(%s : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>`
+    After: `linalg.fill` + `linalg.generic` (max), `linalg.generic` (sub,
+    exp), `linalg.generic` (sum), `linalg.generic` (div).
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
 def AttnEmitCInterfacePass : Pass<"attn-emit-c-interface", "mlir::ModuleOp"> {
