@@ -133,6 +133,16 @@ Value buildOutsideBand(OpBuilder &b, Location loc, Value i, Value j,
   return outside;
 }
 
+Value buildWeightedAdd(OpBuilder &b, Location loc, Value w, Value v,
+                       Value acc) {
+  auto fm = contractFlags(b);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, w, zero);
+  Value prod = arith::MulFOp::create(b, loc, w, v, fm);
+  Value term = arith::SelectOp::create(b, loc, isZero, zero, prod);
+  return arith::AddFOp::create(b, loc, acc, term, fm);
+}
+
 Value buildProjection(OpBuilder &b, Location loc, Value x, Value w,
                       Value bias) {
   unsigned r = tensorType(x).getRank();
@@ -412,7 +422,8 @@ Value buildSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
                  {dimsMap(b, r + 1, pDims), kvExprs(r + 1, jDim, eDim),
                   dimsMap(b, r + 1, oDims)},
                  pvIters, [&](OpBuilder &nb, Location l, ValueRange a) {
-                   yieldMulAdd(nb, l, a[0], a[1], a[2]);
+                   linalg::YieldOp::create(
+                       nb, l, ValueRange{buildWeightedAdd(nb, l, a[0], a[1], a[2])});
                  });
 }
 

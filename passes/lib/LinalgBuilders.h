@@ -64,6 +64,10 @@ Value buildFlashSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
                      Value mask, const SdpaConfig &cfg, HeadLayout layout,
                      int64_t blockQ, int64_t blockKV);
 
+/// acc + w * v, where a zero weight adds nothing even if v is NaN or inf
+/// (a masked, dropped or underflowed key does not reach the output).
+Value buildWeightedAdd(OpBuilder &b, Location loc, Value w, Value v, Value acc);
+
 /// Philox-4x32-10 of the 64-bit `counter` under `seed`, mapped to a uniform
 /// f32 in [0, 1) from the top 24 bits of the first output word.
 Value buildPhiloxUniform(OpBuilder &b, Location loc, Value counter,

@@ -5,16 +5,18 @@
 
 // Causal: one task per (batch, head, 64-row query block); the key loop is
 // split at the diagonal: blocks fully below it run without a predicate, the
-// blocks crossing it compare indices. Scale * log2(e) is folded into Q.
+// blocks crossing it compare indices. The scale is folded into Q; log2(e)
+// multiplies the max-subtracted scores before exp2.
 // CHECK-LABEL: func.func @causal
 // CHECK-NOT: tensor<1x12x1024x1024xf32>
 // CHECK-NOT: tensor<1024x1024xf32>
 // CHECK: %[[NQ:.*]] = arith.ceildivsi %{{.*}}, %{{.*}} : index
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]]) in (1, 12, %[[NQ]])
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[H]], %{{.*}}, 0] [1, 1, %{{.*}}, 64] [1, 1, 1, 1] : tensor<1x12x1024x64xf32> to tensor<?x64xf32>
-// CHECK: arith.constant 0.180336878 : f32
+// CHECK: arith.constant 1.250000e-01 : f32
 // CHECK: %[[FULL:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // CHECK-NOT: linalg.index
+// CHECK: arith.constant 1.44269502 : f32
 // CHECK: math.exp2
 // CHECK: scf.yield
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[FULL]]#0, %{{.*}} = %[[FULL]]#1, %{{.*}} = %[[FULL]]#2)

@@ -1,0 +1,112 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# Numerical edge cases of attn.sdpa through the plain lowering and the flash
+# lowering (default and small blocks): logits of +-1e4 (exp would overflow
+# without max subtraction), -inf inside Q/K, NaN propagation, fully masked
+# rows, T = 1 and Tk = 1. Compared with a float64 reference of the defined
+# semantics: NaN anywhere in a query row's visible scores makes that row NaN;
+# a key whose weight is exactly 0 (masked, fully skipped) contributes nothing
+# even when its value is NaN or inf.
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attn_exec  # noqa: E402
+
+VARIANTS = [("plain", "optimize=false"), ("flash", ""),
+            ("flash-small-blocks", "flash-block-q=2 flash-block-kv=3")]
+
+
+def module(tq, tk, d, causal=None, scale=None):
+    ty = lambda t: attn_exec.tensor_type((1, 2, t, d), "f32")
+    attrs = "{scale = %r : f32}" % scale if scale is not None else ""
+    return ("func.func @main(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+            "  %%0 = attn.sdpa %%q, %%k, %%v %s%s : %s, %s, %s -> %s\n"
+            "  return %%0 : %s\n}\n") % (
+        ty(tq), ty(tk), ty(tk), ty(tq),
+        "causal(%s) " % causal if causal else "", attrs,
+        ty(tq), ty(tk), ty(tk), ty(tq), ty(tq))
+
+
+def reference(q, k, v, causal=None, scale=None):
+    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    tq, tk, d = q.shape[-2], k.shape[-2], q.shape[-1]
+    scale = 1 / np.sqrt(d) if scale is None else scale
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = scale * (q @ np.swapaxes(k, -1, -2))
+        if causal:
+            off = tk - tq if causal == "bottom_right" else 0
+            future = np.arange(tk)[None, :] > np.arange(tq)[:, None] + off
+            s = np.where(future, -np.inf, s)
+        m = s.max(-1, keepdims=True)
+        dead = m == -np.inf
+        e = np.where(dead, 0.0, np.exp(s - np.where(dead, 0.0, m)))
+        l = e.sum(-1, keepdims=True)
+        p = np.where(l == 0, 0.0, e / np.where(l == 0, 1.0, l))
+        terms = np.where(p[..., :, :, None] == 0, 0.0,
+                         p[..., :, :, None] * v[..., None, :, :])
+    return terms.sum(-2)
+
+
+def main():
+    work = attn_exec.workdir_from_argv(sys.argv)
+    rng = np.random.default_rng(21)
+    checks = attn_exec.Checks()
+
+    def case(name, q, k, v, causal=None, scale=None, expect_nan=None):
+        want = reference(q, k, v, causal=causal, scale=scale)
+        text = module(q.shape[-2], k.shape[-2], q.shape[-1], causal, scale)
+        for vname, opts in VARIANTS:
+            label = "%s %s" % (name, vname)
+            with checks(label):
+                (got,) = attn_exec.run(text, "main", [q, k, v], work,
+                                       extra_args=["--pipeline-options=" + opts])
+                nan_want = np.isnan(want)
+                assert np.array_equal(np.isnan(got), nan_want), (
+                    "NaN pattern differs: got %d NaN, want %d" %
+                    (np.isnan(got).sum(), nan_want.sum()))
+                if expect_nan is not None:
+                    assert nan_want.any() == expect_nan
+                ok = ~nan_want
+                attn_exec.assert_close(label, got[ok], want[ok], atol=1e-5, rtol=1e-5)
+
+    # Scores of +-1e4: q . k = +-1e4 with scale 1.
+    q = rng.choice([-1.0, 1.0], (1, 2, 8, 4)).astype(np.float32) * 50
+    k = rng.choice([-1.0, 1.0], (1, 2, 8, 4)).astype(np.float32) * 50
+    v = rng.standard_normal((1, 2, 8, 4)).astype(np.float32)
+    case("logits +-1e4", q, k, v, scale=1.0, expect_nan=False)
+    case("logits +-1e4 causal", q, k, v, causal="top_left", scale=1.0, expect_nan=False)
+
+    # -inf in K: that key's score is -inf (q>0) or +inf/NaN like the reference.
+    q = np.abs(rng.standard_normal((1, 2, 5, 4))).astype(np.float32) + 0.1
+    k = rng.standard_normal((1, 2, 5, 4)).astype(np.float32)
+    k[0, 0, 2, :] = -np.inf  # all-negative-infinite key: score -inf, weight 0
+    v = rng.standard_normal((1, 2, 5, 4)).astype(np.float32)
+    case("-inf key", q, k, v, expect_nan=False)
+
+    # NaN in V propagates to every row that attends the NaN key.
+    q = rng.standard_normal((1, 2, 6, 4)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 6, 4)).astype(np.float32)
+    v = rng.standard_normal((1, 2, 6, 4)).astype(np.float32)
+    v[0, 1, 3, 0] = np.nan
+    case("NaN value causal", q, k, v, causal="top_left", expect_nan=True)
+    q2 = q.copy()
+    q2[0, 0, 4, 1] = np.nan
+    case("NaN query", q2, k, v, expect_nan=True)
+
+    # T = 1 and Tk = 1; Tq > Tk bottom-right leaves fully masked rows (0).
+    one = lambda t: rng.standard_normal((1, 2, t, 8)).astype(np.float32)
+    case("T=1", one(1), one(1), one(1), causal="top_left")
+    case("Tk=1", one(7), one(1), one(1))
+    case("Tk=1 bottom_right", one(7), one(1), one(1), causal="bottom_right")
+    checks.finish("numerics")
+
+
+if __name__ == "__main__":
+    main()
+
+# CHECK-NOT: FAIL
+# CHECK: numerics: all {{[0-9]+}} checks OK
