@@ -21,6 +21,8 @@
 #include "attn/AttnOps.h"
 #include "attn/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -125,12 +127,167 @@ struct CancelSplitOfMerge : OpRewritePattern<SplitHeadsOp> {
   }
 };
 
+/// A linalg.transpose feeding a structured op (the K^T of Q K^T, the
+/// transpose(1, 2) after a reshape in exported graphs) becomes a change of
+/// that operand's indexing map: the consumer reads the untransposed tensor.
+/// Named contractions are generalized first so that their maps can change.
+struct FoldTransposeIntoConsumer : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rw) const override {
+    if (isa<linalg::TransposeOp>(op) || !op.hasPureTensorSemantics())
+      return rw.notifyMatchFailure(op, "not a tensor consumer");
+    OpOperand *use = nullptr;
+    linalg::TransposeOp transpose;
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (auto t = in->get().getDefiningOp<linalg::TransposeOp>()) {
+        use = in;
+        transpose = t;
+        break;
+      }
+    if (!use)
+      return rw.notifyMatchFailure(op, "no transposed input");
+    linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic) {
+      FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rw, op);
+      if (failed(g))
+        return rw.notifyMatchFailure(op, "cannot generalize");
+      generic = *g;
+      use = &generic->getOpOperand(use->getOperandNumber());
+    }
+    // result[x] = input[y] with y[perm[i]] = x[i]: the input's map lists,
+    // for each input dim j, the consumer's expression for x[inv[j]].
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    SmallVector<int64_t> inv(perm.size());
+    for (auto [i, p] : llvm::enumerate(perm))
+      inv[p] = i;
+    AffineMap old = generic.getMatchingIndexingMap(use);
+    SmallVector<AffineExpr> exprs;
+    for (int64_t j = 0; j < static_cast<int64_t>(perm.size()); ++j)
+      exprs.push_back(old.getResult(inv[j]));
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    maps[use->getOperandNumber()] =
+        AffineMap::get(old.getNumDims(), old.getNumSymbols(), exprs,
+                       rw.getContext());
+    rw.modifyOpInPlace(generic, [&] {
+      generic.setIndexingMapsAttr(rw.getAffineMapArrayAttr(maps));
+      use->set(transpose.getInput());
+    });
+    return success();
+  }
+};
+
+/// A structured op whose only use is a linalg.transpose writes the
+/// transposed layout directly (the transpose(1, 2) before merging heads).
+struct FoldTransposeIntoProducer : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rw) const override {
+    auto producer = transpose.getInput().getDefiningOp<linalg::GenericOp>();
+    if (!producer || producer->getNumResults() != 1 ||
+        !producer->getResult(0).hasOneUse() ||
+        !producer.hasPureTensorSemantics())
+      return rw.notifyMatchFailure(transpose, "no single-use generic producer");
+    OpOperand *init = producer.getDpsInitOperand(0);
+    // A reduction's init is read: it must be a fresh fill (possibly
+    // reshaped) or an unread tensor.empty, whose contents do not depend on
+    // the layout.
+    Value initVal = init->get();
+    while (auto r = initVal.getDefiningOp<tensor::ExpandShapeOp>())
+      initVal = r.getSrc();
+    while (auto r = initVal.getDefiningOp<tensor::CollapseShapeOp>())
+      initVal = r.getSrc();
+    auto fill = initVal.getDefiningOp<linalg::FillOp>();
+    if (fill) {
+      if (!fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+        return rw.notifyMatchFailure(transpose, "init is not a fresh fill");
+    } else if (producer.payloadUsesValueFromOperand(init)) {
+      return rw.notifyMatchFailure(transpose, "init contents are used");
+    }
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    AffineMap old = producer.getMatchingIndexingMap(init);
+    // out[x] = produced[y], y[perm[i]] = x[i]: the new output map lists the
+    // producer's expression for y[perm[i]] at position i.
+    SmallVector<AffineExpr> exprs;
+    for (int64_t p : perm)
+      exprs.push_back(old.getResult(p));
+    Location loc = transpose.getLoc();
+    Value newInit = transpose.getInit();
+    if (fill)
+      newInit = linalg::FillOp::create(rw, loc, fill.getInputs(),
+                                       ValueRange{transpose.getInit()})
+                    .getResult(0);
+    SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+    maps[init->getOperandNumber()] = AffineMap::get(
+        old.getNumDims(), old.getNumSymbols(), exprs, rw.getContext());
+    rw.setInsertionPoint(transpose);
+    auto fused = linalg::GenericOp::create(
+        rw, loc, TypeRange{transpose.getResult()[0].getType()},
+        producer.getDpsInputs(), ValueRange{newInit}, maps,
+        producer.getIteratorTypesArray());
+    rw.inlineRegionBefore(producer.getRegion(), fused.getRegion(),
+                          fused.getRegion().begin());
+    rw.replaceOp(transpose, fused.getResults());
+    rw.eraseOp(producer);
+    return success();
+  }
+};
+
+/// Whether a reshape being propagated sits between a linalg.transpose and
+/// the structured op it feeds or is fed by.
+bool touchesTranspose(OpOperand *fused) {
+  Value v = fused->get();
+  if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>())
+    return collapse.getSrc().getDefiningOp<linalg::TransposeOp>() != nullptr;
+  if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>())
+    return expand.getSrc().getDefiningOp<linalg::TransposeOp>() != nullptr;
+  // Producer side: a generic result reshaped and then transposed.
+  for (Operation *user : v.getUsers())
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(user))
+      for (Operation *u : expand->getUsers())
+        if (isa<linalg::TransposeOp>(u))
+          return true;
+  return false;
+}
+
+/// Reshape propagation works on linalg.generic: a named contraction whose
+/// operand is a reshaped transpose (or whose result is reshaped and then
+/// transposed) is generalized first.
+struct GeneralizeReshapedContraction
+    : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rw) const override {
+    if (isa<linalg::GenericOp, linalg::TransposeOp, linalg::FillOp>(op) ||
+        !op.hasPureTensorSemantics())
+      return rw.notifyMatchFailure(op, "nothing to generalize");
+    bool involved = llvm::any_of(op.getDpsInputOperands(), touchesTranspose);
+    for (Value r : op->getResults())
+      for (Operation *u : r.getUsers())
+        if (auto expand = dyn_cast<tensor::ExpandShapeOp>(u))
+          for (Operation *uu : expand->getUsers())
+            involved |= isa<linalg::TransposeOp>(uu);
+    if (!involved)
+      return rw.notifyMatchFailure(op, "no reshaped transpose around it");
+    if (failed(linalg::generalizeNamedOp(rw, op)))
+      return rw.notifyMatchFailure(op, "cannot generalize");
+    return success();
+  }
+};
+
 struct AttnFoldHeadTransposesPass
     : impl::AttnFoldHeadTransposesPassBase<AttnFoldHeadTransposesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldSplitSdpaMerge, CancelMergeOfSplit, CancelSplitOfMerge>(
-        &getContext());
+    patterns.add<FoldSplitSdpaMerge, CancelMergeOfSplit, CancelSplitOfMerge,
+                 FoldTransposeIntoConsumer, FoldTransposeIntoProducer,
+                 GeneralizeReshapedContraction>(&getContext());
+    // Exported graphs merge (batch, head) with a reshape between the head
+    // transpose and the batched matmul; propagating such reshapes through
+    // the matmul (expanding its batch loop) puts the transpose right next to
+    // it, where it folds. Only reshapes that touch a transpose move.
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        patterns, [](OpOperand *fused) { return touchesTranspose(fused); });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

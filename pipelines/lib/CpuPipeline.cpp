@@ -42,6 +42,10 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   }
   pm.addPass(createConvertAttnToLinalgPass());
   pm.addPass(createAttnDecomposeLinalgAggregatesPass());
+  // Transposes that only exist at the linalg level (unfused imported
+  // graphs, head splits that could not be folded at the attn level).
+  if (options.optimize && options.foldHeadTransposes)
+    pm.addPass(createAttnFoldHeadTransposesPass());
   if (options.emitCInterface)
     pm.addPass(createAttnEmitCInterfacePass());
   // Elementwise arith/math on whole tensors (e.g. a residual add around the

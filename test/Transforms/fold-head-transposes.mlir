@@ -77,3 +77,29 @@ func.func @result_used_unmerged(%q: tensor<1x8x64xf32>) -> (tensor<1x8x64xf32>, 
   %c = attn.merge_heads %o : tensor<1x4x8x16xf32> -> tensor<1x8x64xf32>
   return %c, %o : tensor<1x8x64xf32>, tensor<1x4x8x16xf32>
 }
+
+// -----
+
+// linalg level: a transpose feeding a contraction becomes its indexing map
+// (K^T in Q K^T), and one reading a contraction's result becomes the
+// producer's output map.
+// CHECK-DAG: #[[QM:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[KT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[ST:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1)>
+// CHECK-LABEL: func.func @linalg_transposes(
+// CHECK-SAME: %[[Q:.*]]: tensor<2x4x8xf32>, %[[K:.*]]: tensor<2x6x8xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[QM]], #[[KT]], #[[ST]]], {{.*}} ins(%[[Q]], %[[K]] : tensor<2x4x8xf32>, tensor<2x6x8xf32>) outs(%{{.*}} : tensor<2x6x4xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[S]]
+func.func @linalg_transposes(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>) -> tensor<2x6x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ek = tensor.empty() : tensor<2x8x6xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x6x8xf32>) outs(%ek : tensor<2x8x6xf32>) permutation = [0, 2, 1]
+  %es = tensor.empty() : tensor<2x4x6xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%es : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x4x8xf32>, tensor<2x8x6xf32>) outs(%z : tensor<2x4x6xf32>) -> tensor<2x4x6xf32>
+  %et = tensor.empty() : tensor<2x6x4xf32>
+  %st = linalg.transpose ins(%s : tensor<2x4x6xf32>) outs(%et : tensor<2x6x4xf32>) permutation = [0, 2, 1]
+  return %st : tensor<2x6x4xf32>
+}

@@ -109,7 +109,11 @@ def AttnFoldHeadTransposesPass
     SDPA: operands become `tensor.expand_shape` views [B..., T, H, d], the
     SDPA reads and writes `layout(seq_major)`, and the merge becomes a
     `tensor.collapse_shape`. Inverse pairs merge(split(x)) and
-    split(merge(y)) cancel. After lowering, no `linalg.transpose` and no copy
+    split(merge(y)) cancel. At the linalg level (graphs imported unfused),
+    a `linalg.transpose` feeding a structured op (the K^T of Q K^T, the
+    transpose after a head reshape) becomes that operand's indexing map, and
+    one that only reads a `linalg.generic`'s result becomes the producer's
+    output map: no transpose is materialised. After lowering, no `linalg.transpose` and no copy
     remains for a head split or merge.
 
     Before:
