@@ -66,6 +66,13 @@ def main():
     print("wrapper[0][1]: " + attn_exec.fmt_row(got[0, 1]))
     # CHECK: wrapper vs torch: max_abs_err={{.*}} OK
     attn_exec.assert_close("wrapper vs torch", got, want, atol=1e-5, rtol=1e-5)
+    # The same without attn-fuse-heads (N separate heads): the fused and the
+    # unfused forms agree.
+    (unfused,) = attn_exec.run(MODULE, "wrapper", args, work,
+                               extra_args=["--pipeline-options=fuse-heads=false"])
+    # CHECK: wrapper fused vs unfused heads: max_abs_err={{.*}} OK
+    attn_exec.assert_close("wrapper fused vs unfused heads", got, unfused,
+                           atol=1e-5, rtol=1e-5)
 
     torch.manual_seed(123)
     mhab = seed_modules.MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2, qkv_bias=True).eval()
