@@ -46,6 +46,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // graphs, head splits that could not be folded at the attn level).
   if (options.optimize && options.foldHeadTransposes)
     pm.addPass(createAttnFoldHeadTransposesPass());
+  if (options.fastExp)
+    pm.addPass(createAttnApproximateMathPass());
   if (options.emitCInterface)
     pm.addPass(createAttnEmitCInterfacePass());
   // Elementwise arith/math on whole tensors (e.g. a residual add around the

@@ -1,6 +1,8 @@
 // attn-lower-to-cpu-pipeline takes attn IR all the way to the LLVM dialect,
 // with C-interface wrappers and OpenMP parallel loops (or plain loops).
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline | FileCheck %s
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline | FileCheck %s --check-prefix=FASTEXP
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='fast-exp=false' | FileCheck %s --check-prefix=LIBMEXP
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='parallel=false' | FileCheck %s --check-prefix=SERIAL
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='emit-c-interface=false' | FileCheck %s --check-prefix=NOCIFACE
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline -mlir-print-ir-after-all 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGES
@@ -13,8 +15,11 @@
 // CHECK: llvm.func @main(
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
-// CHECK: llvm.intr.exp
 // CHECK: llvm.func @_mlir_ciface_main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+
+// FASTEXP-NOT: llvm.intr.exp
+// FASTEXP: llvm.func @main(
+// LIBMEXP: llvm.intr.exp
 
 // SERIAL-NOT: omp.
 // SERIAL: llvm.func @main(

@@ -185,8 +185,8 @@ def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
     exists: memory is O(block-q x block-kv) per task instead of O(Tq x Tk).
 
     The result is an `scf.forall` over (batch..., head, query block) whose
-    body loops over key/value blocks with `scf.for`. Scale x log2(e) is folded
-    into the Q block and `exp2` is used. Causal attention stops the key loop
+    body loops over key/value blocks with `scf.for`. The scale is folded
+    into the Q block. Causal attention stops the key loop
     at the diagonal (blocks above it are never computed) and evaluates the
     element predicate only on blocks that cross the diagonal. A fully masked
     row yields 0. Dropout uses the same Philox counters as the plain lowering.
@@ -200,7 +200,7 @@ def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
     After (abridged):
     ```mlir
     %o = scf.forall (%b, %h, %qb) in (1, 12, %nq) shared_outs(%out = %init) {
-      %qs = ... Q block * scale * log2(e)
+      %qs = ... Q block * scale
       %s1:3 = scf.for %j = %c0 to %full step %bkv iter_args(%m, %l, %acc) { no predicate }
       %s2:3 = scf.for %j = %full to %end step %bkv iter_args(...) { causal predicate }
       %ob = acc / l
@@ -234,6 +234,22 @@ def AttnDecomposeLinalgAggregatesPass
     exp), `linalg.generic` (sum), `linalg.generic` (div).
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def AttnApproximateMathPass : Pass<"attn-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replace math.exp by a vectorizable polynomial approximation";
+  let description = [{
+    `math.exp` lowers to a call of libm's scalar `expf`, which LLVM cannot
+    vectorize: the softmax then runs one exponential at a time. This pass
+    rewrites f32 `math.exp` / `math.exp2` (and, via f32, f16/bf16 ones) into
+    MLIR's polynomial approximation (range reduction, a polynomial, a scale by
+    2^k; relative error ~1e-7), plain arithmetic that vectorizes to AVX-512.
+
+    Before: `%e = math.exp %x : f32`
+    After: `arith.mulf`/`arith.addf`/`math.fma` ... `arith.bitcast` (no call)
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 def AttnEmitCInterfacePass : Pass<"attn-emit-c-interface", "mlir::ModuleOp"> {

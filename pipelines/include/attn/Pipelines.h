@@ -45,6 +45,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "flash-block-kv",
       llvm::cl::desc("attn-fuse-softmax: keys per online-softmax step"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> fastExp{
+      *this, "fast-exp",
+      llvm::cl::desc("Expand exp into a vectorizable polynomial "
+                     "(attn-approximate-math) instead of calling libm"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> parallel{
       *this, "parallel",
       llvm::cl::desc("Run the outermost parallel loops of each op on the "

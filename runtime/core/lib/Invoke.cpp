@@ -49,8 +49,19 @@ void copyOut(const int64_t *desc, const TensorSpec &spec, Tensor &out) {
   size_t es = dtypeSize(spec.dtype);
   const auto *base = reinterpret_cast<const uint8_t *>(desc[1]) + desc[2] * es;
   int64_t n = out.numElements();
-  std::vector<int64_t> idx(r, 0);
   auto *dst = static_cast<uint8_t *>(out.data());
+  // The usual case, a dense row-major result: one copy.
+  bool dense = true;
+  int64_t expect = 1;
+  for (size_t i = r; i-- > 0;) {
+    dense &= shape[i] == 1 || strides[i] == expect;
+    expect *= shape[i];
+  }
+  if (dense) {
+    std::memcpy(dst, base, static_cast<size_t>(n) * es);
+    return;
+  }
+  std::vector<int64_t> idx(r, 0);
   for (int64_t e = 0; e < n; ++e) {
     int64_t off = 0;
     for (size_t i = 0; i < r; ++i)

@@ -1,0 +1,38 @@
+//===- ApproximateMath.cpp - attn-approximate-math -------------------------===//
+//
+// The softmax evaluates Tq x Tk exponentials; as libm calls they run one at
+// a time. MLIR's polynomial approximation of exp is plain arithmetic that
+// LLVM vectorizes like the rest of the loop body.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNAPPROXIMATEMATHPASS
+#include "attn/Passes.h.inc"
+
+namespace {
+struct AttnApproximateMathPass
+    : impl::AttnApproximateMathPassBase<AttnApproximateMathPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    // exp2(x) -> exp(x * ln 2), then exp -> polynomial (in f32).
+    math::populateExpansionPatterns(patterns, {"exp2", "math.exp2"});
+    auto isExp = [](StringRef name) {
+      return name == "exp" || name == "math.exp";
+    };
+    populateMathF32ExpansionPatterns(patterns, isExp);
+    populateMathPolynomialApproximationPatterns(patterns, isExp);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+} // namespace mlir::attn
