@@ -30,4 +30,5 @@ case "$target" in
   *) echo "unknown target '$target' (npy or mlir)" >&2; exit 2 ;;
 esac
 "$build/bin/attn-fuzz-$target" "$corpus" -max_total_time="$seconds" \
-  -artifact_prefix="$findings/" -print_final_stats=1 2>&1 | tail -25
+  -artifact_prefix="$findings/" -print_final_stats=1 \
+  -fork=1 -ignore_crashes=1 -ignore_ooms=1 -ignore_timeouts=1 -timeout=30 2>&1 | tail -25

@@ -1,0 +1,34 @@
+// Times one ONNX model with ONNX Runtime (CPU) on inputs written by run.py.
+// usage: node ort_bench.mjs SPEC.json
+//   SPEC: {"model": path, "threads": n, "repeat": n,
+//          "inputs": [{"name", "path" (raw little-endian f32), "dims"}],
+//          "output": path (raw f32 of output 0)}
+// Prints one line: median_ms=<x> min_ms=<y> max_ms=<z>
+import * as ort from 'onnxruntime-node';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const session = await ort.InferenceSession.create(spec.model, {
+  intraOpNumThreads: spec.threads,
+  interOpNumThreads: 1,
+  graphOptimizationLevel: 'all',
+});
+const feeds = {};
+for (const inp of spec.inputs) {
+  const buf = readFileSync(inp.path);
+  const data = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
+  feeds[inp.name] = new ort.Tensor('float32', data, inp.dims);
+}
+let out = await session.run(feeds); // warm-up
+const times = [];
+for (let i = 0; i < spec.repeat; ++i) {
+  const t0 = process.hrtime.bigint();
+  out = await session.run(feeds);
+  times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+}
+times.sort((a, b) => a - b);
+const n = times.length;
+const median = n % 2 ? times[(n - 1) / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+const first = out[session.outputNames[0]];
+writeFileSync(spec.output, Buffer.from(first.data.buffer, first.data.byteOffset, first.data.byteLength));
+console.log(`median_ms=${median.toFixed(3)} min_ms=${times[0].toFixed(3)} max_ms=${times[n - 1].toFixed(3)}`);

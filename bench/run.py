@@ -1,0 +1,246 @@
+"""Benchmarks the compiler against ONNX Runtime on identical inputs.
+
+For every case: build the attn module and an ONNX model of the same
+computation, run both on the same random inputs (ours with attention-run,
+ONNX Runtime 1.30 CPU through onnxruntime-node), with the same thread count,
+report the medians, GFLOP/s, % of the machine's FMA peak (measured here by
+bench/peak/fma_peak.cpp) and the speed-up, and check that the outputs agree.
+Writes results/bench-<date>.md and .png. Usage (through bench/run.sh):
+
+  run.py BUILD_DIR [--threads 2] [--repeat 10] [--sweep]
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def t(shape):
+    return "tensor<%sxf32>" % "x".join(str(d) for d in shape)
+
+
+# ---------------------------------------------------------------------------
+# Cases: (name, flops, attn MLIR, ONNX model builder, inputs)
+# ---------------------------------------------------------------------------
+
+def core_case(b, h, tt, d, causal, rng):
+    """SDPA core. Causal: ORT's standard Attention (opset 23, is_causal=1) on
+    [B, H, T, d]. Not causal: com.microsoft.MultiHeadAttention on [B, T, H*d]
+    (ours reads the same memory as [B, T, H, d], layout(seq_major))."""
+    if causal:
+        shape = (b, h, tt, d)
+        mlir = ("func.func @main(%q: {0}, %k: {0}, %v: {0}) -> {0} {{\n"
+                "  %o = attn.sdpa %q, %k, %v causal(top_left) : {0}, {0}, {0} -> {0}\n"
+                "  return %o : {0}\n}}\n").format(t(shape))
+        ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in "QKV"]
+        node = helper.make_node("Attention", ["Q", "K", "V"], ["Y"], is_causal=1)
+        graph = helper.make_graph([node], "attention", ins,
+                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, shape)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+        flops = 2 * b * h * tt * tt * d
+    else:
+        shape = (b, tt, h, d)
+        mlir = ("func.func @main(%q: {0}, %k: {0}, %v: {0}) -> {0} {{\n"
+                "  %o = attn.sdpa %q, %k, %v layout(seq_major) : {0}, {0}, {0} -> {0}\n"
+                "  return %o : {0}\n}}\n").format(t(shape))
+        flat = (b, tt, h * d)
+        ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, flat) for n in "QKV"]
+        node = helper.make_node("MultiHeadAttention", ["Q", "K", "V"], ["Y"],
+                                domain="com.microsoft", num_heads=h)
+        graph = helper.make_graph([node], "mha", ins,
+                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, flat)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                        helper.make_opsetid("com.microsoft", 1)])
+        flops = 4 * b * h * tt * tt * d
+    arrays = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+    ort_dims = list(shape) if causal else list(flat)
+    return mlir, model, arrays, ["Q", "K", "V"], ort_dims, flops
+
+
+def mha_case(b, tt, dm, h, causal, rng):
+    """The seed's MultiHeadAttention; the ONNX side is the graph its
+    torch.onnx.export produces (MatMul, Reshape, Transpose, MatMul, Div,
+    Where(mask, -inf), Softmax, MatMul, Transpose, Reshape, MatMul, Add)."""
+    hd = dm // h
+    bound = 1 / np.sqrt(dm)
+    x = rng.standard_normal((b, tt, dm)).astype(np.float32)
+    ws = [rng.uniform(-bound, bound, (dm, dm)).astype(np.float32) for _ in range(4)]
+    bo = rng.uniform(-bound, bound, dm).astype(np.float32)
+    xs, wt, bt = t((b, tt, dm)), t((dm, dm)), t((dm,))
+    mlir = ("func.func @main(%x: {x}, %wq: {w}, %wk: {w}, %wv: {w}, %wo: {w}, %bo: {bb}) -> {x} {{\n"
+            "  %y = attn.multi_head_attention %x weights(%wq, %wk, %wv) out_proj(%wo, %bo) {c}"
+            "{{num_heads = {h} : i64}} : ({x}, {w}, {w}, {w}, {w}, {bb}) -> {x}\n"
+            "  return %y : {x}\n}}\n").format(x=xs, w=wt, bb=bt, h=h,
+                                              c="causal " if causal else "")
+    init = [numpy_helper.from_array(a, n) for a, n in zip(ws + [bo], ["Wq", "Wk", "Wv", "Wo", "bo"])]
+    init += [numpy_helper.from_array(np.array([b, tt, h, hd], np.int64), "heads"),
+             numpy_helper.from_array(np.array([b, tt, dm], np.int64), "merged"),
+             numpy_helper.from_array(np.array(np.sqrt(hd), np.float32), "sqrt_d"),
+             numpy_helper.from_array(np.array(-np.inf, np.float32), "ninf"),
+             numpy_helper.from_array(np.triu(np.ones((tt, tt), bool), 1), "mask")]
+    nodes = []
+    for n in "qkv":
+        W = "W" + n
+        nodes += [helper.make_node("MatMul", ["x", W], [n + "p"]),
+                  helper.make_node("Reshape", [n + "p", "heads"], [n + "r"]),
+                  helper.make_node("Transpose", [n + "r"], [n + "h"],
+                                   perm=[0, 2, 3, 1] if n == "k" else [0, 2, 1, 3])]
+    nodes += [helper.make_node("MatMul", ["qh", "kh"], ["s"])]
+    if causal:
+        nodes += [helper.make_node("Where", ["mask", "ninf", "s"], ["sm"])]
+    else:
+        nodes += [helper.make_node("Identity", ["s"], ["sm"])]
+    nodes += [helper.make_node("Div", ["sm", "sqrt_d"], ["ss"]),
+              helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
+              helper.make_node("MatMul", ["p", "vh"], ["o"]),
+              helper.make_node("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]),
+              helper.make_node("Reshape", ["ot", "merged"], ["c"]),
+              helper.make_node("MatMul", ["c", "Wo"], ["y0"]),
+              helper.make_node("Add", ["y0", "bo"], ["Y"])]
+    graph = helper.make_graph(nodes, "seed_mha",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, (b, tt, dm))],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, (b, tt, dm))],
+                              init)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    core = (2 if causal else 4) * b * h * tt * tt * hd
+    flops = 8 * b * tt * dm * dm + core
+    return mlir, model, [x] + ws + [bo], ["x"], [b, tt, dm], flops
+
+
+# ---------------------------------------------------------------------------
+
+def parse_timing(text):
+    for line in text.splitlines():
+        if line.startswith("median_ms="):
+            return {k: float(v) for k, v in (kv.split("=") for kv in line.split())}
+    raise RuntimeError("no timing line in:\n" + text)
+
+
+def run_case(name, spec, build, threads, repeat, work):
+    mlir, model, arrays, ort_names, ort_dims, flops = spec
+    tag = os.path.join(work, name.replace(" ", "_").replace("/", "_").replace(",", ""))
+    with open(tag + ".mlir", "w") as f:
+        f.write(mlir)
+    onnx.save(model, tag + ".onnx")
+    cmd = [os.path.join(build, "bin", "attention-run"), tag + ".mlir",
+           "--repeat", str(repeat), "--threads", str(threads), "--output", tag + ".ours.npy"]
+    for i, a in enumerate(arrays):
+        np.save("%s.in%d.npy" % (tag, i), a)
+        cmd += ["--input", "%s.in%d.npy" % (tag, i)]
+    ours = subprocess.run(cmd, capture_output=True, text=True)
+    if ours.returncode:
+        raise RuntimeError("attention-run failed:\n" + ours.stderr)
+    inputs = []
+    for i, (n, a) in enumerate(zip(ort_names, arrays)):
+        a.tofile("%s.ort%d.bin" % (tag, i))
+        inputs.append({"name": n, "path": "%s.ort%d.bin" % (tag, i),
+                       "dims": ort_dims})
+    spec_json = {"model": tag + ".onnx", "threads": threads, "repeat": repeat,
+                 "inputs": inputs, "output": tag + ".ort.bin"}
+    with open(tag + ".json", "w") as f:
+        json.dump(spec_json, f)
+    ort = subprocess.run(["node", os.path.join(HERE, "ort_bench.mjs"), tag + ".json"],
+                         capture_output=True, text=True, cwd=HERE)
+    if ort.returncode:
+        raise RuntimeError("onnxruntime failed:\n" + ort.stderr)
+    got = np.load(tag + ".ours.npy").reshape(-1)
+    ref = np.fromfile(tag + ".ort.bin", dtype=np.float32)
+    err = float(np.abs(got - ref).max())
+    mo, mr = parse_timing(ours.stdout), parse_timing(ort.stdout)
+    return {"case": name, "flops": flops, "ours_ms": mo["median_ms"], "ort_ms": mr["median_ms"],
+            "max_abs_diff": err}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=10)
+    ap.add_argument("--sweep", action="store_true",
+                    help="also the d_model x B x T x causal sweep (slow)")
+    args = ap.parse_args()
+    rng = np.random.default_rng(2024)
+
+    peak_bin = os.path.join(tempfile.gettempdir(), "attn_fma_peak")
+    subprocess.run(["clang++-22", "-O2", "-pthread", os.path.join(HERE, "peak", "fma_peak.cpp"),
+                    "-o", peak_bin], check=True)
+    peak_line = subprocess.run([peak_bin, str(args.threads)], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    peak = float(peak_line.split()[0].split("=")[1])
+
+    cases = [("causal core B=1 H=12 T=1024 d=64", core_case(1, 12, 1024, 64, True, rng)),
+             ("core B=1 H=12 T=1024 d=64", core_case(1, 12, 1024, 64, False, rng)),
+             ("seed MHA GPT-2 small B=1 T=1024 causal", mha_case(1, 1024, 768, 12, True, rng))]
+    if args.sweep:
+        for dm, h in ((768, 12), (1600, 25)):
+            for b in (1, 4):
+                for tt in (128, 512, 1024, 2048):
+                    for causal in (True, False):
+                        cases.append(("MHA d=%d H=%d B=%d T=%d %s" % (
+                            dm, h, b, tt, "causal" if causal else "full"),
+                            mha_case(b, tt, dm, h, causal, rng)))
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for name, spec in cases:
+            r = run_case(name, spec, args.build, args.threads, args.repeat, work)
+            r["ours_gflops"] = r["flops"] / r["ours_ms"] / 1e6
+            r["ort_gflops"] = r["flops"] / r["ort_ms"] / 1e6
+            r["speedup"] = r["ort_ms"] / r["ours_ms"]
+            rows.append(r)
+            print("%-44s ours %8.2f ms %6.1f GFLOP/s (%4.1f%% of peak) | ORT %8.2f ms | %5.2fx | max|diff| %.1e"
+                  % (name, r["ours_ms"], r["ours_gflops"], 100 * r["ours_gflops"] / peak,
+                     r["ort_ms"], r["speedup"], r["max_abs_diff"]), flush=True)
+
+    date = datetime.date.today().isoformat()
+    os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up; machine FMA peak "
+          "%s (bench/peak/fma_peak.cpp). ONNX Runtime 1.30.0 CPU (onnxruntime-node), "
+          "graph optimizations on." % (date, args.threads, args.repeat, peak_line.split(" (")[0]),
+          "",
+          "| case | GFLOP | ours ms | ours GFLOP/s | % of peak | ORT ms | ORT GFLOP/s | speed-up | max abs diff |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        md.append("| %s | %.2f | %.2f | %.1f | %.1f%% | %.2f | %.1f | %.2fx | %.1e |" % (
+            r["case"], r["flops"] / 1e9, r["ours_ms"], r["ours_gflops"],
+            100 * r["ours_gflops"] / peak, r["ort_ms"], r["ort_gflops"], r["speedup"],
+            r["max_abs_diff"]))
+    md_path = os.path.join(HERE, "results", "bench-%s.md" % date)
+    with open(md_path, "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("\n".join(md))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(10, 0.5 * len(rows) + 2))
+        y = np.arange(len(rows))
+        ax.barh(y - 0.2, [r["ours_gflops"] for r in rows], 0.4, label="attention-compiler")
+        ax.barh(y + 0.2, [r["ort_gflops"] for r in rows], 0.4, label="ONNX Runtime 1.30")
+        ax.axvline(peak, color="k", linestyle="--", label="FMA peak (%.0f)" % peak)
+        ax.set_yticks(y)
+        ax.set_yticklabels([r["case"] for r in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("GFLOP/s (%d threads, fp32)" % args.threads)
+        ax.legend(loc="lower right")
+        ax.set_title("Attention, %s" % date)
+        fig.tight_layout()
+        fig.savefig(os.path.join(HERE, "results", "bench-%s.png" % date), dpi=110)
+    except ImportError:
+        print("matplotlib missing: no plot (apt-get install python3-matplotlib)")
+    bad = [r for r in rows if not r["max_abs_diff"] <= 1e-3]
+    if bad:
+        print("outputs disagree with ONNX Runtime: " + ", ".join(r["case"] for r in bad))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
