@@ -175,6 +175,16 @@ int main(int argc, char **argv) {
       return fail("@" + entry + " takes " + std::to_string(sig.inputs.size()) +
                   " inputs " + sig.describe() + ", but input " +
                   std::to_string(i) + " was not given (--input)");
+  {
+    std::vector<const Tensor *> ptrs;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < args.size(); ++i) {
+      ptrs.push_back(&args[i]);
+      names.push_back("input " + std::to_string(i));
+    }
+    if (Status s = checkSameSizes(ptrs, sig.inputs, names); !s)
+      return fail(s.message());
+  }
   if (!outputs.empty() && outputs.size() != sig.outputs.size())
     return fail("@" + entry + " returns " + std::to_string(sig.outputs.size()) +
                 " results, got " + std::to_string(outputs.size()) +

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 
 namespace attnrt {
@@ -105,6 +106,32 @@ Status checkTensor(const Tensor &t, const TensorSpec &spec,
   return Status::ok();
 }
 
+Status checkSameSizes(const std::vector<const Tensor *> &inputs,
+                      const std::vector<TensorSpec> &specs,
+                      const std::vector<std::string> &names) {
+  // group id -> (input, dim) of its first member.
+  std::map<int, std::pair<size_t, size_t>> first;
+  for (size_t i = 0; i < inputs.size() && i < specs.size(); ++i)
+    for (size_t d = 0; d < specs[i].sameAs.size(); ++d) {
+      int g = specs[i].sameAs[d];
+      if (g <= 0 || d >= inputs[i]->shape().size())
+        continue;
+      auto [it, inserted] = first.emplace(g, std::make_pair(i, d));
+      if (inserted)
+        continue;
+      auto [fi, fd] = it->second;
+      int64_t a = inputs[fi]->shape()[fd], b = inputs[i]->shape()[d];
+      if (a != b)
+        return Status::error(names[i] + ": dim " + std::to_string(d) + " is " +
+                             std::to_string(b) + " but " + names[fi] + " dim " +
+                             std::to_string(fd) + " is " + std::to_string(a) +
+                             "; the module needs them equal (" +
+                             inputs[fi]->describe() + " vs " +
+                             inputs[i]->describe() + ")");
+    }
+  return Status::ok();
+}
+
 std::vector<std::string> CompiledModule::entryPoints() {
   std::vector<std::string> names;
   auto *list = static_cast<const char *>(lookupSymbol(kEntryListSymbol));
@@ -149,11 +176,16 @@ Status CompiledModule::invoke(const std::string &entry,
                          std::to_string(sig.inputs.size()) + " inputs " +
                          sig.describe() + ", got " +
                          std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (Status s = checkTensor(inputs[i], sig.inputs[i],
-                               "@" + entry + " input " + std::to_string(i));
-        !s)
+  std::vector<const Tensor *> ptrs;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    names.push_back("@" + entry + " input " + std::to_string(i));
+    ptrs.push_back(&inputs[i]);
+    if (Status s = checkTensor(inputs[i], sig.inputs[i], names.back()); !s)
       return s;
+  }
+  if (Status s = checkSameSizes(ptrs, sig.inputs, names); !s)
+    return s;
 
   auto fn = reinterpret_cast<void (*)(void **)>(
       lookupSymbol(packedEntrySymbol(entry)));

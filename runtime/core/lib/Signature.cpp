@@ -33,9 +33,15 @@ std::string formatSignature(const FunctionSignature &sig) {
     std::string s;
     for (size_t i = 0; i < v.size(); ++i) {
       s += (i ? "," : "") + std::string(dtypeName(v[i].dtype)) + "[";
-      for (size_t d = 0; d < v[i].dims.size(); ++d)
-        s += (d ? "," : "") +
-             (v[i].dims[d] < 0 ? std::string("?") : std::to_string(v[i].dims[d]));
+      for (size_t d = 0; d < v[i].dims.size(); ++d) {
+        s += d ? "," : "";
+        if (v[i].dims[d] >= 0)
+          s += std::to_string(v[i].dims[d]);
+        else if (d < v[i].sameAs.size() && v[i].sameAs[d] > 0)
+          s += "?" + std::to_string(v[i].sameAs[d]);
+        else
+          s += "?";
+      }
       s += "]";
     }
     return s;
@@ -60,12 +66,21 @@ Status parseList(const std::string &text, std::vector<TensorSpec> &out) {
     while (q < dims.size()) {
       size_t c = dims.find(',', q);
       std::string tok = dims.substr(q, c == std::string::npos ? std::string::npos : c - q);
-      if (tok == "?")
+      bool digits = tok.size() > 1 && tok.size() < 9 &&
+                    tok.find_first_not_of("0123456789", 1) == std::string::npos;
+      if (tok == "?") {
         spec.dims.push_back(-1);
-      else if (!tok.empty() && tok.find_first_not_of("0123456789") == std::string::npos)
+        spec.sameAs.push_back(0);
+      } else if (tok[0] == '?' && digits) {
+        spec.dims.push_back(-1);
+        spec.sameAs.push_back(std::stoi(tok.substr(1)));
+      } else if (!tok.empty() && tok.size() < 19 &&
+                 tok.find_first_not_of("0123456789") == std::string::npos) {
         spec.dims.push_back(std::stoll(tok));
-      else
+        spec.sameAs.push_back(0);
+      } else {
         return Status::error("bad dimension '" + tok + "' in signature");
+      }
       if (c == std::string::npos)
         break;
       q = c + 1;

@@ -9,6 +9,7 @@
 #include "attnrt/Jit.h"
 
 #include "attn/AttnDialect.h"
+#include "attn/AttnOps.h"
 #include "attn/Passes.h"
 #include "attn/Pipelines.h"
 
@@ -36,6 +37,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
+#include <optional>
 #include <cstdio>
 #include <unistd.h>
 
@@ -77,6 +80,112 @@ LogicalResult toSpec(func::FuncOp fn, Type t, const std::string &what,
   for (int64_t d : shaped.getShape())
     spec.dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
   return success();
+}
+
+/// Groups of dynamic argument dims the module needs to be equal at run time
+/// (the K and V key lengths of one attn.sdpa, the operands of an
+/// elementwise op...): recorded in the signature so the runtime can reject
+/// mismatched inputs instead of reading out of bounds.
+class SameSizeGroups {
+public:
+  explicit SameSizeGroups(func::FuncOp fn) : fn(fn) {}
+
+  /// Unites dim `da` of `a` with dim `db` of `b` when both are dynamic dims
+  /// of entry arguments.
+  void unite(Value a, int64_t da, Value b, int64_t db) {
+    auto ka = key(a, da), kb = key(b, db);
+    if (ka && kb)
+      parent[find(*ka)] = find(*kb);
+  }
+
+  /// sameAs ids for argument `arg` (0: no group).
+  std::vector<int> idsFor(unsigned arg, int64_t rank) {
+    std::map<std::pair<unsigned, int64_t>, int> size;
+    for (auto &[k, _] : parent)
+      ++size[find(k)];
+    std::vector<int> ids(rank, 0);
+    for (int64_t d = 0; d < rank; ++d) {
+      auto it = parent.find({arg, d});
+      if (it == parent.end())
+        continue;
+      auto root = find({arg, d});
+      if (size[root] < 2)
+        continue;
+      auto [idIt, inserted] = groupIds.emplace(root, int(groupIds.size()) + 1);
+      ids[d] = idIt->second;
+    }
+    return ids;
+  }
+
+private:
+  using Key = std::pair<unsigned, int64_t>;
+  std::optional<Key> key(Value v, int64_t d) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!arg || !type || arg.getOwner() != &fn.getBody().front() || d < 0 ||
+        d >= type.getRank() || !ShapedType::isDynamic(type.getDimSize(d)))
+      return std::nullopt;
+    Key k{arg.getArgNumber(), d};
+    parent.try_emplace(k, k);
+    return k;
+  }
+  Key find(Key k) {
+    while (parent[k] != k)
+      k = parent[k] = parent[parent[k]];
+    return k;
+  }
+  func::FuncOp fn;
+  std::map<Key, Key> parent;
+  std::map<Key, int> groupIds;
+};
+
+/// Records which dynamic argument dims `fn`'s ops require to be equal.
+void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
+  fn.walk([&](Operation *op) {
+    if (auto sdpa = dyn_cast<attn::SdpaOp>(op)) {
+      Value q = sdpa.getQuery(), k = sdpa.getKey(), v = sdpa.getValue();
+      int64_t r = sdpa.getQuery().getType().getRank();
+      int64_t h = r >= 3 ? sdpa.getHeadDimIndex() : -1;
+      int64_t s = r >= 3 ? sdpa.getSeqDimIndex() : r - 2;
+      for (int64_t i = 0; i + 3 < r; ++i) { // batch dims
+        groups.unite(q, i, k, i);
+        groups.unite(q, i, v, i);
+      }
+      groups.unite(k, s, v, s);         // key/value length
+      groups.unite(q, r - 1, k, r - 1); // head dim
+      if (h >= 0) {
+        groups.unite(k, h, v, h);
+        int64_t hq = sdpa.getQuery().getType().getDimSize(h);
+        int64_t hk = sdpa.getKey().getType().getDimSize(h);
+        if (hq == hk) // not grouped-query: one head count
+          groups.unite(q, h, k, h);
+      }
+      if (Value m = sdpa.getMask()) {
+        auto mt = cast<RankedTensorType>(m.getType());
+        for (int64_t a = 0; a < mt.getRank(); ++a) {
+          int64_t sd = r - mt.getRank() + a; // logical score dim
+          if (sd == r - 1)
+            groups.unite(m, a, k, s);
+          else if (sd == r - 2)
+            groups.unite(m, a, q, s);
+          else if (sd == r - 3)
+            groups.unite(m, a, q, h);
+          else
+            groups.unite(m, a, q, sd);
+        }
+      }
+      return;
+    }
+    if (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() > 1) {
+      Value first = op->getOperand(0);
+      auto ft = dyn_cast<RankedTensorType>(first.getType());
+      if (!ft)
+        return;
+      for (Value other : op->getOperands().drop_front())
+        for (int64_t d = 0; d < ft.getRank(); ++d)
+          groups.unite(first, d, other, d);
+    }
+  });
 }
 
 /// Adds `name = "text\0"` as an exported constant global.
@@ -152,10 +261,14 @@ Status compileFile(const std::string &path, const CompileOptions &options,
       continue;
     FunctionSignature sig;
     FunctionType type = fn.getFunctionType();
+    SameSizeGroups groups(fn);
+    collectSameSizes(fn, groups);
     for (auto [i, t] : llvm::enumerate(type.getInputs())) {
       sig.inputs.emplace_back();
       if (failed(toSpec(fn, t, "argument " + std::to_string(i), sig.inputs.back())))
         return Status::error(path + ": unsupported entry point signature");
+      sig.inputs.back().sameAs =
+          groups.idsFor(i, static_cast<int64_t>(sig.inputs.back().dims.size()));
     }
     for (auto [i, t] : llvm::enumerate(type.getResults())) {
       sig.outputs.emplace_back();

@@ -26,6 +26,9 @@ namespace attnrt {
 struct TensorSpec {
   DType dtype = DType::F32;
   std::vector<int64_t> dims;
+  /// Per dim: 0, or the id of a group of dynamic dims (across all inputs)
+  /// that the module requires to be equal ("?3" in the signature text).
+  std::vector<int> sameAs;
   std::string describe() const;
 };
 
@@ -34,7 +37,8 @@ struct FunctionSignature {
   std::string describe() const;
 };
 
-/// "f32[1,?,768],f32[768,768]->f32[1,?,768]".
+/// "f32[1,?,768],f32[768,768]->f32[1,?,768]"; "?N" marks dynamic dims
+/// that must all have the same size.
 std::string formatSignature(const FunctionSignature &sig);
 Status parseSignature(const std::string &text, FunctionSignature &out);
 
@@ -73,6 +77,12 @@ private:
 /// Checks one argument against its spec; `what` names it ("input 2").
 Status checkTensor(const Tensor &t, const TensorSpec &spec,
                    const std::string &what);
+
+/// Checks that dynamic dims the module requires to be equal are; `names`
+/// names each input in messages.
+Status checkSameSizes(const std::vector<const Tensor *> &inputs,
+                      const std::vector<TensorSpec> &specs,
+                      const std::vector<std::string> &names);
 
 } // namespace attnrt
 

@@ -1,0 +1,11 @@
+// K and V with dynamic key lengths that must agree; a residual add whose
+// operands must have the same dynamic length.
+func.func @main(%q: tensor<2x?x8xf32>, %k: tensor<2x?x8xf32>, %v: tensor<2x?x8xf32>) -> tensor<2x?x8xf32> {
+  %0 = attn.sdpa %q, %k, %v : tensor<2x?x8xf32>, tensor<2x?x8xf32>, tensor<2x?x8xf32> -> tensor<2x?x8xf32>
+  return %0 : tensor<2x?x8xf32>
+}
+
+func.func @residual(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = arith.addf %a, %b : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
