@@ -127,7 +127,7 @@ def parse_timing(text):
 
 def run_case(name, spec, build, threads, repeat, work):
     mlir, model, arrays, ort_names, ort_dims, flops = spec
-    tag = os.path.join(work, name.replace(" ", "_").replace("/", "_").replace(",", ""))
+    tag = os.path.join(work, "".join(c if c.isalnum() else "_" for c in name))
     with open(tag + ".mlir", "w") as f:
         f.write(mlir)
     onnx.save(model, tag + ".onnx")

@@ -138,15 +138,16 @@ int main(int argc, char **argv) {
   for (const std::string &spec : inputs) {
     std::string path = spec;
     size_t index = next;
+    // "argN=PATH" / "N=PATH" bind by index; anything else is a path (which
+    // may itself contain '=').
     size_t eq = spec.find('=');
-    if (eq != std::string::npos) {
-      std::string name = spec.substr(0, eq);
+    std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
+    if (name.rfind("arg", 0) == 0)
+      name = name.substr(3);
+    bool named = !name.empty() && name.size() <= 6 &&
+                 name.find_first_not_of("0123456789") == std::string::npos;
+    if (named) {
       path = spec.substr(eq + 1);
-      if (name.rfind("arg", 0) == 0)
-        name = name.substr(3);
-      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos ||
-          name.size() > 6)
-        return fail("--input " + spec + ": expected argN=PATH or N=PATH");
       index = std::stoul(name);
     } else {
       ++next;
