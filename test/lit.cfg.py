@@ -24,7 +24,7 @@ tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 for d in tool_dirs:
     llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["attention-opt", "attention-run", "attnrt-c-demo"], tool_dirs)
+    ["attention-opt", "attention-run", "attention-translate", "attnrt-c-demo"], tool_dirs)
 config.environment["ATTENTION_RUN"] = os.path.join(config.attn_tools_dir, "attention-run")
 config.environment["ATTENTION_OPT"] = os.path.join(config.attn_tools_dir, "attention-opt")
 

@@ -25,12 +25,13 @@ using namespace attnrt;
 
 static cl::OptionCategory category("attention-run options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<module.mlir | module.so>"),
+                                      cl::desc("<module.mlir | model.onnx | module.so>"),
                                       cl::cat(category));
 static cl::opt<std::string> entry("entry", cl::desc("Entry point to run"),
                                   cl::init("main"), cl::cat(category));
 static cl::list<std::string>
-    inputs("input", cl::desc("[argN=]PATH.npy, one per function argument"),
+    inputs("input", cl::desc("[argN=|NAME=]PATH.npy, one per function argument "
+                             "(NAME: an ONNX graph input)"),
            cl::cat(category));
 static cl::list<std::string> outputs("output",
                                      cl::desc("PATH.npy, one per result"),
@@ -138,20 +139,27 @@ int main(int argc, char **argv) {
   for (const std::string &spec : inputs) {
     std::string path = spec;
     size_t index = next;
-    // "argN=PATH" / "N=PATH" bind by index; anything else is a path (which
-    // may itself contain '=').
+    // "argN=PATH" / "N=PATH" / "NAME=PATH" (an ONNX input name) bind by
+    // index or name; anything else is a path (which may contain '=').
     size_t eq = spec.find('=');
     std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
-    if (name.rfind("arg", 0) == 0)
-      name = name.substr(3);
-    bool named = !name.empty() && name.size() <= 6 &&
-                 name.find_first_not_of("0123456789") == std::string::npos;
-    if (named) {
-      path = spec.substr(eq + 1);
-      index = std::stoul(name);
-    } else {
-      ++next;
+    std::string digits = name.rfind("arg", 0) == 0 ? name.substr(3) : name;
+    bool named = false;
+    if (!digits.empty() && digits.size() <= 6 &&
+        digits.find_first_not_of("0123456789") == std::string::npos) {
+      index = std::stoul(digits);
+      named = true;
+    } else if (!name.empty()) {
+      for (size_t i = 0; i < sig.inputs.size(); ++i)
+        if (sig.inputs[i].name == name) {
+          index = i;
+          named = true;
+        }
     }
+    if (named)
+      path = spec.substr(eq + 1);
+    else
+      ++next;
     if (index >= sig.inputs.size())
       return fail("@" + entry + " takes " + std::to_string(sig.inputs.size()) +
                   " inputs " + sig.describe() + "; --input " + spec +

@@ -12,7 +12,8 @@
 namespace attnrt {
 
 std::string TensorSpec::describe() const {
-  std::string s = std::string(dtypeName(dtype)) + "[";
+  std::string s = (name.empty() ? std::string() : name + ": ") +
+                  std::string(dtypeName(dtype)) + "[";
   for (size_t i = 0; i < dims.size(); ++i)
     s += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
   return s + "]";
@@ -32,7 +33,10 @@ std::string formatSignature(const FunctionSignature &sig) {
   auto list = [](const std::vector<TensorSpec> &v) {
     std::string s;
     for (size_t i = 0; i < v.size(); ++i) {
-      s += (i ? "," : "") + std::string(dtypeName(v[i].dtype)) + "[";
+      s += i ? "," : "";
+      if (!v[i].name.empty())
+        s += v[i].name + ":";
+      s += std::string(dtypeName(v[i].dtype)) + "[";
       for (size_t d = 0; d < v[i].dims.size(); ++d) {
         s += d ? "," : "";
         if (v[i].dims[d] >= 0)
@@ -58,9 +62,14 @@ Status parseList(const std::string &text, std::vector<TensorSpec> &out) {
     if (lb == std::string::npos || rb == std::string::npos || rb < lb)
       return Status::error("malformed signature '" + text + "'");
     TensorSpec spec;
-    if (!parseDType(text.substr(p, lb - p), spec.dtype))
-      return Status::error("unknown element type '" + text.substr(p, lb - p) +
-                           "' in signature");
+    std::string head = text.substr(p, lb - p);
+    size_t colon = head.rfind(':');
+    if (colon != std::string::npos) {
+      spec.name = head.substr(0, colon);
+      head = head.substr(colon + 1);
+    }
+    if (!parseDType(head, spec.dtype))
+      return Status::error("unknown element type '" + head + "' in signature");
     std::string dims = text.substr(lb + 1, rb - lb - 1);
     size_t q = 0;
     while (q < dims.size()) {

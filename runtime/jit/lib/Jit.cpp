@@ -10,6 +10,7 @@
 
 #include "attn/AttnDialect.h"
 #include "attn/AttnOps.h"
+#include "attn/OnnxImporter.h"
 #include "attn/Passes.h"
 #include "attn/Pipelines.h"
 
@@ -36,6 +37,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -247,11 +249,20 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   auto file = openInputFile(path, &err);
   if (!file)
     return Status::error(path + ": " + err);
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return Status::error(path + ": could not parse the module (see the "
-                                "diagnostics above)");
+  OwningOpRef<ModuleOp> module;
+  if (llvm::StringRef(path).ends_with(".onnx")) {
+    // ONNX models are imported (attention raised to attn ops) first.
+    module = attn::importOnnxModel(file->getBuffer(), path, &context);
+    if (!module)
+      return Status::error(path + ": ONNX import failed (see the diagnostics "
+                                  "above)");
+  } else {
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    if (!module)
+      return Status::error(path + ": could not parse the module (see the "
+                                  "diagnostics above)");
+  }
 
   // Entry points and their signatures, from the source-level functions.
   std::string entryList;
@@ -269,6 +280,15 @@ Status compileFile(const std::string &path, const CompileOptions &options,
         return Status::error(path + ": unsupported entry point signature");
       sig.inputs.back().sameAs =
           groups.idsFor(i, static_cast<int64_t>(sig.inputs.back().dims.size()));
+      // Names (from ONNX graph inputs) let users bind inputs by name; only
+      // names that cannot clash with the signature syntax are kept.
+      if (auto name = fn.getArgAttrOfType<StringAttr>(i, "onnx.name"))
+        if (!name.getValue().empty() &&
+            llvm::all_of(name.getValue(), [](char c) {
+              return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                     c == '.' || c == '-' || c == '/';
+            }))
+          sig.inputs.back().name = name.getValue().str();
     }
     for (auto [i, t] : llvm::enumerate(type.getResults())) {
       sig.outputs.emplace_back();

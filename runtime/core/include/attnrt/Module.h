@@ -29,6 +29,8 @@ struct TensorSpec {
   /// Per dim: 0, or the id of a group of dynamic dims (across all inputs)
   /// that the module requires to be equal ("?3" in the signature text).
   std::vector<int> sameAs;
+  /// The argument's name in the source model (ONNX graph input), or "".
+  std::string name;
   std::string describe() const;
 };
 

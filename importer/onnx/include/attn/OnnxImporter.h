@@ -1,0 +1,34 @@
+//===- OnnxImporter.h - ONNX models to MLIR ----------------------*- C++ -*-===//
+//
+// Imports an ONNX model into a module whose @main takes the graph inputs and
+// returns the graph outputs. Attention nodes become attn ops. The protobuf
+// types stay inside the implementation: this interface speaks MLIR only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_ONNXIMPORTER_H
+#define ATTN_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::attn {
+
+struct OnnxImportOptions {
+  /// Raise recognised attention subgraphs to attn ops.
+  bool raise = true;
+};
+
+/// Imports the serialized ModelProto in `bytes`. `fileName` names the model
+/// in diagnostics (emitted on `context`); returns null on failure.
+OwningOpRef<ModuleOp> importOnnxModel(llvm::StringRef bytes,
+                                      llvm::StringRef fileName,
+                                      MLIRContext *context,
+                                      const OnnxImportOptions &options = {});
+
+/// Registers the dialects the importer creates.
+void registerOnnxImportDialects(DialectRegistry &registry);
+
+} // namespace mlir::attn
+
+#endif // ATTN_ONNXIMPORTER_H

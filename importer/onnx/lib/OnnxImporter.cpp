@@ -1,0 +1,470 @@
+//===- OnnxImporter.cpp - ONNX models to MLIR ------------------------------===//
+//
+// Reads a ModelProto, turns graph inputs into @main's arguments,
+// initializers into constants and nodes, in their (topological) order, into
+// ops. The standard `Attention` operator becomes one attn.sdpa; the ops
+// around attention in exported graphs are imported to linalg/tensor/arith.
+// Anything else is an error naming the op type, the node and the opset.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/OnnxImporter.h"
+
+#include "attn/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <cstring>
+#include <map>
+#include <optional>
+
+namespace mlir::attn {
+namespace {
+
+class Importer {
+public:
+  Importer(MLIRContext *ctx, StringRef fileName, const OnnxImportOptions &opts)
+      : ctx(ctx), b(ctx), options(opts),
+        fileLoc(FileLineColLoc::get(ctx, fileName, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run(StringRef bytes) {
+    onnx::ModelProto model;
+    if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+        !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      emitError(fileLoc) << "not an ONNX model: the protobuf does not parse "
+                            "(truncated or corrupt file?)";
+      return nullptr;
+    }
+    if (!model.has_graph()) {
+      emitError(fileLoc) << "ONNX model has no graph";
+      return nullptr;
+    }
+    for (const auto &op : model.opset_import())
+      if (op.domain().empty() || op.domain() == "ai.onnx")
+        opset = op.version();
+    if (opset < 13) {
+      emitError(fileLoc) << "unsupported ONNX opset " << opset
+                         << " (the importer reads opsets 13 to 25)";
+      return nullptr;
+    }
+    OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+    b.setInsertionPointToEnd(module->getBody());
+    if (!importGraph(model.graph()))
+      return nullptr;
+    return module;
+  }
+
+private:
+  // ----- helpers -------------------------------------------------------------
+
+  Location nodeLoc(const onnx::NodeProto &n) {
+    return NameLoc::get(b.getStringAttr(n.name().empty() ? n.op_type() : n.name()),
+                        fileLoc);
+  }
+
+  /// Reports an error on node `n` and marks the import failed.
+  InFlightDiagnostic nodeError(const onnx::NodeProto &n) {
+    failed = true;
+    InFlightDiagnostic d = emitError(nodeLoc(n));
+    if (n.name().empty())
+      d << "ONNX node #" << nodeIndex;
+    else
+      d << "ONNX node '" << n.name() << "'";
+    return std::move(d << " (" << n.op_type() << ", opset " << opset << "): ");
+  }
+
+  std::optional<Type> elemType(int dt) {
+    switch (dt) {
+    case onnx::TensorProto::FLOAT:
+      return b.getF32Type();
+    case onnx::TensorProto::FLOAT16:
+      return b.getF16Type();
+    case onnx::TensorProto::BFLOAT16:
+      return b.getBF16Type();
+    case onnx::TensorProto::BOOL:
+      return b.getI1Type();
+    case onnx::TensorProto::INT64:
+      return b.getI64Type();
+    case onnx::TensorProto::INT32:
+      return b.getI32Type();
+    default:
+      return std::nullopt;
+    }
+  }
+
+  const onnx::AttributeProto *attr(const onnx::NodeProto &n, StringRef name) {
+    for (const auto &a : n.attribute())
+      if (a.name() == name)
+        return &a;
+    return nullptr;
+  }
+  int64_t intAttr(const onnx::NodeProto &n, StringRef name, int64_t dflt) {
+    const auto *a = attr(n, name);
+    return a ? a->i() : dflt;
+  }
+  std::optional<float> floatAttr(const onnx::NodeProto &n, StringRef name) {
+    const auto *a = attr(n, name);
+    if (!a)
+      return std::nullopt;
+    return a->f();
+  }
+
+  /// The value of input `i` of `n`, or null if absent ("" or past the end).
+  Value input(const onnx::NodeProto &n, int i) {
+    if (i >= n.input_size() || n.input(i).empty())
+      return nullptr;
+    auto it = values.find(n.input(i));
+    if (it == values.end()) {
+      nodeError(n) << "uses '" << n.input(i)
+                   << "', which no graph input, initializer or earlier node "
+                      "defines (is the graph topologically sorted?)";
+      return nullptr;
+    }
+    return it->second;
+  }
+
+  void define(const onnx::NodeProto &n, int i, Value v) {
+    if (i < n.output_size() && !n.output(i).empty())
+      values[n.output(i)] = v;
+  }
+
+  bool wantsOutput(const onnx::NodeProto &n, int i) {
+    return i < n.output_size() && !n.output(i).empty();
+  }
+
+  /// A TensorProto's contents as an elements attribute.
+  std::optional<DenseElementsAttr> tensorAttr(const onnx::TensorProto &t) {
+    std::optional<Type> elem = elemType(t.data_type());
+    if (!elem) {
+      emitError(fileLoc) << "initializer '" << t.name()
+                         << "' has unsupported ONNX data type " << t.data_type();
+      return std::nullopt;
+    }
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      emitError(fileLoc) << "initializer '" << t.name()
+                         << "' uses external data, which is not supported";
+      return std::nullopt;
+    }
+    SmallVector<int64_t> shape;
+    int64_t count = 1;
+    for (int64_t d : t.dims()) {
+      if (d < 0 || (d && count > (int64_t(1) << 40) / d)) {
+        emitError(fileLoc) << "initializer '" << t.name()
+                           << "' has an invalid or too large shape";
+        return std::nullopt;
+      }
+      shape.push_back(d);
+      count *= d;
+    }
+    auto type = RankedTensorType::get(shape, *elem);
+    size_t width = elem->isInteger(1) ? 1 : elem->getIntOrFloatBitWidth() / 8;
+    if (t.has_raw_data()) {
+      if (t.raw_data().size() != static_cast<size_t>(count) * width) {
+        emitError(fileLoc) << "initializer '" << t.name() << "' holds "
+                           << t.raw_data().size() << " bytes, its shape needs "
+                           << count * width;
+        return std::nullopt;
+      }
+      if (elem->isInteger(1)) {
+        SmallVector<bool> v(t.raw_data().begin(), t.raw_data().end());
+        return DenseElementsAttr::get(type, ArrayRef<bool>(v));
+      }
+      return DenseElementsAttr::getFromRawBuffer(
+          type, ArrayRef<char>(t.raw_data().data(), t.raw_data().size()));
+    }
+    // Typed fields.
+    if (elem->isF32() && t.float_data_size() == count)
+      return DenseElementsAttr::get(
+          type, ArrayRef<float>(t.float_data().data(), t.float_data_size()));
+    if (elem->isInteger(64) && t.int64_data_size() == count)
+      return DenseElementsAttr::get(
+          type, ArrayRef<int64_t>(t.int64_data().data(), t.int64_data_size()));
+    if (elem->isInteger(32) && t.int32_data_size() == count)
+      return DenseElementsAttr::get(
+          type, ArrayRef<int32_t>(t.int32_data().data(), t.int32_data_size()));
+    if (elem->isInteger(1) && t.int32_data_size() == count) {
+      SmallVector<bool> v(t.int32_data().begin(), t.int32_data().end());
+      return DenseElementsAttr::get(type, ArrayRef<bool>(v));
+    }
+    emitError(fileLoc) << "initializer '" << t.name()
+                       << "' has no data matching its shape and type";
+    return std::nullopt;
+  }
+
+  std::optional<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &vi) {
+    if (!vi.type().has_tensor_type()) {
+      emitError(fileLoc) << "graph value '" << vi.name() << "' is not a tensor";
+      return std::nullopt;
+    }
+    const auto &tt = vi.type().tensor_type();
+    std::optional<Type> elem = elemType(tt.elem_type());
+    if (!elem) {
+      emitError(fileLoc) << "graph value '" << vi.name()
+                         << "' has unsupported ONNX data type " << tt.elem_type();
+      return std::nullopt;
+    }
+    if (!tt.has_shape()) {
+      emitError(fileLoc) << "graph value '" << vi.name()
+                         << "' has no shape; the importer needs at least its rank";
+      return std::nullopt;
+    }
+    SmallVector<int64_t> shape;
+    for (const auto &d : tt.shape().dim()) {
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) {
+          emitError(fileLoc) << "graph value '" << vi.name()
+                             << "' has a negative dimension " << d.dim_value();
+          return std::nullopt;
+        }
+        shape.push_back(d.dim_value());
+      } else {
+        shape.push_back(ShapedType::kDynamic);
+      }
+    }
+    return RankedTensorType::get(shape, *elem);
+  }
+
+  // ----- the graph -----------------------------------------------------------
+
+  bool importGraph(const onnx::GraphProto &g) {
+    std::map<std::string, const onnx::TensorProto *> inits;
+    for (const auto &t : g.initializer())
+      inits[t.name()] = &t;
+    SmallVector<Type> argTypes;
+    SmallVector<std::string> argNames;
+    for (const auto &vi : g.input()) {
+      if (inits.count(vi.name()))
+        continue; // an initializer listed as input: a constant
+      auto t = valueInfoType(vi);
+      if (!t)
+        return false;
+      argTypes.push_back(*t);
+      argNames.push_back(vi.name());
+    }
+    SmallVector<Type> resultTypes;
+    for (const auto &vi : g.output()) {
+      auto t = valueInfoType(vi);
+      if (!t)
+        return false;
+      resultTypes.push_back(*t);
+    }
+    auto fn = func::FuncOp::create(b, fileLoc, "main",
+                                   b.getFunctionType(argTypes, resultTypes));
+    Block *entry = fn.addEntryBlock();
+    for (auto [i, name] : llvm::enumerate(argNames)) {
+      fn.setArgAttr(i, "onnx.name", b.getStringAttr(name));
+      values[name] = entry->getArgument(i);
+    }
+    for (auto [i, vi] : llvm::enumerate(g.output()))
+      fn.setResultAttr(i, "onnx.name", b.getStringAttr(vi.name()));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(entry);
+    for (const auto &[name, t] : inits) {
+      auto attr = tensorAttr(*t);
+      if (!attr)
+        return false;
+      values[name] = arith::ConstantOp::create(b, fileLoc, *attr);
+    }
+    {
+      for (const auto &n : g.node()) {
+        importNode(n);
+        ++nodeIndex;
+        if (failed)
+          return false;
+      }
+      SmallVector<Value> results;
+      for (auto [i, vi] : llvm::enumerate(g.output())) {
+        auto it = values.find(vi.name());
+        if (it == values.end()) {
+          emitError(fileLoc) << "graph output '" << vi.name()
+                             << "' is not produced by any node";
+          return false;
+        }
+        Value v = it->second;
+        if (v.getType() != resultTypes[i]) {
+          auto want = cast<RankedTensorType>(resultTypes[i]);
+          auto got = cast<RankedTensorType>(v.getType());
+          if (want.getElementType() != got.getElementType() ||
+              want.getRank() != got.getRank()) {
+            emitError(fileLoc) << "graph output '" << vi.name() << "' is declared "
+                               << want << " but computes " << got;
+            return false;
+          }
+          v = tensor::CastOp::create(b, fileLoc, want, v);
+        }
+        results.push_back(v);
+      }
+      func::ReturnOp::create(b, fileLoc, results);
+    }
+    return true;
+  }
+
+  void importNode(const onnx::NodeProto &n) {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") {
+      nodeError(n) << "op domain '" << n.domain() << "' is not supported";
+      return;
+    }
+    const std::string &op = n.op_type();
+    if (op == "Attention")
+      return importAttention(n);
+    if (op == "Identity" || (op == "Dropout" && !wantsOutput(n, 1)))
+      return define(n, 0, input(n, 0));
+    nodeError(n) << "unsupported ONNX op '" << op << "'";
+  }
+
+  // ----- Attention (opset 23-25) ---------------------------------------------
+
+  void importAttention(const onnx::NodeProto &n) {
+    Location loc = nodeLoc(n);
+    Value q = input(n, 0), k = input(n, 1), v = input(n, 2);
+    Value mask = input(n, 3);
+    if (failed)
+      return;
+    if (!q || !k || !v) {
+      nodeError(n) << "needs Q, K and V";
+      return;
+    }
+    if (input(n, 4) || input(n, 5) || wantsOutput(n, 1) || wantsOutput(n, 2)) {
+      nodeError(n) << "past_key/past_value and present outputs (KV cache) are "
+                      "not supported yet";
+      return;
+    }
+    if (input(n, 6)) {
+      nodeError(n) << "nonpad_kv_seqlen is not supported yet";
+      return;
+    }
+    if (wantsOutput(n, 3)) {
+      nodeError(n) << "the qk_matmul_output output is not supported yet";
+      return;
+    }
+    if (auto softcap = floatAttr(n, "softcap"); softcap && *softcap != 0.0f) {
+      nodeError(n) << "softcap " << *softcap << " is not supported yet";
+      return;
+    }
+    auto qt = cast<RankedTensorType>(q.getType());
+    auto kt = cast<RankedTensorType>(k.getType());
+    auto vt = cast<RankedTensorType>(v.getType());
+    if (qt.getRank() != kt.getRank() || qt.getRank() != vt.getRank() ||
+        (qt.getRank() != 3 && qt.getRank() != 4)) {
+      nodeError(n) << "Q, K and V must all be 3-D or all 4-D, got ranks "
+                   << qt.getRank() << ", " << kt.getRank() << ", " << vt.getRank();
+      return;
+    }
+    HeadLayout layout = HeadLayout::heads_major;
+    if (qt.getRank() == 3) {
+      // [B, S, H*D] viewed as [B, S, H, D]: the seq_major layout, no copy.
+      int64_t hq = intAttr(n, "q_num_heads", 0), hkv = intAttr(n, "kv_num_heads", 0);
+      if (hq <= 0 || hkv <= 0) {
+        nodeError(n) << "3-D Q/K/V need q_num_heads and kv_num_heads";
+        return;
+      }
+      q = splitHeads(n, q, hq);
+      k = splitHeads(n, k, hkv);
+      v = splitHeads(n, v, hkv);
+      if (failed)
+        return;
+      layout = HeadLayout::seq_major;
+    }
+    auto q4 = cast<RankedTensorType>(q.getType());
+    auto v4 = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> outShape(q4.getShape());
+    outShape.back() = v4.getShape().back();
+    auto outType = RankedTensorType::get(outShape, q4.getElementType());
+
+    MaskKind maskKind = MaskKind::masked_where_true;
+    if (mask) {
+      auto mt = cast<RankedTensorType>(mask.getType());
+      maskKind = mt.getElementType().isInteger(1) ? MaskKind::attend_where_true
+                                                  : MaskKind::additive;
+      if (maskKind == MaskKind::additive &&
+          mt.getElementType() != q4.getElementType()) {
+        nodeError(n) << "float attn_mask type " << mt.getElementType()
+                     << " differs from Q's " << q4.getElementType();
+        return;
+      }
+    }
+    CausalKind causal =
+        intAttr(n, "is_causal", 0) ? CausalKind::top_left : CausalKind::none;
+    FloatAttr scale;
+    if (auto s = floatAttr(n, "scale"))
+      scale = b.getF32FloatAttr(*s);
+    IntegerAttr left, right;
+    if (opset >= 25) {
+      int64_t l = intAttr(n, "left_window_size", -1);
+      int64_t r = intAttr(n, "right_window_size", -1);
+      if (l >= 0)
+        left = b.getI64IntegerAttr(l);
+      if (r >= 0)
+        right = b.getI64IntegerAttr(r);
+    }
+    Value o = SdpaOp::create(
+        b, loc, outType, q, k, v, mask, CausalKindAttr::get(ctx, causal),
+        MaskKindAttr::get(ctx, maskKind), HeadLayoutAttr::get(ctx, layout),
+        left, right, scale, b.getF32FloatAttr(0.0f), b.getI64IntegerAttr(0));
+    if (verify(o.getDefiningOp()).failed()) {
+      failed = true;
+      return;
+    }
+    if (layout == HeadLayout::seq_major)
+      o = tensor::CollapseShapeOp::create(
+          b, loc, o, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    define(n, 0, o);
+  }
+
+  /// [B, S, H*D] -> [B, S, H, D] (a view).
+  Value splitHeads(const onnx::NodeProto &n, Value x, int64_t heads) {
+    auto t = cast<RankedTensorType>(x.getType());
+    int64_t width = t.getShape().back();
+    if (ShapedType::isDynamic(width) || width % heads != 0) {
+      nodeError(n) << "hidden size " << width << " is not a multiple of "
+                   << heads << " heads";
+      return x;
+    }
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, nodeLoc(n), x);
+    sizes.back() = b.getIndexAttr(heads);
+    sizes.push_back(b.getIndexAttr(width / heads));
+    return tensor::ExpandShapeOp::create(
+        b, nodeLoc(n),
+        RankedTensorType::get({t.getDimSize(0), t.getDimSize(1), heads, width / heads},
+                              t.getElementType()),
+        x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}, sizes);
+  }
+
+  MLIRContext *ctx;
+  OpBuilder b;
+  OnnxImportOptions options;
+  Location fileLoc;
+  int64_t opset = 0;
+  int nodeIndex = 0;
+  bool failed = false;
+  std::map<std::string, Value> values;
+};
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxModel(StringRef bytes, StringRef fileName,
+                                      MLIRContext *context,
+                                      const OnnxImportOptions &options) {
+  context->loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
+                       linalg::LinalgDialect, math::MathDialect,
+                       tensor::TensorDialect>();
+  return Importer(context, fileName, options).run(bytes);
+}
+
+void registerOnnxImportDialects(DialectRegistry &registry) {
+  registry.insert<AttnDialect, arith::ArithDialect, func::FuncDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  tensor::TensorDialect>();
+}
+
+} // namespace mlir::attn

@@ -1,0 +1,60 @@
+"""Writes the small ONNX models the importer tests use (python3-onnx).
+
+usage: make_models.py DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+F = TensorProto.FLOAT
+
+
+def save(name, nodes, inputs, outputs, inits=(), opset=23):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save(model, os.path.join(d, name + ".onnx"))
+
+
+vi = helper.make_tensor_value_info
+# Attention on 4-D inputs with a bool mask, a scale and dynamic sequence dims.
+save("attention_mask",
+     [helper.make_node("Attention", ["Q", "K", "V", "M"], ["Y"], scale=0.25, name="attn")],
+     [vi("Q", F, [2, 3, "T", 8]), vi("K", F, [2, 3, "S", 8]), vi("V", F, [2, 3, "S", 8]),
+      vi("M", TensorProto.BOOL, [1, 1, "T", "S"])],
+     [vi("Y", F, [2, 3, "T", 8])])
+# 3-D GQA with causal and an opset-25 window.
+save("attention_3d_window",
+     [helper.make_node("Attention", ["Q", "K", "V"], ["Y"], q_num_heads=4, kv_num_heads=2,
+                       is_causal=1, left_window_size=2, name="attn")],
+     [vi("Q", F, [1, 5, 32]), vi("K", F, [1, 5, 16]), vi("V", F, [1, 5, 16])],
+     [vi("Y", F, [1, 5, 32])], opset=25)
+# An op the importer does not know.
+save("unsupported_op",
+     [helper.make_node("Gelu", ["X"], ["Y"], name="act")],
+     [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])], opset=20)
+# Uses a value nothing defines.
+save("undefined_value",
+     [helper.make_node("Identity", ["nowhere"], ["Y"], name="copy")],
+     [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])])
+# An unsupported (too old) opset.
+save("old_opset",
+     [helper.make_node("Identity", ["X"], ["Y"], name="copy")],
+     [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])], opset=9)
+# An initializer whose data does not match its shape.
+bad = numpy_helper.from_array(np.zeros((2, 2), np.float32), "W")
+bad.raw_data = bad.raw_data[:8]
+save("bad_initializer",
+     [helper.make_node("Identity", ["W"], ["Y"], name="copy")],
+     [vi("X", F, [2, 2])], [vi("Y", F, [2, 2])], inits=[bad])
+# Truncated and non-ONNX files.
+with open(os.path.join(d, "attention_mask.onnx"), "rb") as f:
+    whole = f.read()
+with open(os.path.join(d, "truncated.onnx"), "wb") as f:
+    f.write(whole[: len(whole) // 2])
+with open(os.path.join(d, "not_onnx.onnx"), "wb") as f:
+    f.write(b"\x93NUMPY this is not a protobuf at all \xff\xff\xff\xff")

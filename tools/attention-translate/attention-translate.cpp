@@ -1,0 +1,73 @@
+//===- attention-translate.cpp - model formats in and out ------------------===//
+//
+// attention-translate --import-onnx MODEL.onnx [-o OUT.mlir] prints the
+// imported module. The output file is opened only once the import has
+// succeeded: on any error no file is created.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/OnnxImporter.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::OptionCategory category("attention-translate options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<model>"), cl::cat(category));
+static cl::opt<bool> importOnnx("import-onnx",
+                                cl::desc("Import an ONNX model to MLIR"),
+                                cl::cat(category));
+static cl::opt<bool> onnxRaise("onnx-raise",
+                               cl::desc("Raise attention subgraphs to attn ops"),
+                               cl::init(true), cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
+                                       cl::init("-"), cl::cat(category));
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv, "attention-translate\n");
+  if (!importOnnx) {
+    errs() << "attention-translate: error: choose a translation (--import-onnx)\n";
+    return 1;
+  }
+  auto buffer = MemoryBuffer::getFile(inputFile, /*IsText=*/false);
+  if (!buffer) {
+    errs() << "attention-translate: error: " << inputFile << ": "
+           << buffer.getError().message() << "\n";
+    return 1;
+  }
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context, errs());
+  mlir::attn::OnnxImportOptions options;
+  options.raise = onnxRaise;
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::attn::importOnnxModel(
+      (*buffer)->getBuffer(), inputFile, &context, options);
+  if (!module) {
+    errs() << "attention-translate: error: " << inputFile
+           << ": import failed (see the diagnostics above)\n";
+    return 1;
+  }
+  std::string err;
+  auto out = mlir::openOutputFile(outputFile, &err);
+  if (!out) {
+    errs() << "attention-translate: error: " << err << "\n";
+    return 1;
+  }
+  module->print(out->os());
+  out->keep(); // opened only after a successful import
+  return 0;
+}
