@@ -258,6 +258,12 @@ LogicalResult SdpaOp::verify() {
     return failure();
   if (ShapedType::isDynamic(q.getShape().back()) && !getScale())
     return emitOpError() << "needs a static head dim or an explicit scale";
+  if (auto c = getSoftcap()) {
+    double v = c->convertToDouble();
+    if (!(v > 0.0) || !std::isfinite(v))
+      return emitOpError() << "softcap must be finite and > 0, got "
+                           << floatStr(v);
+  }
   for (auto [name, w] : {std::make_pair("window_left", getWindowLeft()),
                          std::make_pair("window_right", getWindowRight())})
     if (w && static_cast<int64_t>(*w) < 0)

@@ -25,8 +25,10 @@ struct AttnApproximateMathPass
     RewritePatternSet patterns(&getContext());
     // exp2(x) -> exp(x * ln 2), then exp -> polynomial (in f32).
     math::populateExpansionPatterns(patterns, {"exp2", "math.exp2"});
+    // exp (softmax) and tanh (soft-capped scores).
     auto isExp = [](StringRef name) {
-      return name == "exp" || name == "math.exp";
+      return name == "exp" || name == "math.exp" || name == "tanh" ||
+             name == "math.tanh";
     };
     populateMathF32ExpansionPatterns(patterns, isExp);
     populateMathPolynomialApproximationPatterns(patterns, isExp);

@@ -92,6 +92,7 @@ struct SdpaLowering : OpConversionPattern<SdpaOp> {
     Location loc = op.getLoc();
     SdpaConfig cfg;
     setBand(cfg, op.getCausal(), op.getWindowLeft(), op.getWindowRight());
+    cfg.softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
     cfg.maskKind = op.getMaskKind();
     cfg.scale = op.getEffectiveScale();
     setDropout(cfg, op);

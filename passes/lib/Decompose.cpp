@@ -108,6 +108,7 @@ SdpaOp makeSdpa(PatternRewriter &rw, Location loc, Value q, Value k, Value v,
       MaskKindAttr::get(rw.getContext(), MaskKind::masked_where_true),
       HeadLayoutAttr::get(rw.getContext(), HeadLayout::heads_major),
       /*window_left=*/IntegerAttr(), /*window_right=*/IntegerAttr(),
+      /*softcap=*/FloatAttr(),
       rw.getF32FloatAttr(static_cast<float>(scale)), dropout, seed);
 }
 

@@ -83,7 +83,8 @@ struct FoldSplitSdpaMerge : OpRewritePattern<SdpaOp> {
         views[1], views[2], op.getMask(), op.getCausalAttr(),
         op.getMaskKindAttr(),
         HeadLayoutAttr::get(rw.getContext(), HeadLayout::seq_major),
-        op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getScaleAttr(),
+        op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
+        op.getScaleAttr(),
         op.getDropoutPAttr(), op.getSeedAttr());
     for (Operation *user : llvm::make_early_inc_range(op.getResult().getUsers())) {
       auto merge = cast<MergeHeadsOp>(user);

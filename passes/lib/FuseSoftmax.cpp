@@ -165,7 +165,7 @@ SmallVector<Value> kvStep(OpBuilder &b, Location loc, const BlockContext &c,
 
   // Masking: the causal predicate on diagonal blocks, the mask operand on
   // every block.
-  if (causalPredicate || c.mask) {
+  if (causalPredicate || c.mask || c.cfg.softcap > 0.0) {
     SmallVector<Value> ins;
     SmallVector<AffineMap> ms;
     if (c.mask) {
@@ -205,6 +205,8 @@ SmallVector<Value> kvStep(OpBuilder &b, Location loc, const BlockContext &c,
                 [&](OpBuilder &nb, Location l2, ValueRange a) {
                   Ix n{nb, l2};
                   Value x = a.back(), ninf = n.f(kNegInf);
+                  if (c.cfg.softcap > 0.0)
+                    x = buildSoftcap(nb, l2, x, c.cfg.softcap);
                   if (c.mask) {
                     switch (c.cfg.maskKind) {
                     case MaskKind::masked_where_true:
@@ -527,6 +529,7 @@ struct FlashSdpaLowering : OpConversionPattern<SdpaOp> {
     }
     SdpaConfig cfg;
     setBand(cfg, op.getCausal(), op.getWindowLeft(), op.getWindowRight());
+    cfg.softcap = op.getSoftcap() ? op.getSoftcap()->convertToDouble() : 0.0;
     cfg.maskKind = op.getMaskKind();
     cfg.scale = op.getEffectiveScale();
     cfg.dropoutP = op.getDropoutP().convertToFloat();

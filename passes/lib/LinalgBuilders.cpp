@@ -133,6 +133,12 @@ Value buildOutsideBand(OpBuilder &b, Location loc, Value i, Value j,
   return outside;
 }
 
+Value buildSoftcap(OpBuilder &b, Location loc, Value s, double c) {
+  Value inv = f32Const(b, loc, 1.0 / c), cap = f32Const(b, loc, c);
+  Value t = math::TanhOp::create(b, loc, arith::MulFOp::create(b, loc, s, inv));
+  return arith::MulFOp::create(b, loc, t, cap);
+}
+
 Value buildWeightedAdd(OpBuilder &b, Location loc, Value w, Value v,
                        Value acc) {
   auto fm = contractFlags(b);
@@ -318,6 +324,8 @@ Value buildSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
       [&](OpBuilder &nb, Location l, ValueRange a) {
         Value s = a.back();
         s = arith::MulFOp::create(nb, l, s, f32Const(nb, l, cfg.scale));
+        if (cfg.softcap > 0.0)
+          s = buildSoftcap(nb, l, s, cfg.softcap);
         Value ninf = f32Const(nb, l, negInf);
         if (mask) {
           switch (cfg.maskKind) {

@@ -21,6 +21,8 @@ struct SdpaConfig {
   double scale = 1.0;
   double dropoutP = 0.0;
   uint64_t seed = 0;
+  /// Soft cap c of the scaled scores (c * tanh(s / c)); 0 = none.
+  double softcap = 0.0;
   /// Sliding window bounds (keys i-L .. i+R), -1 = unbounded.
   int64_t windowLeft = -1, windowRight = -1;
 
@@ -63,6 +65,9 @@ Value buildSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
 Value buildFlashSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
                      Value mask, const SdpaConfig &cfg, HeadLayout layout,
                      int64_t blockQ, int64_t blockKV);
+
+/// c * tanh(s / c): the soft cap of scaled scores.
+Value buildSoftcap(OpBuilder &b, Location loc, Value s, double c);
 
 /// acc + w * v, where a zero weight adds nothing even if v is NaN or inf
 /// (a masked, dropped or underflowed key does not reach the output).

@@ -1,4 +1,4 @@
-// attn-approximate-math: exp and exp2 become polynomial arithmetic (no libm
+// attn-approximate-math: exp, exp2 and tanh become polynomial arithmetic (no libm
 // call), also for f16 (computed in f32).
 // RUN: attention-opt %s -attn-approximate-math | FileCheck %s
 
@@ -15,10 +15,18 @@ func.func @exps(%x: f32, %y: vector<16xf32>, %h: f16) -> (f32, vector<16xf32>, f
   return %a, %b, %c, %d : f32, vector<16xf32>, f32, f16
 }
 
+// CHECK-LABEL: func.func @tanh(
+// CHECK-NOT: math.tanh
+// CHECK: return
+func.func @tanh(%x: f32) -> f32 {
+  %a = math.tanh %x : f32
+  return %a : f32
+}
+
 // Other math ops are left alone.
 // CHECK-LABEL: func.func @others
-// CHECK: math.tanh
+// CHECK: math.sin
 func.func @others(%x: f32) -> f32 {
-  %a = math.tanh %x : f32
+  %a = math.sin %x : f32
   return %a : f32
 }

@@ -105,6 +105,18 @@ func.func @causal_window(%q: tensor<1x2x256x32xf32>) -> tensor<1x2x256x32xf32> {
 
 // -----
 
+// A soft cap is applied to every block's scores, even without masks.
+// CHECK-LABEL: func.func @softcap
+// CHECK: scf.for
+// CHECK: math.tanh
+// CHECK-NOT: linalg.index
+func.func @softcap(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
+  %0 = attn.sdpa %q, %q, %q {softcap = 30.0 : f32} : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32> -> tensor<1x2x64x16xf32>
+  return %0 : tensor<1x2x64x16xf32>
+}
+
+// -----
+
 // Other attn ops are left alone.
 // CHECK-LABEL: func.func @other_ops
 // CHECK: attn.self_attention

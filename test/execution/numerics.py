@@ -20,9 +20,14 @@ VARIANTS = [("plain", "optimize=false"), ("flash", ""),
             ("flash-small-blocks", "flash-block-q=2 flash-block-kv=3")]
 
 
-def module(tq, tk, d, causal=None, scale=None):
+def module(tq, tk, d, causal=None, scale=None, softcap=None):
     ty = lambda t: attn_exec.tensor_type((1, 2, t, d), "f32")
-    attrs = "{scale = %r : f32}" % scale if scale is not None else ""
+    parts = []
+    if scale is not None:
+        parts.append("scale = %r : f32" % scale)
+    if softcap is not None:
+        parts.append("softcap = %r : f32" % softcap)
+    attrs = "{%s}" % ", ".join(parts) if parts else ""
     return ("func.func @main(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
             "  %%0 = attn.sdpa %%q, %%k, %%v %s%s : %s, %s, %s -> %s\n"
             "  return %%0 : %s\n}\n") % (
@@ -31,12 +36,14 @@ def module(tq, tk, d, causal=None, scale=None):
         ty(tq), ty(tk), ty(tk), ty(tq), ty(tq))
 
 
-def reference(q, k, v, causal=None, scale=None):
+def reference(q, k, v, causal=None, scale=None, softcap=None):
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     tq, tk, d = q.shape[-2], k.shape[-2], q.shape[-1]
     scale = 1 / np.sqrt(d) if scale is None else scale
     with np.errstate(invalid="ignore", over="ignore"):
         s = scale * (q @ np.swapaxes(k, -1, -2))
+        if softcap is not None:
+            s = softcap * np.tanh(s / softcap)
         if causal:
             off = tk - tq if causal == "bottom_right" else 0
             future = np.arange(tk)[None, :] > np.arange(tq)[:, None] + off
@@ -56,9 +63,9 @@ def main():
     rng = np.random.default_rng(21)
     checks = attn_exec.Checks()
 
-    def case(name, q, k, v, causal=None, scale=None, expect_nan=None):
-        want = reference(q, k, v, causal=causal, scale=scale)
-        text = module(q.shape[-2], k.shape[-2], q.shape[-1], causal, scale)
+    def case(name, q, k, v, causal=None, scale=None, expect_nan=None, softcap=None):
+        want = reference(q, k, v, causal=causal, scale=scale, softcap=softcap)
+        text = module(q.shape[-2], k.shape[-2], q.shape[-1], causal, scale, softcap)
         for vname, opts in VARIANTS:
             label = "%s %s" % (name, vname)
             with checks(label):
@@ -102,6 +109,10 @@ def main():
     case("T=1", one(1), one(1), one(1), causal="top_left")
     case("Tk=1", one(7), one(1), one(1))
     case("Tk=1 bottom_right", one(7), one(1), one(1), causal="bottom_right")
+    # Soft-capped scores (c * tanh(s / c)), with and without causal masking.
+    q, k, v = one(9), one(9), one(9)
+    case("softcap 2", q * 4, k * 4, v, softcap=2.0)
+    case("softcap 0.5 causal", q, k, v, causal="top_left", softcap=0.5)
     checks.finish("numerics")
 
 

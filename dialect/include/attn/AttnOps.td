@@ -64,6 +64,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
       is Tk - Tq for `causal(bottom_right)` and 0 otherwise. With `causal`
       R is 0 anyway; `causal(top_left) {window_left = 255}` is a 256-key
       causal sliding window.
+    - `softcap = c` (> 0): scores become c * tanh(scores / c) after scaling
+      and before any mask (Gemma, ONNX Attention's softcap).
     - `mask(%m : kind)`: an explicit mask broadcastable (NumPy rules, aligned
       at the right) to [B..., Hq, Tq, Tk]. `masked_where_true` and
       `attend_where_true` take i1 masks, `additive` a float mask of the
@@ -92,6 +94,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure]> {
       DefaultValuedAttr<Attn_HeadLayout, "::mlir::attn::HeadLayout::heads_major">:$layout,
       OptionalAttr<I64Attr>:$window_left,
       OptionalAttr<I64Attr>:$window_right,
+      OptionalAttr<F32Attr>:$softcap,
       OptionalAttr<F32Attr>:$scale,
       DefaultValuedAttr<F32Attr, "0.0f">:$dropout_p,
       DefaultValuedAttr<I64Attr, "0">:$seed);

@@ -347,10 +347,6 @@ private:
       nodeError(n) << "the qk_matmul_output output is not supported yet";
       return;
     }
-    if (auto softcap = floatAttr(n, "softcap"); softcap && *softcap != 0.0f) {
-      nodeError(n) << "softcap " << *softcap << " is not supported yet";
-      return;
-    }
     auto qt = cast<RankedTensorType>(q.getType());
     auto kt = cast<RankedTensorType>(k.getType());
     auto vt = cast<RankedTensorType>(v.getType());
@@ -395,9 +391,11 @@ private:
     }
     CausalKind causal =
         intAttr(n, "is_causal", 0) ? CausalKind::top_left : CausalKind::none;
-    FloatAttr scale;
+    FloatAttr scale, softcap;
     if (auto s = floatAttr(n, "scale"))
       scale = b.getF32FloatAttr(*s);
+    if (auto c = floatAttr(n, "softcap"); c && *c != 0.0f)
+      softcap = b.getF32FloatAttr(*c);
     IntegerAttr left, right;
     if (opset >= 25) {
       int64_t l = intAttr(n, "left_window_size", -1);
@@ -410,7 +408,8 @@ private:
     Value o = SdpaOp::create(
         b, loc, outType, q, k, v, mask, CausalKindAttr::get(ctx, causal),
         MaskKindAttr::get(ctx, maskKind), HeadLayoutAttr::get(ctx, layout),
-        left, right, scale, b.getF32FloatAttr(0.0f), b.getI64IntegerAttr(0));
+        left, right, softcap, scale, b.getF32FloatAttr(0.0f),
+        b.getI64IntegerAttr(0));
     if (verify(o.getDefiningOp()).failed()) {
       failed = true;
       return;

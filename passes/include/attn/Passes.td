@@ -237,11 +237,12 @@ def AttnDecomposeLinalgAggregatesPass
 }
 
 def AttnApproximateMathPass : Pass<"attn-approximate-math", "mlir::ModuleOp"> {
-  let summary = "Replace math.exp by a vectorizable polynomial approximation";
+  let summary = "Replace math.exp and math.tanh by vectorizable polynomial approximations";
   let description = [{
     `math.exp` lowers to a call of libm's scalar `expf`, which LLVM cannot
     vectorize: the softmax then runs one exponential at a time. This pass
-    rewrites f32 `math.exp` / `math.exp2` (and, via f32, f16/bf16 ones) into
+    rewrites f32 `math.exp` / `math.exp2` / `math.tanh` (soft-capped scores;
+    f16/bf16 via f32) into
     MLIR's polynomial approximation (range reduction, a polynomial, a scale by
     2^k; relative error ~1e-7), plain arithmetic that vectorizes to AVX-512.
 

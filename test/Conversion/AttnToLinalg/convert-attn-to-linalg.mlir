@@ -71,6 +71,19 @@ func.func @sdpa_window(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 // -----
 
+// Soft cap: c * tanh(s / c) after scaling, before masking.
+// CHECK-LABEL: func.func @sdpa_softcap
+// CHECK: arith.constant 2.500000e-01 : f32
+// CHECK: %[[T:.*]] = math.tanh
+// CHECK: arith.mulf %[[T]], %{{.*}} : f32
+// CHECK: arith.cmpi sgt
+func.func @sdpa_softcap(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = attn.sdpa %q, %q, %q causal(top_left) {softcap = 4.0 : f32} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
 // Grouped-query attention reads K/V head h floordiv 4: no copy of K or V.
 // CHECK-DAG: #[[KG:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 4, d3, d4)>
 // CHECK-LABEL: func.func @sdpa_gqa

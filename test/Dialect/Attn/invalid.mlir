@@ -209,6 +209,14 @@ func.func @sdpa_negative_window(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 // -----
 
+func.func @sdpa_negative_softcap(%q: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // expected-error @+1 {{softcap must be finite and > 0, got -1}}
+  %0 = attn.sdpa %q, %q, %q {softcap = -1.0 : f32} : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
+// -----
+
 func.func @causal_rank_1(%x: tensor<3xf32>, %w: tensor<3x2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{input must have rank >= 2 ([..., T, d_in]), got rank 1}}
   %0 = attn.causal_attention %x weights(%w, %w, %w) : (tensor<3xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<2xf32>

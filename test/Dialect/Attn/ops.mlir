@@ -45,10 +45,10 @@ func.func @sdpa_seq_major(%q: tensor<1x?x12x64xf32>) -> tensor<1x?x12x64xf32> {
 
 // CHECK-LABEL: func @sdpa_window
 // CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} causal(bottom_right) {window_left = 255 : i64} :
-// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {window_left = 2 : i64, window_right = 2 : i64} :
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {softcap = 5.000000e+01 : f32, window_left = 2 : i64, window_right = 2 : i64} :
 func.func @sdpa_window(%q: tensor<2x?x64xf32>) -> (tensor<2x?x64xf32>, tensor<2x?x64xf32>) {
   %0 = attn.sdpa %q, %q, %q causal(bottom_right) {window_left = 255 : i64} : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x64xf32> -> tensor<2x?x64xf32>
-  %1 = attn.sdpa %q, %q, %q {window_left = 2 : i64, window_right = 2 : i64} : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x64xf32> -> tensor<2x?x64xf32>
+  %1 = attn.sdpa %q, %q, %q {window_left = 2 : i64, window_right = 2 : i64, softcap = 50.0 : f32} : tensor<2x?x64xf32>, tensor<2x?x64xf32>, tensor<2x?x64xf32> -> tensor<2x?x64xf32>
   return %0, %1 : tensor<2x?x64xf32>, tensor<2x?x64xf32>
 }
 
