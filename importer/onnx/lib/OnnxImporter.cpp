@@ -334,9 +334,13 @@ private:
       nodeError(n) << "needs Q, K and V";
       return;
     }
-    if (input(n, 4) || input(n, 5) || wantsOutput(n, 1) || wantsOutput(n, 2)) {
-      nodeError(n) << "past_key/past_value and present outputs (KV cache) are "
-                      "not supported yet";
+    Value pastK = input(n, 4), pastV = input(n, 5);
+    if (failed)
+      return;
+    if (!!pastK != !!pastV ||
+        ((wantsOutput(n, 1) || wantsOutput(n, 2)) && !pastK)) {
+      nodeError(n) << "past_key and past_value (and the present outputs) go "
+                      "together";
       return;
     }
     if (input(n, 6)) {
@@ -357,6 +361,7 @@ private:
       return;
     }
     HeadLayout layout = HeadLayout::heads_major;
+    bool transposedOut = false;
     if (qt.getRank() == 3) {
       // [B, S, H*D] viewed as [B, S, H, D]: the seq_major layout, no copy.
       int64_t hq = intAttr(n, "q_num_heads", 0), hkv = intAttr(n, "kv_num_heads", 0);
@@ -370,6 +375,43 @@ private:
       if (failed)
         return;
       layout = HeadLayout::seq_major;
+    }
+    if (pastK && (intAttr(n, "is_causal", 0) || intAttr(n, "left_window_size", -1) >= 0 ||
+                  intAttr(n, "right_window_size", -1) >= 0)) {
+      // ONNX offsets the diagonal by the past length; that is our
+      // bottom-right alignment only when the new queries and keys are as many.
+      int64_t tq = cast<RankedTensorType>(q.getType()).getDimSize(
+          layout == HeadLayout::seq_major ? 1 : 2);
+      int64_t tk = cast<RankedTensorType>(k.getType()).getDimSize(
+          layout == HeadLayout::seq_major ? 1 : 2);
+      if (ShapedType::isDynamic(tq) || tq != tk) {
+        nodeError(n) << "a causal or windowed mask with a KV cache where the "
+                        "new query and key lengths differ (or are dynamic) is "
+                        "not supported yet (its diagonal is offset by the past "
+                        "length)";
+        return;
+      }
+    }
+    if (pastK) {
+      // KV cache: present = concat(past, new) along the sequence, in the
+      // heads-major layout the cache uses ([B, Hkv, S, D]).
+      auto pk = cast<RankedTensorType>(pastK.getType());
+      if (pk.getRank() != 4 ||
+          cast<RankedTensorType>(pastV.getType()).getRank() != 4) {
+        nodeError(n) << "past_key/past_value must be 4-D [B, kv_heads, past, head]";
+        return;
+      }
+      if (layout == HeadLayout::seq_major) {
+        q = swapHeadsAndTokens(loc, q);
+        k = swapHeadsAndTokens(loc, k);
+        v = swapHeadsAndTokens(loc, v);
+        layout = HeadLayout::heads_major;
+        transposedOut = true;
+      }
+      k = tensor::ConcatOp::create(b, loc, /*dim=*/2, ValueRange{pastK, k});
+      v = tensor::ConcatOp::create(b, loc, /*dim=*/2, ValueRange{pastV, v});
+      define(n, 1, k);
+      define(n, 2, v);
     }
     auto q4 = cast<RankedTensorType>(q.getType());
     auto v4 = cast<RankedTensorType>(v.getType());
@@ -389,8 +431,11 @@ private:
         return;
       }
     }
-    CausalKind causal =
-        intAttr(n, "is_causal", 0) ? CausalKind::top_left : CausalKind::none;
+    // ONNX aligns the causal diagonal by the past length: with a cache the
+    // newest query sees the newest key (bottom-right); without one, top-left.
+    CausalKind causal = CausalKind::none;
+    if (intAttr(n, "is_causal", 0))
+      causal = pastK ? CausalKind::bottom_right : CausalKind::top_left;
     FloatAttr scale, softcap;
     if (auto s = floatAttr(n, "scale"))
       scale = b.getF32FloatAttr(*s);
@@ -414,10 +459,23 @@ private:
       failed = true;
       return;
     }
-    if (layout == HeadLayout::seq_major)
+    if (transposedOut)
+      o = swapHeadsAndTokens(loc, o);
+    if (layout == HeadLayout::seq_major || transposedOut)
       o = tensor::CollapseShapeOp::create(
           b, loc, o, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
     define(n, 0, o);
+  }
+
+  /// [B, X, Y, D] -> [B, Y, X, D] (a copy).
+  Value swapHeadsAndTokens(Location loc, Value x) {
+    auto t = cast<RankedTensorType>(x.getType());
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+    std::swap(sizes[1], sizes[2]);
+    Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
+    return linalg::TransposeOp::create(b, loc, x, init,
+                                       ArrayRef<int64_t>{0, 2, 1, 3})
+        .getResult()[0];
   }
 
   /// [B, S, H*D] -> [B, S, H, D] (a view).

@@ -33,6 +33,13 @@ save("attention_3d_window",
                        is_causal=1, left_window_size=2, name="attn")],
      [vi("Q", F, [1, 5, 32]), vi("K", F, [1, 5, 16]), vi("V", F, [1, 5, 16])],
      [vi("Y", F, [1, 5, 32])], opset=25)
+# A KV cache step: past_key/past_value in, present_key/present_value out.
+save("attention_kv_cache",
+     [helper.make_node("Attention", ["Q", "K", "V", "", "PK", "PV"], ["Y", "NK", "NV"],
+                       is_causal=1, name="attn")],
+     [vi("Q", F, [1, 2, 3, 8]), vi("K", F, [1, 2, 3, 8]), vi("V", F, [1, 2, 3, 8]),
+      vi("PK", F, [1, 2, 5, 8]), vi("PV", F, [1, 2, 5, 8])],
+     [vi("Y", F, [1, 2, 3, 8]), vi("NK", F, [1, 2, 8, 8]), vi("NV", F, [1, 2, 8, 8])])
 # An op the importer does not know.
 save("unsupported_op",
      [helper.make_node("Gelu", ["X"], ["Y"], name="act")],
