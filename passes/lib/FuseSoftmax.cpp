@@ -79,32 +79,13 @@ struct Ix {
   }
 };
 
+/// One map per dim list over `n` loops.
 SmallVector<AffineMap> maps(OpBuilder &b, unsigned n,
                             ArrayRef<SmallVector<unsigned>> dims) {
   SmallVector<AffineMap> r;
-  for (const auto &ds : dims) {
-    SmallVector<AffineExpr> e;
-    for (unsigned d : ds)
-      e.push_back(b.getAffineDimExpr(d));
-    r.push_back(AffineMap::get(n, 0, e, b.getContext()));
-  }
+  for (const auto &ds : dims)
+    r.push_back(dimsMap(b, n, ds));
   return r;
-}
-
-Value generic(OpBuilder &b, Location loc, ValueRange ins, Value out,
-              ArrayRef<AffineMap> ms, ArrayRef<IteratorType> iters,
-              function_ref<void(OpBuilder &, Location, ValueRange)> body) {
-  return linalg::GenericOp::create(b, loc, TypeRange{out.getType()}, ins,
-                                   ValueRange{out}, ms, iters, body)
-      .getResult(0);
-}
-
-Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-             double v) {
-  Value e = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
-  return linalg::FillOp::create(b, loc, ValueRange{Ix{b, loc}.f(v)},
-                                ValueRange{e})
-      .getResult(0);
 }
 
 /// Everything a key/value step needs to know about its query block.

@@ -32,25 +32,8 @@ Value f32Const(OpBuilder &b, Location loc, double v) {
                                    b.getF32FloatAttr(static_cast<float>(v)));
 }
 
-/// tensor.empty of the given sizes, filled with `init`.
-Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-             double init) {
-  Value empty = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
-  return linalg::FillOp::create(b, loc, ValueRange{f32Const(b, loc, init)},
-                                ValueRange{empty})
-      .getResult(0);
-}
-
 Value emptyF32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes) {
   return tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
-}
-
-/// Affine map over `numDims` loops selecting `dims`.
-AffineMap dimsMap(OpBuilder &b, unsigned numDims, ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned d : dims)
-    exprs.push_back(b.getAffineDimExpr(d));
-  return AffineMap::get(numDims, 0, exprs, b.getContext());
 }
 
 SmallVector<unsigned> range(unsigned n) {
@@ -58,14 +41,6 @@ SmallVector<unsigned> range(unsigned n) {
   for (unsigned i = 0; i < n; ++i)
     r.push_back(i);
   return r;
-}
-
-Value generic(OpBuilder &b, Location loc, ValueRange ins, Value out,
-              ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iters,
-              function_ref<void(OpBuilder &, Location, ValueRange)> body) {
-  return linalg::GenericOp::create(b, loc, TypeRange{out.getType()}, ins,
-                                   ValueRange{out}, maps, iters, body)
-      .getResult(0);
 }
 
 /// Fast-math flags for contractions: `contract` lets LLVM form FMAs,
@@ -84,6 +59,31 @@ void yieldMulAdd(OpBuilder &b, Location loc, Value x, Value y, Value acc) {
 }
 
 } // namespace
+
+/// tensor.empty of the given sizes, filled with `init`.
+Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+             double init) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
+  return linalg::FillOp::create(b, loc, ValueRange{f32Const(b, loc, init)},
+                                ValueRange{empty})
+      .getResult(0);
+}
+
+/// Affine map over `numDims` loops selecting `dims`.
+AffineMap dimsMap(OpBuilder &b, unsigned numDims, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(b.getAffineDimExpr(d));
+  return AffineMap::get(numDims, 0, exprs, b.getContext());
+}
+
+Value generic(OpBuilder &b, Location loc, ValueRange ins, Value out,
+              ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iters,
+              function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  return linalg::GenericOp::create(b, loc, TypeRange{out.getType()}, ins,
+                                   ValueRange{out}, maps, iters, body)
+      .getResult(0);
+}
 
 Value convertElementType(OpBuilder &b, Location loc, Value t, Type elem) {
   auto type = tensorType(t);

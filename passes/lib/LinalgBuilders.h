@@ -10,6 +10,7 @@
 
 #include "attn/AttnDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Value.h"
 
 namespace mlir::attn::detail {
@@ -40,6 +41,18 @@ void setBand(SdpaConfig &cfg, CausalKind causal, std::optional<uint64_t> left,
 /// shifted by the alignment offset (Tk - Tq for bottom-right).
 Value buildOutsideBand(OpBuilder &b, Location loc, Value i, Value j,
                        const SdpaConfig &cfg);
+
+/// linalg.generic with one output `out`; returns its result.
+Value generic(OpBuilder &b, Location loc, ValueRange ins, Value out,
+              ArrayRef<AffineMap> maps, ArrayRef<utils::IteratorType> iters,
+              function_ref<void(OpBuilder &, Location, ValueRange)> body);
+
+/// An f32 tensor of `sizes` filled with `init`.
+Value filled(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+             double init);
+
+/// Affine map over `numDims` loops selecting `dims`.
+AffineMap dimsMap(OpBuilder &b, unsigned numDims, ArrayRef<unsigned> dims);
 
 /// Converts a float tensor to element type `elem` (extf/truncf), or returns it.
 Value convertElementType(OpBuilder &b, Location loc, Value t, Type elem);
