@@ -104,6 +104,63 @@ struct FoldSplitSdpaMerge : OpRewritePattern<SdpaOp> {
   }
 };
 
+/// The same fold for the transposes an export leaves around an attention
+/// core: sdpa(transpose(q), transpose(k), transpose(v)) whose result is only
+/// transposed back, each transpose swapping heads and tokens.
+struct FoldTransposedSdpa : OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static bool swapsHeadsAndTokens(linalg::TransposeOp t) {
+    ArrayRef<int64_t> perm = t.getPermutation();
+    int64_t r = perm.size();
+    if (r < 3)
+      return false;
+    for (int64_t i = 0; i < r; ++i) {
+      int64_t want = i == r - 3 ? r - 2 : i == r - 2 ? r - 3 : i;
+      if (perm[i] != want)
+        return false;
+    }
+    return true;
+  }
+  LogicalResult matchAndRewrite(SdpaOp op, PatternRewriter &rw) const override {
+    if (op.getLayout() != HeadLayout::heads_major ||
+        op.getQuery().getType().getRank() < 3)
+      return rw.notifyMatchFailure(op, "not a heads-major sdpa");
+    SmallVector<Value> sources;
+    for (Value v : {op.getQuery(), op.getKey(), op.getValue()}) {
+      auto t = v.getDefiningOp<linalg::TransposeOp>();
+      if (!t || !swapsHeadsAndTokens(t))
+        return rw.notifyMatchFailure(op, "an operand is not a head transpose");
+      sources.push_back(t.getInput());
+    }
+    if (op.getResult().use_empty() ||
+        !llvm::all_of(op.getResult().getUsers(), [](Operation *u) {
+          auto t = dyn_cast<linalg::TransposeOp>(u);
+          return t && swapsHeadsAndTokens(t);
+        }))
+      return rw.notifyMatchFailure(op, "result is not only transposed back");
+    auto rt = op.getType();
+    int64_t r = rt.getRank();
+    SmallVector<int64_t> shape(rt.getShape());
+    std::swap(shape[r - 3], shape[r - 2]);
+    auto newOp = SdpaOp::create(
+        rw, op.getLoc(), RankedTensorType::get(shape, rt.getElementType()),
+        sources[0], sources[1], sources[2], op.getMask(), op.getCausalAttr(),
+        op.getMaskKindAttr(),
+        HeadLayoutAttr::get(rw.getContext(), HeadLayout::seq_major),
+        op.getWindowLeftAttr(), op.getWindowRightAttr(), op.getSoftcapAttr(),
+        op.getScaleAttr(), op.getDropoutPAttr(), op.getSeedAttr());
+    for (Operation *user : llvm::make_early_inc_range(op.getResult().getUsers())) {
+      auto t = cast<linalg::TransposeOp>(user);
+      Value r2 = newOp.getResult();
+      if (r2.getType() != t.getResult()[0].getType())
+        r2 = tensor::CastOp::create(rw, t.getLoc(), t.getResult()[0].getType(), r2);
+      rw.replaceOp(t, r2);
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
 struct CancelMergeOfSplit : OpRewritePattern<MergeHeadsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MergeHeadsOp op,
@@ -280,7 +337,8 @@ struct AttnFoldHeadTransposesPass
     : impl::AttnFoldHeadTransposesPassBase<AttnFoldHeadTransposesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FoldSplitSdpaMerge, CancelMergeOfSplit, CancelSplitOfMerge,
+    patterns.add<FoldSplitSdpaMerge, FoldTransposedSdpa, CancelMergeOfSplit,
+                 CancelSplitOfMerge,
                  FoldTransposeIntoConsumer, FoldTransposeIntoProducer,
                  GeneralizeReshapedContraction>(&getContext());
     // Exported graphs merge (batch, head) with a reshape between the head

@@ -25,6 +25,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // attn-level optimizations, each with its own off switch so that the
   // plain lowering stays available as the numerical reference.
   if (options.optimize) {
+    // Composes the transpose pairs an imported graph may hold, so that the
+    // head-transpose folding sees one transpose per operand.
+    add("canonicalize");
     if (options.fuseHeads)
       pm.addPass(createAttnFuseHeadsPass());
     if (options.decompose)

@@ -2,8 +2,9 @@
 #
 # The seed's MultiHeadAttention (and CausalAttention) exported by
 # torch.onnx.export with static shapes (opset 17: MatMul, Reshape, Transpose,
-# Where with the triu mask, Pow, Div, Softmax, Add) imported op by op and run
-# with attention-run; compared with torch within 1e-5.
+# Where with the triu mask, Pow, Div, Softmax, Add): imported, the attention
+# chain raised to attn.sdpa, run with attention-run and compared with torch
+# within 1e-5.
 
 import os
 import subprocess
@@ -19,10 +20,29 @@ import seed_modules  # noqa: E402
 RUN = os.environ.get("ATTENTION_RUN", os.path.join(HERE, "..", "..", "build", "bin", "attention-run"))
 
 
+TRANSLATE = os.path.join(os.path.dirname(RUN), "attention-translate")
+OPT = os.path.join(os.path.dirname(RUN), "attention-opt")
+
+
+def raised_ir(path):
+    """The attention core after import (raising) and the attn-level folds."""
+    imported = subprocess.run([TRANSLATE, "--import-onnx", path], capture_output=True,
+                              text=True, check=True)
+    folded = subprocess.run([OPT, "--canonicalize", "--attn-fold-head-transposes",
+                             "--attn-fold-mask"], input=imported.stdout,
+                            capture_output=True, text=True, check=True).stdout
+    core = [l.strip() for l in folded.splitlines() if "attn." in l]
+    return core, folded.count("linalg.transpose"), imported.stderr
+
+
 def check(name, module, x, work):
     path = os.path.join(work, name + ".onnx")
     torch.onnx.export(module, x, path, opset_version=17, input_names=["x"],
                       output_names=["y"])
+    core, transposes, remarks = raised_ir(path)
+    print("%s remark: %s" % (name, remarks.strip().split("remark: ")[-1]))
+    print("%s core: %s" % (name, core[0].split(" : ")[0] if core else "none"))
+    print("%s transposes left: %d" % (name, transposes))
     np.save(os.path.join(work, name + "_x.npy"), x.numpy())
     out = os.path.join(work, name + "_y.npy")
     proc = subprocess.run([RUN, path, "--input", "x=" + os.path.join(work, name + "_x.npy"),
@@ -57,7 +77,18 @@ def main():
 if __name__ == "__main__":
     main()
 
+# The export's MatMul -> Where(triu, -inf) -> Div -> Softmax -> MatMul is
+# raised to one attn.sdpa; the constant mask folds into causal(top_left) and
+# the head-split transposes fold away (into the projections' output layout or
+# the SDPA's layout): none is left.
+# CHECK: seed_mha remark: raised MatMul -> mask -> scale -> Softmax -> MatMul {{.*}} to attn.sdpa
+# CHECK: seed_mha core: %{{.*}} = attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} causal(top_left) {{.*}}{scale = 5.000000e-01
+# CHECK: seed_mha transposes left: 0
 # CHECK: ok seed_mha: max_abs_err=
+# CHECK: seed_mha_qkv_bias core: %{{.*}} = attn.sdpa {{.*}} causal(top_left)
+# CHECK: seed_mha_qkv_bias transposes left: 0
 # CHECK: ok seed_mha_qkv_bias: max_abs_err=
+# CHECK: seed_causal core: %{{.*}} = attn.sdpa {{.*}} causal(top_left) {scale
+# CHECK: seed_causal transposes left: 0
 # CHECK: ok seed_causal: max_abs_err=
 # CHECK: seed_export: all OK
