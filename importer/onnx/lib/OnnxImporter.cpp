@@ -66,6 +66,12 @@ public:
     b.setInsertionPointToEnd(module->getBody());
     if (!importGraph(model.graph()))
       return nullptr;
+    // Whatever the model claims, only valid IR leaves the importer.
+    if (verify(*module).failed()) {
+      emitError(fileLoc) << "the imported module does not verify (see above); "
+                            "the model is inconsistent";
+      return nullptr;
+    }
     return module;
   }
 
@@ -309,8 +315,13 @@ private:
         if (v.getType() != resultTypes[i]) {
           auto want = cast<RankedTensorType>(resultTypes[i]);
           auto got = cast<RankedTensorType>(v.getType());
-          if (want.getElementType() != got.getElementType() ||
-              want.getRank() != got.getRank()) {
+          bool compatible = want.getElementType() == got.getElementType() &&
+                            want.getRank() == got.getRank();
+          for (int64_t d = 0; compatible && d < want.getRank(); ++d)
+            compatible = ShapedType::isDynamic(want.getDimSize(d)) ||
+                         ShapedType::isDynamic(got.getDimSize(d)) ||
+                         want.getDimSize(d) == got.getDimSize(d);
+          if (!compatible) {
             emitError(fileLoc) << "graph output '" << vi.name() << "' is declared "
                                << want << " but computes " << got;
             return false;

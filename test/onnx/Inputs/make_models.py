@@ -40,6 +40,11 @@ save("attention_kv_cache",
      [vi("Q", F, [1, 2, 3, 8]), vi("K", F, [1, 2, 3, 8]), vi("V", F, [1, 2, 3, 8]),
       vi("PK", F, [1, 2, 5, 8]), vi("PV", F, [1, 2, 5, 8])],
      [vi("Y", F, [1, 2, 3, 8]), vi("NK", F, [1, 2, 8, 8]), vi("NV", F, [1, 2, 8, 8])])
+# A declared output shape that contradicts what the graph computes.
+save("wrong_output_shape",
+     [helper.make_node("Attention", ["Q", "K", "V"], ["Y"], name="attn")],
+     [vi("Q", F, [2, 3, 4, 8]), vi("K", F, [2, 3, 6, 8]), vi("V", F, [2, 3, 6, 8])],
+     [vi("Y", F, [61, 3, 4, 8])])
 # An op the importer does not know.
 save("unsupported_op",
      [helper.make_node("Gelu", ["X"], ["Y"], name="act")],
