@@ -341,6 +341,23 @@ private:
       return;
     }
     const std::string &op = n.op_type();
+    // Inputs every op needs present (optional ones are checked where used).
+    static const std::map<std::string, int> required = {
+        {"Attention", 3}, {"Identity", 1}, {"Dropout", 1}, {"Add", 2},
+        {"Sub", 2},       {"Mul", 2},      {"Div", 2},     {"Pow", 2},
+        {"Where", 3},     {"Sqrt", 1},     {"MatMul", 2},  {"Transpose", 1},
+        {"Reshape", 2},   {"Softmax", 1},  {"Constant", 0}};
+    if (auto it = required.find(op); it != required.end()) {
+      for (int i = 0; i < it->second; ++i)
+        if (i >= n.input_size() || n.input(i).empty()) {
+          nodeError(n) << "needs input #" << i << ", which is missing";
+          return;
+        }
+      if (n.output_size() < 1 || n.output(0).empty()) {
+        nodeError(n) << "has no output";
+        return;
+      }
+    }
     if (op == "Attention")
       return importAttention(n);
     if (op == "Identity" || (op == "Dropout" && !wantsOutput(n, 1)))

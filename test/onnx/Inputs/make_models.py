@@ -45,6 +45,10 @@ save("wrong_output_shape",
      [helper.make_node("Attention", ["Q", "K", "V"], ["Y"], name="attn")],
      [vi("Q", F, [2, 3, 4, 8]), vi("K", F, [2, 3, 6, 8]), vi("V", F, [2, 3, 6, 8])],
      [vi("Y", F, [61, 3, 4, 8])])
+# A node missing a required input.
+save("missing_input",
+     [helper.make_node("Identity", [], ["Y"], name="copy")],
+     [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])])
 # An op the importer does not know.
 save("unsupported_op",
      [helper.make_node("Gelu", ["X"], ["Y"], name="act")],
