@@ -188,19 +188,8 @@ SmallVector<Value> kvStep(OpBuilder &b, Location loc, const BlockContext &c,
                   Value x = a.back(), ninf = n.f(kNegInf);
                   if (c.cfg.softcap > 0.0)
                     x = buildSoftcap(nb, l2, x, c.cfg.softcap);
-                  if (c.mask) {
-                    switch (c.cfg.maskKind) {
-                    case MaskKind::masked_where_true:
-                      x = arith::SelectOp::create(nb, l2, a[0], ninf, x);
-                      break;
-                    case MaskKind::attend_where_true:
-                      x = arith::SelectOp::create(nb, l2, a[0], x, ninf);
-                      break;
-                    case MaskKind::additive:
-                      x = arith::AddFOp::create(nb, l2, x, a[0]);
-                      break;
-                    }
-                  }
+                  if (c.mask)
+                    x = buildApplyMask(nb, l2, x, a[0], c.cfg.maskKind);
                   if (causalPredicate) {
                     Value i = n.add(linalg::IndexOp::create(nb, l2, 0), c.q0);
                     Value j = n.add(linalg::IndexOp::create(nb, l2, 1), j0);

@@ -139,6 +139,20 @@ Value buildSoftcap(OpBuilder &b, Location loc, Value s, double c) {
   return arith::MulFOp::create(b, loc, t, cap);
 }
 
+Value buildApplyMask(OpBuilder &b, Location loc, Value s, Value m,
+                     MaskKind kind) {
+  Value ninf = f32Const(b, loc, -std::numeric_limits<double>::infinity());
+  switch (kind) {
+  case MaskKind::masked_where_true:
+    return arith::SelectOp::create(b, loc, m, ninf, s);
+  case MaskKind::attend_where_true:
+    return arith::SelectOp::create(b, loc, m, s, ninf);
+  case MaskKind::additive:
+    return arith::AddFOp::create(b, loc, s, m);
+  }
+  llvm_unreachable("unknown mask kind");
+}
+
 Value buildWeightedAdd(OpBuilder &b, Location loc, Value w, Value v,
                        Value acc) {
   auto fm = contractFlags(b);
@@ -327,19 +341,8 @@ Value buildSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
         if (cfg.softcap > 0.0)
           s = buildSoftcap(nb, l, s, cfg.softcap);
         Value ninf = f32Const(nb, l, negInf);
-        if (mask) {
-          switch (cfg.maskKind) {
-          case MaskKind::masked_where_true:
-            s = arith::SelectOp::create(nb, l, a[0], ninf, s);
-            break;
-          case MaskKind::attend_where_true:
-            s = arith::SelectOp::create(nb, l, a[0], s, ninf);
-            break;
-          case MaskKind::additive:
-            s = arith::AddFOp::create(nb, l, s, a[0]);
-            break;
-          }
-        }
+        if (mask)
+          s = buildApplyMask(nb, l, s, a[0], cfg.maskKind);
         if (cfg.hasBand()) {
           Value i = linalg::IndexOp::create(nb, l, iDim);
           Value j = linalg::IndexOp::create(nb, l, jDim);

@@ -82,6 +82,11 @@ Value buildFlashSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
 /// c * tanh(s / c): the soft cap of scaled scores.
 Value buildSoftcap(OpBuilder &b, Location loc, Value s, double c);
 
+/// Applies one element `m` of an explicit mask of `kind` to score `s`:
+/// -inf where a bool mask hides it, `s + m` for an additive mask.
+Value buildApplyMask(OpBuilder &b, Location loc, Value s, Value m,
+                     MaskKind kind);
+
 /// acc + w * v, where a zero weight adds nothing even if v is NaN or inf
 /// (a masked, dropped or underflowed key does not reach the output).
 Value buildWeightedAdd(OpBuilder &b, Location loc, Value w, Value v, Value acc);
