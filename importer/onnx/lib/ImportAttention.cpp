@@ -1,0 +1,506 @@
+//===- ImportAttention.cpp - the ONNX Attention op --------------------------===//
+//
+// The standard Attention operator (opsets 23-25) as attn.sdpa plus the
+// linalg ops for KV-cache concatenation, nonpad lengths and qk outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+namespace mlir::attn::onnx_import {
+
+void Importer::importAttention(const onnx::NodeProto &n) {
+  Location loc = nodeLoc(n);
+  Value q = input(n, 0), k = input(n, 1), v = input(n, 2);
+  Value mask = input(n, 3);
+  if (failed)
+    return;
+  if (!q || !k || !v) {
+    nodeError(n) << "needs Q, K and V";
+    return;
+  }
+  Value pastK = input(n, 4), pastV = input(n, 5);
+  if (failed)
+    return;
+  if (!!pastK != !!pastV ||
+      ((wantsOutput(n, 1) || wantsOutput(n, 2)) && !pastK)) {
+    nodeError(n) << "past_key and past_value (and the present outputs) go "
+                    "together";
+    return;
+  }
+  Value nonpad = input(n, 6);
+  if (failed)
+    return;
+  if (nonpad && pastK) {
+    nodeError(n) << "nonpad_kv_seqlen together with past_key/past_value is "
+                    "not supported yet";
+    return;
+  }
+  auto qt = cast<RankedTensorType>(q.getType());
+  auto kt = cast<RankedTensorType>(k.getType());
+  auto vt = cast<RankedTensorType>(v.getType());
+  if (qt.getRank() != kt.getRank() || qt.getRank() != vt.getRank() ||
+      (qt.getRank() != 3 && qt.getRank() != 4)) {
+    nodeError(n) << "Q, K and V must all be 3-D or all 4-D, got ranks "
+                 << qt.getRank() << ", " << kt.getRank() << ", " << vt.getRank();
+    return;
+  }
+  HeadLayout layout = HeadLayout::heads_major;
+  bool transposedOut = false;
+  if (qt.getRank() == 3) {
+    // [B, S, H*D] viewed as [B, S, H, D]: the seq_major layout, no copy.
+    int64_t hq = intAttr(n, "q_num_heads", 0), hkv = intAttr(n, "kv_num_heads", 0);
+    if (hq <= 0 || hkv <= 0) {
+      nodeError(n) << "3-D Q/K/V need q_num_heads and kv_num_heads";
+      return;
+    }
+    q = splitHeads(n, q, hq);
+    k = splitHeads(n, k, hkv);
+    v = splitHeads(n, v, hkv);
+    if (failed)
+      return;
+    layout = HeadLayout::seq_major;
+  }
+  if (pastK) {
+    // KV cache: present = concat(past, new) along the sequence, in the
+    // heads-major layout the cache uses ([B, Hkv, S, D]).
+    auto pk = cast<RankedTensorType>(pastK.getType());
+    if (pk.getRank() != 4 ||
+        cast<RankedTensorType>(pastV.getType()).getRank() != 4) {
+      nodeError(n) << "past_key/past_value must be 4-D [B, kv_heads, past, head]";
+      return;
+    }
+    if (layout == HeadLayout::seq_major) {
+      q = swapHeadsAndTokens(loc, q);
+      k = swapHeadsAndTokens(loc, k);
+      v = swapHeadsAndTokens(loc, v);
+      layout = HeadLayout::heads_major;
+      transposedOut = true;
+    }
+    k = tensor::ConcatOp::create(b, loc, /*dim=*/2, ValueRange{pastK, k});
+    v = tensor::ConcatOp::create(b, loc, /*dim=*/2, ValueRange{pastV, v});
+    define(n, 1, k);
+    define(n, 2, v);
+  }
+  auto q4 = cast<RankedTensorType>(q.getType());
+  auto v4 = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> outShape(q4.getShape());
+  outShape.back() = v4.getShape().back();
+  auto outType = RankedTensorType::get(outShape, q4.getElementType());
+
+  MaskKind maskKind = MaskKind::masked_where_true;
+  if (mask) {
+    auto mt = cast<RankedTensorType>(mask.getType());
+    maskKind = mt.getElementType().isInteger(1) ? MaskKind::attend_where_true
+                                                : MaskKind::additive;
+    if (maskKind == MaskKind::additive &&
+        mt.getElementType() != q4.getElementType()) {
+      nodeError(n) << "float attn_mask type " << mt.getElementType()
+                   << " differs from Q's " << q4.getElementType();
+      return;
+    }
+  }
+  FloatAttr scale, softcap;
+  if (auto s = floatAttr(n, "scale"))
+    scale = b.getF32FloatAttr(*s);
+  if (auto c = floatAttr(n, "softcap"); c && *c != 0.0f)
+    softcap = b.getF32FloatAttr(*c);
+  // ONNX's band: query i sees key j when d = j - (i + past) satisfies
+  // d <= 0 (is_causal), d <= right and d >= -left (opset 25 windows),
+  // where past is the KV cache length. Without a cache that is causal
+  // top-left plus windows; with one, the same band shifted by the (static)
+  // past length, expressed as a window around the top-left diagonal.
+  bool isCausal = intAttr(n, "is_causal", 0) != 0;
+  int64_t l = opset >= 25 ? intAttr(n, "left_window_size", -1) : -1;
+  int64_t r = opset >= 25 ? intAttr(n, "right_window_size", -1) : -1;
+  CausalKind causal = isCausal ? CausalKind::top_left : CausalKind::none;
+  if (pastK && (isCausal || l >= 0 || r >= 0)) {
+    int64_t past = cast<RankedTensorType>(pastK.getType()).getDimSize(2);
+    if (ShapedType::isDynamic(past)) {
+      nodeError(n) << "a causal or windowed mask with a dynamic KV cache "
+                      "length is not supported yet";
+      return;
+    }
+    int64_t upper = isCausal ? (r >= 0 ? std::min<int64_t>(r, 0) : 0) : r;
+    if (upper >= 0 || isCausal)
+      upper += past;
+    causal = CausalKind::none;
+    if (l >= 0 && l - past < 0) {
+      // The window ends before the cache does: the band no longer touches
+      // the top-left diagonal, so it becomes an explicit mask.
+      mask = buildBandMask(loc, q, k, /*len=*/Value(), past, mask, maskKind,
+                           isCausal, l, r);
+      if (cast<RankedTensorType>(mask.getType()).getElementType().isInteger(1))
+        maskKind = MaskKind::attend_where_true;
+      l = r = -1;
+    } else {
+      r = upper;
+      l = l >= 0 ? l - past : -1;
+    }
+  }
+  if (nonpad) {
+    // Per-batch key lengths: keys j >= len[b] are padding, and the causal
+    // diagonal / windows sit at offset len[b] - Sq. Both vary per batch, so
+    // they become one explicit mask, combined with attn_mask.
+    if (layout == HeadLayout::seq_major) {
+      nodeError(n) << "nonpad_kv_seqlen with 3-D inputs is not supported yet";
+      return;
+    }
+    mask = buildBandMask(loc, q, k, nonpad, /*pastLen=*/0, mask, maskKind,
+                         isCausal, l, r);
+    if (!mask)
+      return;
+    if (cast<RankedTensorType>(mask.getType()).getElementType().isInteger(1))
+      maskKind = MaskKind::attend_where_true;
+    causal = CausalKind::none;
+    l = r = -1;
+  }
+  IntegerAttr left, right;
+  if (l >= 0)
+    left = b.getI64IntegerAttr(l);
+  if (r >= 0)
+    right = b.getI64IntegerAttr(r);
+  Value o = SdpaOp::create(
+      b, loc, outType, q, k, v, mask, CausalKindAttr::get(ctx, causal),
+      MaskKindAttr::get(ctx, maskKind), HeadLayoutAttr::get(ctx, layout),
+      left, right, softcap, scale, b.getF32FloatAttr(0.0f),
+      b.getI64IntegerAttr(0));
+  if (verify(o.getDefiningOp()).failed()) {
+    failed = true;
+    return;
+  }
+  if (wantsOutput(n, 3)) {
+    int64_t mode = intAttr(n, "qk_matmul_output_mode", 0);
+    if (mode < 0 || mode > 3) {
+      nodeError(n) << "qk_matmul_output_mode must be 0..3, got " << mode;
+      return;
+    }
+    Value qh = q, kh = k;
+    if (layout == HeadLayout::seq_major) {
+      qh = swapHeadsAndTokens(loc, q);
+      kh = swapHeadsAndTokens(loc, k);
+    }
+    double sc = scale ? scale.getValueAsDouble()
+                      : 1.0 / std::sqrt(double(q4.getShape().back()));
+    double cap = softcap ? softcap.getValueAsDouble() : 0.0;
+    define(n, 3, buildScores(loc, qh, kh, mask, maskKind, causal,
+                             left ? left.getInt() : -1,
+                             right ? right.getInt() : -1, sc, cap, mode,
+                             q4.getElementType()));
+  }
+  if (transposedOut)
+    o = swapHeadsAndTokens(loc, o);
+  if (layout == HeadLayout::seq_major || transposedOut)
+    o = tensor::CollapseShapeOp::create(
+        b, loc, o, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  define(n, 0, o);
+}
+
+/// The ONNX qk_matmul_output tensor [B, Hq, Sq, Sk] for `mode`:
+/// 0 scaled Q K^T, 1 after softcap, 2 after softcap and bias (mask,
+/// causal, window: -inf where masked), 3 softmax probabilities (0 on
+/// fully masked rows). Computed in f32, cast to Q's element type.
+Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind kind,
+                  CausalKind causal, int64_t left, int64_t right,
+                  double scale, double softcap, int64_t mode, Type elem) {
+  using utils::IteratorType;
+  auto f32 = b.getF32Type();
+  auto cst = [&](OpBuilder &nb, Location l, double v) -> Value {
+    return arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(float(v)));
+  };
+  auto ext = [&](OpBuilder &nb, Location l, Value v) -> Value {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(nb, l, f32, v);
+  };
+  auto qt = cast<RankedTensorType>(q.getType());
+  auto kt = cast<RankedTensorType>(k.getType());
+  int64_t hq = qt.getDimSize(1), hkv = kt.getDimSize(1);
+  int64_t group = hq == hkv ? 1 : hq / hkv;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, q);
+  sizes[3] = tensor::getMixedSize(b, loc, k, 2);
+  Value zero = tensor::EmptyOp::create(b, loc, sizes, f32);
+  zero = linalg::FillOp::create(b, loc, ValueRange{cst(b, loc, 0.0)},
+                                ValueRange{zero})
+             .getResult(0);
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  AffineExpr hk = group == 1 ? d(1) : d(1).floorDiv(group);
+  SmallVector<AffineMap> qkMaps{
+      AffineMap::get(5, 0, {d(0), d(1), d(2), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(0), hk, d(3), d(4)}, ctx),
+      AffineMap::get(5, 0, {d(0), d(1), d(2), d(3)}, ctx)};
+  SmallVector<IteratorType> qkIters(4, IteratorType::parallel);
+  qkIters.push_back(IteratorType::reduction);
+  Value s = linalg::GenericOp::create(
+                b, loc, TypeRange{zero.getType()}, ValueRange{q, k},
+                ValueRange{zero}, qkMaps, qkIters,
+                [&](OpBuilder &nb, Location l, ValueRange a) {
+                  Value p = arith::MulFOp::create(nb, l, ext(nb, l, a[0]),
+                                                  ext(nb, l, a[1]));
+                  linalg::YieldOp::create(
+                      nb, l, ValueRange{arith::AddFOp::create(nb, l, a[2], p)});
+                })
+                .getResult(0);
+  // Elementwise: scale, softcap, bias.
+  AffineMap id = b.getMultiDimIdentityMap(4);
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  if (mask && mode >= 2) {
+    auto mt = cast<RankedTensorType>(mask.getType());
+    SmallVector<AffineExpr> e;
+    for (int64_t a = 0; a < mt.getRank(); ++a)
+      e.push_back(mt.getDimSize(a) == 1
+                      ? b.getAffineConstantExpr(0)
+                      : d(static_cast<unsigned>(4 - mt.getRank() + a)));
+    ins.push_back(mask);
+    maps.push_back(AffineMap::get(4, 0, e, ctx));
+  }
+  maps.push_back(id);
+  Value off;
+  if (causal == CausalKind::bottom_right)
+    off = arith::SubIOp::create(b, loc, tensor::DimOp::create(b, loc, k, 2),
+                                tensor::DimOp::create(b, loc, q, 2));
+  const double ninf = -std::numeric_limits<double>::infinity();
+  s = linalg::GenericOp::create(
+          b, loc, TypeRange{s.getType()}, ins, ValueRange{s}, maps,
+          SmallVector<IteratorType>(4, IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value x = arith::MulFOp::create(nb, l, a.back(), cst(nb, l, scale));
+            if (mode >= 1 && softcap > 0.0) {
+              Value t = math::TanhOp::create(
+                  nb, l, arith::MulFOp::create(nb, l, x, cst(nb, l, 1.0 / softcap)));
+              x = arith::MulFOp::create(nb, l, t, cst(nb, l, softcap));
+            }
+            if (mode >= 2) {
+              if (mask) {
+                if (kind == MaskKind::additive)
+                  x = arith::AddFOp::create(nb, l, x, ext(nb, l, a[0]));
+                else
+                  x = arith::SelectOp::create(nb, l, a[0], x, cst(nb, l, ninf));
+              }
+              if (causal != CausalKind::none || left >= 0 || right >= 0) {
+                Value i = linalg::IndexOp::create(nb, l, 2);
+                Value j = linalg::IndexOp::create(nb, l, 3);
+                if (off)
+                  i = arith::AddIOp::create(nb, l, i, off);
+                Value dd = arith::SubIOp::create(nb, l, j, i);
+                auto idx = [&](int64_t v) -> Value {
+                  return arith::ConstantIndexOp::create(nb, l, v);
+                };
+                Value out = arith::ConstantIntOp::create(nb, l, 0, 1);
+                int64_t r = right;
+                if (causal != CausalKind::none)
+                  r = r < 0 ? 0 : std::min<int64_t>(r, 0);
+                if (r >= 0)
+                  out = arith::OrIOp::create(
+                      nb, l, out,
+                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, dd, idx(r)));
+                if (left >= 0)
+                  out = arith::OrIOp::create(
+                      nb, l, out,
+                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, dd, idx(-left)));
+                x = arith::SelectOp::create(nb, l, out, cst(nb, l, ninf), x);
+              }
+            }
+            linalg::YieldOp::create(nb, l, ValueRange{x});
+          })
+          .getResult(0);
+  if (mode == 3) {
+    // Softmax over keys; rows with no visible key are 0, not NaN.
+    SmallVector<OpFoldResult> rowSizes(sizes.begin(), sizes.end() - 1);
+    AffineMap row = AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx);
+    SmallVector<IteratorType> red(3, IteratorType::parallel);
+    red.push_back(IteratorType::reduction);
+    auto reduce = [&](Value init, bool isMax, Value in) {
+      return linalg::GenericOp::create(
+                 b, loc, TypeRange{init.getType()}, ValueRange{in},
+                 ValueRange{init}, SmallVector<AffineMap>{id, row}, red,
+                 [&](OpBuilder &nb, Location l, ValueRange a) {
+                   Value r = isMax ? Value(arith::MaximumFOp::create(nb, l, a[0], a[1]))
+                                   : Value(arith::AddFOp::create(nb, l, a[0], a[1]));
+                   linalg::YieldOp::create(nb, l, ValueRange{r});
+                 })
+          .getResult(0);
+    };
+    auto rowInit = [&](double v) {
+      Value e = tensor::EmptyOp::create(b, loc, rowSizes, f32);
+      return linalg::FillOp::create(b, loc, ValueRange{cst(b, loc, v)},
+                                    ValueRange{e})
+          .getResult(0);
+    };
+    Value mx = reduce(rowInit(ninf), true, s);
+    Value e = linalg::GenericOp::create(
+                  b, loc, TypeRange{s.getType()}, ValueRange{mx}, ValueRange{s},
+                  SmallVector<AffineMap>{row, id},
+                  SmallVector<IteratorType>(4, IteratorType::parallel),
+                  [&](OpBuilder &nb, Location l, ValueRange a) {
+                    Value dead = arith::CmpFOp::create(
+                        nb, l, arith::CmpFPredicate::OEQ, a[0], cst(nb, l, ninf));
+                    Value x = math::ExpOp::create(
+                        nb, l, arith::SubFOp::create(nb, l, a[1], a[0]));
+                    linalg::YieldOp::create(
+                        nb, l, ValueRange{arith::SelectOp::create(nb, l, dead, cst(nb, l, 0.0), x)});
+                  })
+                  .getResult(0);
+    Value sum = reduce(rowInit(0.0), false, e);
+    s = linalg::GenericOp::create(
+            b, loc, TypeRange{s.getType()}, ValueRange{sum}, ValueRange{e},
+            SmallVector<AffineMap>{row, id},
+            SmallVector<IteratorType>(4, IteratorType::parallel),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value z = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                              a[0], cst(nb, l, 0.0));
+              Value x = arith::DivFOp::create(nb, l, a[1], a[0]);
+              linalg::YieldOp::create(
+                  nb, l, ValueRange{arith::SelectOp::create(nb, l, z, cst(nb, l, 0.0), x)});
+            })
+            .getResult(0);
+  }
+  if (elem != f32) {
+    Value out = tensor::EmptyOp::create(b, loc, sizes, elem);
+    s = linalg::GenericOp::create(
+            b, loc, TypeRange{out.getType()}, ValueRange{s}, ValueRange{out},
+            SmallVector<AffineMap>{id, id},
+            SmallVector<IteratorType>(4, IteratorType::parallel),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, l, ValueRange{arith::TruncFOp::create(nb, l, elem, a[0])});
+            })
+            .getResult(0);
+  }
+  return s;
+}
+
+/// The explicit mask [B, Hq, Sq, Sk] of an Attention node whose band the
+/// attributes cannot express. With `len` (nonpad_kv_seqlen): key j is
+/// visible to query i of batch b iff j < len[b] and, when causal /
+/// windowed, -left <= j - (i + len[b] - Sq) <= right (0 for causal).
+/// Without it the diagonal sits at i + pastLen. Combined with `userMask`:
+/// bool masks are and-ed, float masks keep their values where visible and
+/// -inf elsewhere. A user mask shorter than Sk (opset 24) counts its
+/// missing columns as masked.
+Value Importer::buildBandMask(Location loc, Value q, Value k, Value len, int64_t pastLen,
+                    Value userMask, MaskKind kind, bool causal, int64_t left,
+                    int64_t right) {
+  using utils::IteratorType;
+  auto qt = cast<RankedTensorType>(q.getType());
+  auto kt = cast<RankedTensorType>(k.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, q);
+  sizes[3] = tensor::getMixedSize(b, loc, k, 2);
+  bool additive = userMask && kind == MaskKind::additive;
+  Type elem = additive ? cast<RankedTensorType>(userMask.getType()).getElementType()
+                       : b.getI1Type();
+  if (userMask) {
+    auto mt = cast<RankedTensorType>(userMask.getType());
+    int64_t have = mt.getShape().back(), want = kt.getDimSize(2);
+    if (!ShapedType::isDynamic(have) && !ShapedType::isDynamic(want) &&
+        have != 1 && have < want) {
+      // Pad the short mask with masked columns.
+      SmallVector<OpFoldResult> lo(mt.getRank(), b.getIndexAttr(0)),
+          hi(mt.getRank(), b.getIndexAttr(0));
+      hi.back() = b.getIndexAttr(want - have);
+      Attribute fill = additive
+                           ? Attribute(b.getFloatAttr(
+                                 elem, -std::numeric_limits<double>::infinity()))
+                           : Attribute(b.getBoolAttr(false));
+      Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(fill));
+      SmallVector<int64_t> shape(mt.getShape());
+      shape.back() = want;
+      userMask = tensor::PadOp::create(
+          b, loc, RankedTensorType::get(shape, mt.getElementType()), userMask,
+          lo, hi, pad);
+    }
+  }
+  Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  SmallVector<Value> ins;
+  SmallVector<AffineMap> maps;
+  if (len) {
+    ins.push_back(len);
+    maps.push_back(AffineMap::get(4, 0, {d(0)}, ctx));
+  }
+  if (userMask) {
+    auto mt = cast<RankedTensorType>(userMask.getType());
+    SmallVector<AffineExpr> e;
+    for (int64_t a = 0; a < mt.getRank(); ++a)
+      e.push_back(mt.getDimSize(a) == 1
+                      ? b.getAffineConstantExpr(0)
+                      : d(static_cast<unsigned>(4 - mt.getRank() + a)));
+    ins.push_back(userMask);
+    maps.push_back(AffineMap::get(4, 0, e, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(4));
+  Value sq = tensor::DimOp::create(b, loc, q, 2);
+  (void)qt;
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+             SmallVector<IteratorType>(4, IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               auto idx = [&](int64_t v) -> Value {
+                 return arith::ConstantIndexOp::create(nb, l, v);
+               };
+               Value i = linalg::IndexOp::create(nb, l, 2);
+               Value j = linalg::IndexOp::create(nb, l, 3);
+               Value ok, off;
+               if (len) {
+                 Value L = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+                 ok = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, j, L);
+                 off = arith::SubIOp::create(nb, l, L, sq);
+               } else {
+                 ok = arith::ConstantIntOp::create(nb, l, 1, 1);
+                 off = idx(pastLen);
+               }
+               Value user = userMask ? a[len ? 1 : 0] : Value();
+               Value dd = arith::SubIOp::create(
+                   nb, l, j, arith::AddIOp::create(nb, l, i, off));
+               int64_t r = causal ? (right >= 0 ? std::min<int64_t>(right, 0) : 0) : right;
+               if (r >= 0)
+                 ok = arith::AndIOp::create(
+                     nb, l, ok,
+                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, dd, idx(r)));
+               if (left >= 0)
+                 ok = arith::AndIOp::create(
+                     nb, l, ok,
+                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, dd, idx(-left)));
+               Value out = ok;
+               if (userMask && !additive)
+                 out = arith::AndIOp::create(nb, l, ok, user);
+               if (additive) {
+                 Value ninf = arith::ConstantOp::create(
+                     nb, l, nb.getFloatAttr(elem, -std::numeric_limits<double>::infinity()));
+                 out = arith::SelectOp::create(nb, l, ok, user, ninf);
+               }
+               linalg::YieldOp::create(nb, l, ValueRange{out});
+             })
+      .getResult(0);
+}
+
+/// [B, X, Y, D] -> [B, Y, X, D] (a copy).
+Value Importer::swapHeadsAndTokens(Location loc, Value x) {
+  auto t = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  std::swap(sizes[1], sizes[2]);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
+  return linalg::TransposeOp::create(b, loc, x, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      .getResult()[0];
+}
+
+/// [B, S, H*D] -> [B, S, H, D] (a view).
+Value Importer::splitHeads(const onnx::NodeProto &n, Value x, int64_t heads) {
+  auto t = cast<RankedTensorType>(x.getType());
+  int64_t width = t.getShape().back();
+  if (ShapedType::isDynamic(width) || width % heads != 0) {
+    nodeError(n) << "hidden size " << width << " is not a multiple of "
+                 << heads << " heads";
+    return x;
+  }
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, nodeLoc(n), x);
+  sizes.back() = b.getIndexAttr(heads);
+  sizes.push_back(b.getIndexAttr(width / heads));
+  return tensor::ExpandShapeOp::create(
+      b, nodeLoc(n),
+      RankedTensorType::get({t.getDimSize(0), t.getDimSize(1), heads, width / heads},
+                            t.getElementType()),
+      x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}, sizes);
+}
+
+} // namespace mlir::attn::onnx_import

@@ -1,0 +1,186 @@
+//===- Importer.h - the ONNX importer's state (private) ---------*- C++ -*-===//
+//
+// The importer walks a ModelProto's graph in topological order and keeps, per
+// ONNX value name, the MLIR value that holds it. Its methods are split by
+// concern over the files of this directory:
+//   OnnxImporter.cpp     the model, the graph, initializers, shared helpers
+//   ImportTensorOps.cpp  the standard ops around attention (linalg/tensor)
+//   ImportAttention.cpp  the standard Attention op (opset 23-25)
+//   RaiseAttention.cpp   unfused attention subgraphs raised to attn ops
+// Protobuf types appear only here and in those files, never in the public
+// interface (include/attn/OnnxImporter.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_ONNX_IMPORTER_IMPL_H
+#define ATTN_ONNX_IMPORTER_IMPL_H
+
+#include "attn/OnnxImporter.h"
+
+#include "attn/AttnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Verifier.h"
+#include "onnx/onnx_pb.h"
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <optional>
+
+namespace mlir::attn::onnx_import {
+
+class Importer {
+public:
+  Importer(MLIRContext *ctx, StringRef fileName, const OnnxImportOptions &opts)
+      : ctx(ctx), b(ctx), options(opts),
+        fileLoc(FileLineColLoc::get(ctx, fileName, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run(StringRef bytes);
+
+private:
+  // ----- helpers -------------------------------------------------------------
+
+  Location nodeLoc(const onnx::NodeProto &n);
+
+  /// Reports an error on node `n` and marks the import failed.
+  InFlightDiagnostic nodeError(const onnx::NodeProto &n);
+
+  std::optional<Type> elemType(int dt);
+
+  const onnx::AttributeProto *attr(const onnx::NodeProto &n, StringRef name);
+  int64_t intAttr(const onnx::NodeProto &n, StringRef name, int64_t dflt);
+  std::optional<float> floatAttr(const onnx::NodeProto &n, StringRef name);
+
+  /// The value of input `i` of `n`, or null if absent ("" or past the end).
+  Value input(const onnx::NodeProto &n, int i);
+
+  void define(const onnx::NodeProto &n, int i, Value v);
+
+  bool wantsOutput(const onnx::NodeProto &n, int i);
+
+  /// A TensorProto's contents as an elements attribute.
+  std::optional<DenseElementsAttr> tensorAttr(const onnx::TensorProto &t);
+
+  std::optional<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &vi);
+
+  // ----- the graph -----------------------------------------------------------
+
+  bool importGraph(const onnx::GraphProto &g);
+
+  void importNode(const onnx::NodeProto &n);
+
+  // ----- raising unfused attention -------------------------------------------
+  //
+  // Exports spell attention as MatMul(Q, K^T) -> [Where(mask, -inf, .) |
+  // Add(., mask)] -> [Div | Mul by a constant] (in either order) -> Softmax
+  // -> MatMul(., V). Such a chain becomes one attn.sdpa, emitted where the
+  // last MatMul was; the nodes in between are skipped. Constant masks are
+  // then folded into `causal` by attn-fold-mask like any other.
+
+  struct AttentionChain {
+    const onnx::NodeProto *qk = nullptr;
+    std::string mask;         // tensor name or ""
+    bool maskIsBool = false;  // Where(mask, -inf, s): true = masked
+    double scale = 1.0;
+  };
+
+  std::map<const onnx::NodeProto *, AttentionChain> raiseAt;
+  std::set<const onnx::NodeProto *> raisedAway;
+  std::map<std::string, const onnx::NodeProto *> producer;
+  std::map<std::string, int> uses;
+  std::map<std::string, const onnx::TensorProto *> initByName;
+
+  /// A scalar constant (initializer, Constant node, or Pow of two).
+  std::optional<double> scalarConst(const std::string &name);
+
+  bool isBoolTensor(const std::string &name);
+
+  void findAttentionChains(const onnx::GraphProto &g);
+
+  /// attn.sdpa for a raised chain ending at `pv` (MatMul(P, V)).
+  void emitRaisedAttention(const onnx::NodeProto &pv, const AttentionChain &c);
+
+  /// The nodes of a chain in graph order (for the fallback).
+  std::vector<const onnx::NodeProto *> chainNodes(const onnx::NodeProto &pv,
+                                                  const AttentionChain &c);
+
+  // ----- the ops around attention in exported graphs -------------------------
+
+  RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+  /// A constant tensor input as integers (shapes, permutations), if it is one.
+  std::optional<SmallVector<int64_t>> constInts(Value v);
+
+  void importConstant(const onnx::NodeProto &n);
+
+  /// NumPy broadcasting of `ins` to one shape; returns the output sizes and
+  /// each input's indexing map, or fails on incompatible static dims.
+  bool broadcast(const onnx::NodeProto &n, ArrayRef<Value> ins,
+                 SmallVector<OpFoldResult> &sizes, SmallVector<AffineMap> &maps);
+
+  void importElementwise(const onnx::NodeProto &n);
+
+  /// NumPy matmul: [..., M, K] x [..., K, N] with broadcast batch dims (a
+  /// 2-D right operand is shared by every batch).
+  void importMatMul(const onnx::NodeProto &n);
+
+  void importTranspose(const onnx::NodeProto &n);
+
+  /// Reshape to a constant shape (0 copies a dim, -1 is inferred), as a
+  /// collapse to 1-D and an expand: views, no copy.
+  void importReshape(const onnx::NodeProto &n);
+
+  void importSoftmax(const onnx::NodeProto &n);
+
+  // ----- Attention (opset 23-25) ---------------------------------------------
+
+  void importAttention(const onnx::NodeProto &n);
+
+  /// The ONNX qk_matmul_output tensor [B, Hq, Sq, Sk] for `mode`:
+  /// 0 scaled Q K^T, 1 after softcap, 2 after softcap and bias (mask,
+  /// causal, window: -inf where masked), 3 softmax probabilities (0 on
+  /// fully masked rows). Computed in f32, cast to Q's element type.
+  Value buildScores(Location loc, Value q, Value k, Value mask, MaskKind kind,
+                    CausalKind causal, int64_t left, int64_t right,
+                    double scale, double softcap, int64_t mode, Type elem);
+
+  /// The explicit mask [B, Hq, Sq, Sk] of an Attention node whose band the
+  /// attributes cannot express. With `len` (nonpad_kv_seqlen): key j is
+  /// visible to query i of batch b iff j < len[b] and, when causal /
+  /// windowed, -left <= j - (i + len[b] - Sq) <= right (0 for causal).
+  /// Without it the diagonal sits at i + pastLen. Combined with `userMask`:
+  /// bool masks are and-ed, float masks keep their values where visible and
+  /// -inf elsewhere. A user mask shorter than Sk (opset 24) counts its
+  /// missing columns as masked.
+  Value buildBandMask(Location loc, Value q, Value k, Value len, int64_t pastLen,
+                      Value userMask, MaskKind kind, bool causal, int64_t left,
+                      int64_t right);
+
+  /// [B, X, Y, D] -> [B, Y, X, D] (a copy).
+  Value swapHeadsAndTokens(Location loc, Value x);
+
+  /// [B, S, H*D] -> [B, S, H, D] (a view).
+  Value splitHeads(const onnx::NodeProto &n, Value x, int64_t heads);
+
+  MLIRContext *ctx;
+  OpBuilder b;
+  OnnxImportOptions options;
+  Location fileLoc;
+  int64_t opset = 0;
+  int nodeIndex = 0;
+  bool failed = false;
+  std::map<std::string, Value> values;
+};
+
+} // namespace mlir::attn::onnx_import
+
+#endif // ATTN_ONNX_IMPORTER_IMPL_H
