@@ -315,7 +315,8 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
     // The seed slices its registered buffer: mask[:T, :T] at the origin
     // keeps a top-left triangle top-left whatever T is.
     bool originSlice = false;
-    if (auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>()) {
+    // Exports slice one axis at a time: peel every slice at the origin.
+    while (auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>()) {
       if (!llvm::all_of(slice.getMixedOffsets(),
                         [](OpFoldResult o) { return isConstantIntValue(o, 0); }) ||
           !llvm::all_of(slice.getMixedStrides(),

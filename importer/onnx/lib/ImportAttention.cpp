@@ -215,8 +215,8 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind
   auto kt = cast<RankedTensorType>(k.getType());
   int64_t hq = qt.getDimSize(1), hkv = kt.getDimSize(1);
   int64_t group = hq == hkv ? 1 : hq / hkv;
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, q);
-  sizes[3] = tensor::getMixedSize(b, loc, k, 2);
+  SmallVector<OpFoldResult> sizes = sizesOf(q);
+  sizes[3] = dimOf(k, 2);
   Value zero = tensor::EmptyOp::create(b, loc, sizes, f32);
   zero = linalg::FillOp::create(b, loc, ValueRange{cst(b, loc, 0.0)},
                                 ValueRange{zero})
@@ -383,8 +383,8 @@ Value Importer::buildBandMask(Location loc, Value q, Value k, Value len, int64_t
   using utils::IteratorType;
   auto qt = cast<RankedTensorType>(q.getType());
   auto kt = cast<RankedTensorType>(k.getType());
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, q);
-  sizes[3] = tensor::getMixedSize(b, loc, k, 2);
+  SmallVector<OpFoldResult> sizes = sizesOf(q);
+  sizes[3] = dimOf(k, 2);
   bool additive = userMask && kind == MaskKind::additive;
   Type elem = additive ? cast<RankedTensorType>(userMask.getType()).getElementType()
                        : b.getI1Type();
@@ -476,7 +476,7 @@ Value Importer::buildBandMask(Location loc, Value q, Value k, Value len, int64_t
 /// [B, X, Y, D] -> [B, Y, X, D] (a copy).
 Value Importer::swapHeadsAndTokens(Location loc, Value x) {
   auto t = cast<RankedTensorType>(x.getType());
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, x);
+  SmallVector<OpFoldResult> sizes = sizesOf(x);
   std::swap(sizes[1], sizes[2]);
   Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
   return linalg::TransposeOp::create(b, loc, x, init,
@@ -493,7 +493,7 @@ Value Importer::splitHeads(const onnx::NodeProto &n, Value x, int64_t heads) {
                  << heads << " heads";
     return x;
   }
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, nodeLoc(n), x);
+  SmallVector<OpFoldResult> sizes = sizesOf(x);
   sizes.back() = b.getIndexAttr(heads);
   sizes.push_back(b.getIndexAttr(width / heads));
   return tensor::ExpandShapeOp::create(

@@ -1,4 +1,5 @@
-//===- ImportTensorOps.cpp - standard ONNX ops ------------------------------===//
+//===- ImportTensorOps.cpp - standard ONNX ops
+//------------------------------===//
 //
 // The ops that surround attention in exported graphs, imported to
 // linalg/tensor/arith so that a graph no pattern recognises still compiles.
@@ -38,7 +39,8 @@ void Importer::importConstant(const onnx::NodeProto &n) {
 /// NumPy broadcasting of `ins` to one shape; returns the output sizes and
 /// each input's indexing map, or fails on incompatible static dims.
 bool Importer::broadcast(const onnx::NodeProto &n, ArrayRef<Value> ins,
-               SmallVector<OpFoldResult> &sizes, SmallVector<AffineMap> &maps) {
+                         SmallVector<OpFoldResult> &sizes,
+                         SmallVector<AffineMap> &maps) {
   int64_t rank = 0;
   for (Value v : ins)
     rank = std::max<int64_t>(rank, typeOf(v).getRank());
@@ -51,13 +53,14 @@ bool Importer::broadcast(const onnx::NodeProto &n, ArrayRef<Value> ins,
       if (d == 1)
         continue;
       auto cur = getConstantIntValue(sizes[od]);
-      if (known[od] && !ShapedType::isDynamic(d) && cur && *cur != 1 && *cur != d) {
+      if (known[od] && !ShapedType::isDynamic(d) && cur && *cur != 1 &&
+          *cur != d) {
         nodeError(n) << "operand shapes do not broadcast: dim " << od << " is "
                      << *cur << " and " << d;
         return false;
       }
       if (!known[od] || (!ShapedType::isDynamic(d) && !cur)) {
-        sizes[od] = tensor::getMixedSize(b, nodeLoc(n), v, a);
+        sizes[od] = dimOf(v, a);
         known[od] = true;
       }
     }
@@ -66,16 +69,38 @@ bool Importer::broadcast(const onnx::NodeProto &n, ArrayRef<Value> ins,
     auto t = typeOf(v);
     SmallVector<AffineExpr> e;
     for (int64_t a = 0; a < t.getRank(); ++a)
-      e.push_back(t.getDimSize(a) == 1 ? b.getAffineConstantExpr(0)
-                                       : b.getAffineDimExpr(rank - t.getRank() + a));
+      e.push_back(t.getDimSize(a) == 1
+                      ? b.getAffineConstantExpr(0)
+                      : b.getAffineDimExpr(rank - t.getRank() + a));
     maps.push_back(AffineMap::get(rank, 0, e, ctx));
   }
   maps.push_back(b.getMultiDimIdentityMap(rank));
   return true;
 }
 
+Value Importer::broadcastGeneric(
+    const onnx::NodeProto &n, ArrayRef<Value> ins, Type resultElem,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<AffineMap> maps;
+  if (!broadcast(n, ins, sizes, maps))
+    return nullptr;
+  Location loc = nodeLoc(n);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, resultElem);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+             SmallVector<utils::IteratorType>(maps.back().getNumDims(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, body(nb, l, a));
+             })
+      .getResult(0);
+}
+
 void Importer::importElementwise(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
+  if (op != "Where" && op != "Pow" && op != "Sqrt" && importKnownArith(n))
+    return;
   SmallVector<Value> ins;
   for (int i = 0; i < n.input_size(); ++i)
     ins.push_back(input(n, i));
@@ -83,40 +108,398 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
     return;
   Value data = op == "Where" ? ins[1] : ins[0];
   Type elem = typeOf(data).getElementType();
-  if (!isa<FloatType>(elem)) {
-    nodeError(n) << "only float tensors are supported, got " << elem;
+  bool isFloat = isa<FloatType>(elem);
+  if (!isFloat && (op == "Pow" || op == "Sqrt" || elem.isInteger(1))) {
+    nodeError(n) << "expects float tensors, got " << elem;
     return;
   }
-  SmallVector<OpFoldResult> sizes;
-  SmallVector<AffineMap> maps;
-  if (!broadcast(n, ins, sizes, maps))
+  for (size_t i = op == "Where" ? 1 : 0; i < ins.size(); ++i)
+    if (typeOf(ins[i]).getElementType() != elem) {
+      nodeError(n) << "operand types differ: " << elem << " and "
+                   << typeOf(ins[i]).getElementType();
+      return;
+    }
+  if (op == "Where" && !typeOf(ins[0]).getElementType().isInteger(1)) {
+    nodeError(n) << "the condition must be bool, got "
+                 << typeOf(ins[0]).getElementType();
     return;
-  Location loc = nodeLoc(n);
-  Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
-  Value r = linalg::GenericOp::create(
-                b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
-                SmallVector<utils::IteratorType>(maps.back().getNumDims(),
-                                                 utils::IteratorType::parallel),
-                [&](OpBuilder &nb, Location l, ValueRange a) {
-                  Value x;
-                  if (op == "Add")
-                    x = arith::AddFOp::create(nb, l, a[0], a[1]);
-                  else if (op == "Sub")
-                    x = arith::SubFOp::create(nb, l, a[0], a[1]);
-                  else if (op == "Mul")
-                    x = arith::MulFOp::create(nb, l, a[0], a[1]);
-                  else if (op == "Div")
-                    x = arith::DivFOp::create(nb, l, a[0], a[1]);
-                  else if (op == "Pow")
-                    x = math::PowFOp::create(nb, l, a[0], a[1]);
-                  else if (op == "Sqrt")
-                    x = math::SqrtOp::create(nb, l, a[0]);
-                  else
-                    x = arith::SelectOp::create(nb, l, a[0], a[1], a[2]);
-                  linalg::YieldOp::create(nb, l, ValueRange{x});
-                })
-                .getResult(0);
+  }
+  Value r = broadcastGeneric(
+      n, ins, elem, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value x;
+        if (op == "Where")
+          x = arith::SelectOp::create(nb, l, a[0], a[1], a[2]);
+        else if (op == "Sqrt")
+          x = math::SqrtOp::create(nb, l, a[0]);
+        else if (op == "Pow")
+          x = math::PowFOp::create(nb, l, a[0], a[1]);
+        else if (isFloat)
+          x = op == "Add"   ? Value(arith::AddFOp::create(nb, l, a[0], a[1]))
+              : op == "Sub" ? Value(arith::SubFOp::create(nb, l, a[0], a[1]))
+              : op == "Mul" ? Value(arith::MulFOp::create(nb, l, a[0], a[1]))
+                            : Value(arith::DivFOp::create(nb, l, a[0], a[1]));
+        else if (op == "Div")
+        // ONNX integer division truncates; by zero is undefined
+        // there, here it gives 0 rather than a trap.
+        {
+          Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
+          Value one =
+              arith::ConstantOp::create(nb, l, nb.getIntegerAttr(elem, 1));
+          Value byZero = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                               a[1], zero);
+          Value safe = arith::SelectOp::create(nb, l, byZero, one, a[1]);
+          x = arith::SelectOp::create(
+              nb, l, byZero, zero, arith::DivSIOp::create(nb, l, a[0], safe));
+        } else
+          x = op == "Add"   ? Value(arith::AddIOp::create(nb, l, a[0], a[1]))
+              : op == "Sub" ? Value(arith::SubIOp::create(nb, l, a[0], a[1]))
+                            : Value(arith::MulIOp::create(nb, l, a[0], a[1]));
+        return x;
+      });
+  if (!r)
+    return;
   define(n, 0, r);
+}
+
+bool Importer::importKnownArith(const onnx::NodeProto &n) {
+  if (n.input_size() != 2)
+    return false;
+  auto x = knownInput(n, 0), y = knownInput(n, 1);
+  if (!x || !y)
+    return false;
+  size_t nx = x->elems.size(), ny = y->elems.size();
+  if (nx != ny && nx != 1 && ny != 1)
+    return false;
+  const std::string &op = n.op_type();
+  char c = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
+  if (c == '/') // ONNX truncates, floorDiv floors: only exact for >= 0
+    for (const auto *k : {&*x, &*y})
+      for (OpFoldResult e : k->elems)
+        if (auto v = getConstantIntValue(e); !v || *v < 0)
+          return false;
+  KnownInts r;
+  r.elemType = x->elemType;
+  r.scalar = x->scalar && y->scalar;
+  for (size_t i = 0; i < std::max(nx, ny); ++i)
+    r.elems.push_back(
+        foldIndex(c, x->elems[nx == 1 ? 0 : i], y->elems[ny == 1 ? 0 : i]));
+  defineKnown(n, 0, r);
+  return true;
+}
+
+Value Importer::convertScalar(OpBuilder &nb, Location l, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  auto fromF = dyn_cast<FloatType>(from), toF = dyn_cast<FloatType>(to);
+  if (fromF && toF)
+    return fromF.getWidth() < toF.getWidth()
+               ? Value(arith::ExtFOp::create(nb, l, to, x))
+               : Value(arith::TruncFOp::create(nb, l, to, x));
+  if (to.isInteger(1)) {
+    if (fromF)
+      return arith::CmpFOp::create(
+          nb, l, arith::CmpFPredicate::UNE, x,
+          arith::ConstantOp::create(nb, l, nb.getZeroAttr(from)));
+    return arith::CmpIOp::create(
+        nb, l, arith::CmpIPredicate::ne, x,
+        arith::ConstantOp::create(nb, l, nb.getZeroAttr(from)));
+  }
+  if (toF)
+    return from.isInteger(1) ? Value(arith::UIToFPOp::create(nb, l, to, x))
+                             : Value(arith::SIToFPOp::create(nb, l, to, x));
+  if (fromF)
+    return arith::FPToSIOp::create(nb, l, to, x);
+  if (from.isInteger(1))
+    return arith::ExtUIOp::create(nb, l, to, x);
+  return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+             ? Value(arith::ExtSIOp::create(nb, l, to, x))
+             : Value(arith::TruncIOp::create(nb, l, to, x));
+}
+
+void Importer::importCast(const onnx::NodeProto &n) {
+  std::optional<Type> to = elemType(intAttr(n, "to", 0));
+  if (!to) {
+    nodeError(n) << "unsupported target type " << intAttr(n, "to", 0);
+    return;
+  }
+  // Shape arithmetic stays symbolic between integer types; a constant
+  // cast to float (Cast(Gather(Shape(k), -1)) for the scale) folds.
+  if (auto k = knownInput(n, 0)) {
+    if (isa<IntegerType>(*to) && !to->isInteger(1)) {
+      k->elemType = *to;
+      return defineKnown(n, 0, *k);
+    }
+    if (auto c = llvm::map_to_vector(k->elems,
+                                     [](OpFoldResult e) {
+                                       return getConstantIntValue(e).value_or(
+                                           INT64_MIN);
+                                     });
+        isa<FloatType>(*to) && !llvm::is_contained(c, INT64_MIN)) {
+      SmallVector<Attribute> fs;
+      for (int64_t v : c)
+        fs.push_back(FloatAttr::get(*to, double(v)));
+      auto type = k->scalar ? RankedTensorType::get({}, *to)
+                            : RankedTensorType::get({int64_t(c.size())}, *to);
+      return define(n, 0,
+                    arith::ConstantOp::create(
+                        b, nodeLoc(n), DenseElementsAttr::get(type, fs)));
+    }
+  }
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  if (t.getElementType() == *to)
+    return define(n, 0, x);
+  Location loc = nodeLoc(n);
+  Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), *to);
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(t.getRank()));
+  define(n, 0,
+         linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             maps,
+             SmallVector<utils::IteratorType>(t.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, convertScalar(nb, l, a[0], *to));
+             })
+             .getResult(0));
+}
+
+void Importer::importEqual(const onnx::NodeProto &n) {
+  SmallVector<Value> ins{input(n, 0), input(n, 1)};
+  if (failed)
+    return;
+  Type elem = typeOf(ins[0]).getElementType();
+  if (typeOf(ins[1]).getElementType() != elem) {
+    nodeError(n) << "operand types differ: " << elem << " and "
+                 << typeOf(ins[1]).getElementType();
+    return;
+  }
+  Value r =
+      broadcastGeneric(n, ins, b.getI1Type(),
+                       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                         if (isa<FloatType>(elem))
+                           return arith::CmpFOp::create(
+                               nb, l, arith::CmpFPredicate::OEQ, a[0], a[1]);
+                         return arith::CmpIOp::create(
+                             nb, l, arith::CmpIPredicate::eq, a[0], a[1]);
+                       });
+  if (r)
+    define(n, 0, r);
+}
+
+void Importer::importTrilu(const onnx::NodeProto &n) {
+  int64_t k = 0;
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    auto kk = knownInput(n, 1);
+    auto c = kk && kk->elems.size() == 1 ? getConstantIntValue(kk->elems[0])
+                                         : std::nullopt;
+    if (!c) {
+      nodeError(n) << "k must be a constant";
+      return;
+    }
+    k = *c;
+  }
+  bool upper = intAttr(n, "upper", 1) != 0;
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  int64_t r = t.getRank();
+  if (r < 2) {
+    nodeError(n) << "input must have rank >= 2, got " << r;
+    return;
+  }
+  // Keeps x[..., i, j] where j - i >= k (upper) or j - i <= k (lower): an
+  // index comparison attn-fold-mask can evaluate when it feeds a mask.
+  Location loc = nodeLoc(n);
+  Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), t.getElementType());
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(r));
+  define(
+      n, 0,
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+          maps,
+          SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value i = linalg::IndexOp::create(nb, l, r - 2);
+            Value j = linalg::IndexOp::create(nb, l, r - 1);
+            Value diff = arith::SubIOp::create(nb, l, j, i);
+            Value kv = arith::ConstantIndexOp::create(nb, l, k);
+            Value keep = arith::CmpIOp::create(
+                nb, l,
+                upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+                diff, kv);
+            Value zero = arith::ConstantOp::create(
+                nb, l, nb.getZeroAttr(t.getElementType()));
+            linalg::YieldOp::create(
+                nb, l, Value(arith::SelectOp::create(nb, l, keep, a[0], zero)));
+          })
+          .getResult(0));
+}
+
+void Importer::importGemm(const onnx::NodeProto &n) {
+  Value a = input(n, 0), w = input(n, 1), c = input(n, 2);
+  if (failed)
+    return;
+  auto at = typeOf(a), wt = typeOf(w);
+  if (at.getRank() != 2 || wt.getRank() != 2 ||
+      !isa<FloatType>(at.getElementType())) {
+    nodeError(n) << "expects 2-D float operands, got " << at << " and " << wt;
+    return;
+  }
+  bool ta = intAttr(n, "transA", 0), tb = intAttr(n, "transB", 0);
+  float alpha = floatAttr(n, "alpha").value_or(1.0f);
+  float beta = floatAttr(n, "beta").value_or(1.0f);
+  Location loc = nodeLoc(n);
+  Type elem = at.getElementType();
+  // Loops (i, j, k): A[i, k] (or A[k, i]), B[k, j] (or B[j, k]).
+  AffineExpr i = b.getAffineDimExpr(0), j = b.getAffineDimExpr(1),
+             k = b.getAffineDimExpr(2);
+  SmallVector<AffineMap> maps{
+      AffineMap::get(
+          3, 0, ta ? ArrayRef<AffineExpr>{k, i} : ArrayRef<AffineExpr>{i, k},
+          ctx),
+      AffineMap::get(
+          3, 0, tb ? ArrayRef<AffineExpr>{j, k} : ArrayRef<AffineExpr>{k, j},
+          ctx),
+      AffineMap::get(3, 0, {i, j}, ctx)};
+  OpFoldResult m = dimOf(a, ta ? 1 : 0), nn = dimOf(w, tb ? 0 : 1);
+  auto ka = typeOf(a).getDimSize(ta ? 0 : 1),
+       kb = typeOf(w).getDimSize(tb ? 1 : 0);
+  if (!ShapedType::isDynamic(ka) && !ShapedType::isDynamic(kb) && ka != kb) {
+    nodeError(n) << "inner dimensions differ: " << ka << " and " << kb;
+    return;
+  }
+  // The accumulator starts as beta * C (broadcast), or 0.
+  Value init =
+      tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{m, nn}, elem);
+  if (c && beta != 0.0f) {
+    auto ct = typeOf(c);
+    SmallVector<AffineExpr> ce;
+    for (int64_t d = 0; d < ct.getRank(); ++d) {
+      int64_t od = 2 - ct.getRank() + d;
+      ce.push_back(ct.getDimSize(d) == 1 ? b.getAffineConstantExpr(0)
+                                         : b.getAffineDimExpr(od));
+    }
+    SmallVector<AffineMap> cm{AffineMap::get(2, 0, ce, ctx),
+                              b.getMultiDimIdentityMap(2)};
+    init =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{c}, ValueRange{init},
+            cm,
+            SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location l, ValueRange v) {
+              Value x = v[0];
+              if (beta != 1.0f)
+                x = arith::MulFOp::create(
+                    nb, l, x,
+                    arith::ConstantOp::create(nb, l,
+                                              nb.getFloatAttr(elem, beta)));
+              linalg::YieldOp::create(nb, l, x);
+            })
+            .getResult(0);
+  } else {
+    init =
+        linalg::FillOp::create(
+            b, loc,
+            ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
+            ValueRange{init})
+            .getResult(0);
+  }
+  SmallVector<utils::IteratorType> iters{utils::IteratorType::parallel,
+                                         utils::IteratorType::parallel,
+                                         utils::IteratorType::reduction};
+  define(n, 0,
+         linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{a, w},
+             ValueRange{init}, maps, iters,
+             [&](OpBuilder &nb, Location l, ValueRange v) {
+               Value p = arith::MulFOp::create(nb, l, v[0], v[1]);
+               if (alpha != 1.0f)
+                 p = arith::MulFOp::create(
+                     nb, l, p,
+                     arith::ConstantOp::create(nb, l,
+                                               nb.getFloatAttr(elem, alpha)));
+               linalg::YieldOp::create(
+                   nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], p)});
+             })
+             .getResult(0));
+}
+
+void Importer::importReduceSum(const onnx::NodeProto &n) {
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  int64_t r = t.getRank();
+  SmallVector<bool> reduced(r, false);
+  bool any = false;
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    auto k = knownInput(n, 1);
+    std::optional<SmallVector<int64_t>> axes;
+    if (k)
+      axes = llvm::map_to_vector(k->elems, [](OpFoldResult e) {
+        return getConstantIntValue(e).value_or(INT64_MIN);
+      });
+    if (!axes || llvm::is_contained(*axes, INT64_MIN)) {
+      nodeError(n) << "axes must be constant";
+      return;
+    }
+    for (int64_t a : *axes) {
+      if (a < -r || a >= r) {
+        nodeError(n) << "axis " << a << " is out of range";
+        return;
+      }
+      reduced[a < 0 ? a + r : a] = any = true;
+    }
+  }
+  if (!any) {
+    if (intAttr(n, "noop_with_empty_axes", 0))
+      return define(n, 0, x);
+    reduced.assign(r, true);
+  }
+  if (!isa<FloatType>(t.getElementType())) {
+    nodeError(n) << "expects a float tensor, got " << t.getElementType();
+    return;
+  }
+  bool keep = intAttr(n, "keepdims", 1) != 0;
+  Location loc = nodeLoc(n);
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t d = 0; d < r; ++d) {
+    if (!reduced[d]) {
+      sizes.push_back(dimOf(x, d));
+      outExprs.push_back(b.getAffineDimExpr(d));
+    } else if (keep) {
+      sizes.push_back(b.getIndexAttr(1));
+      outExprs.push_back(b.getAffineConstantExpr(0));
+    }
+  }
+  Type elem = t.getElementType();
+  Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
+  init = linalg::FillOp::create(
+             b, loc,
+             ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
+             ValueRange{init})
+             .getResult(0);
+  SmallVector<utils::IteratorType> iters;
+  for (bool red : reduced)
+    iters.push_back(red ? utils::IteratorType::reduction
+                        : utils::IteratorType::parallel);
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(r),
+                              AffineMap::get(r, 0, outExprs, ctx)};
+  define(n, 0,
+         linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             maps, iters,
+             [&](OpBuilder &nb, Location l, ValueRange v) {
+               linalg::YieldOp::create(
+                   nb, l, ValueRange{arith::AddFOp::create(nb, l, v[1], v[0])});
+             })
+             .getResult(0));
 }
 
 /// NumPy matmul: [..., M, K] x [..., K, N] with broadcast batch dims (a
@@ -155,41 +538,43 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
     // Batch dim: from whichever operand has it (not 1).
     int64_t ai = x - (r - at.getRank()), wi = x - (r - wt.getRank());
     if (ai >= 0 && at.getDimSize(ai) != 1)
-      sizes.push_back(tensor::getMixedSize(b, loc, a, ai));
+      sizes.push_back(dimOf(a, ai));
     else if (wi >= 0)
-      sizes.push_back(tensor::getMixedSize(b, loc, w, wi));
+      sizes.push_back(dimOf(w, wi));
     else
       sizes.push_back(b.getIndexAttr(1));
   }
-  sizes.push_back(tensor::getMixedSize(b, loc, a, at.getRank() - 2));
-  sizes.push_back(tensor::getMixedSize(b, loc, w, wt.getRank() - 1));
+  sizes.push_back(dimOf(a, at.getRank() - 2));
+  sizes.push_back(dimOf(w, wt.getRank() - 1));
   Type elem = at.getElementType();
   Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
   init = linalg::FillOp::create(
-             b, loc, ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
+             b, loc,
+             ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
              ValueRange{init})
              .getResult(0);
   SmallVector<utils::IteratorType> iters(nl, utils::IteratorType::parallel);
   iters[kd] = utils::IteratorType::reduction;
-  Value out = linalg::GenericOp::create(
-                  b, loc, TypeRange{init.getType()}, ValueRange{a, w},
-                  ValueRange{init},
-                  SmallVector<AffineMap>{operandMap(at, true), operandMap(wt, false),
-                                         AffineMap::get(nl, 0,
-                                                        [&] {
-                                                          SmallVector<AffineExpr> e;
-                                                          for (int64_t x = 0; x < r; ++x)
-                                                            e.push_back(b.getAffineDimExpr(x));
-                                                          return e;
-                                                        }(),
-                                                        ctx)},
-                  iters,
-                  [&](OpBuilder &nb, Location l, ValueRange v) {
-                    Value p = arith::MulFOp::create(nb, l, v[0], v[1]);
-                    linalg::YieldOp::create(
-                        nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], p)});
-                  })
-                  .getResult(0);
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{a, w}, ValueRange{init},
+          SmallVector<AffineMap>{operandMap(at, true), operandMap(wt, false),
+                                 AffineMap::get(
+                                     nl, 0,
+                                     [&] {
+                                       SmallVector<AffineExpr> e;
+                                       for (int64_t x = 0; x < r; ++x)
+                                         e.push_back(b.getAffineDimExpr(x));
+                                       return e;
+                                     }(),
+                                     ctx)},
+          iters,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value p = arith::MulFOp::create(nb, l, v[0], v[1]);
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], p)});
+          })
+          .getResult(0);
   define(n, 0, out);
 }
 
@@ -210,7 +595,7 @@ void Importer::importTranspose(const onnx::NodeProto &n) {
     return;
   }
   Location loc = nodeLoc(n);
-  SmallVector<OpFoldResult> in = tensor::getMixedSizes(b, loc, x), sizes;
+  SmallVector<OpFoldResult> in = sizesOf(x), sizes;
   for (int64_t p : perm) {
     if (p < 0 || p >= t.getRank()) {
       nodeError(n) << "perm entry " << p << " is out of range";
@@ -219,73 +604,182 @@ void Importer::importTranspose(const onnx::NodeProto &n) {
     sizes.push_back(in[p]);
   }
   Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
-  define(n, 0, linalg::TransposeOp::create(b, loc, x, init, perm).getResult()[0]);
+  define(n, 0,
+         linalg::TransposeOp::create(b, loc, x, init, perm).getResult()[0]);
 }
 
-/// Reshape to a constant shape (0 copies a dim, -1 is inferred), as a
-/// collapse to 1-D and an expand: views, no copy.
+/// Reshape to a known target shape (0 copies a dim, -1 is inferred). Sizes
+/// are matched group by group (equal SSA sizes or equal static products),
+/// so exports' head splits and merges with dynamic batch and sequence dims
+/// become expand/collapse views; anything else is a tensor.reshape.
 void Importer::importReshape(const onnx::NodeProto &n) {
-  Value x = input(n, 0), shapeV = input(n, 1);
+  auto targetK = knownInput(n, 1);
+  Value x = input(n, 0);
   if (failed)
     return;
-  auto t = typeOf(x);
-  std::optional<SmallVector<int64_t>> target = constInts(shapeV);
-  if (!target || !t.hasStaticShape()) {
-    nodeError(n) << "only static reshapes to a constant shape are supported";
+  if (!targetK || targetK->scalar) {
+    nodeError(n) << "the target shape must be known while importing (a "
+                    "constant or shape arithmetic)";
     return;
   }
-  int64_t total = t.getNumElements(), known = 1, infer = -1;
-  SmallVector<int64_t> shape(*target);
-  for (auto [i, d] : llvm::enumerate(shape)) {
-    if (d == 0 && intAttr(n, "allowzero", 0) == 0) {
+  auto t = typeOf(x);
+  SmallVector<OpFoldResult> in = sizesOf(x), out;
+  int64_t infer = -1;
+  bool allowZero = intAttr(n, "allowzero", 0) != 0;
+  for (auto [i, e] : llvm::enumerate(targetK->elems)) {
+    auto c = getConstantIntValue(e);
+    if (c && *c == 0 && !allowZero) {
       if (static_cast<int64_t>(i) >= t.getRank()) {
         nodeError(n) << "shape entry 0 at " << i << " has no input dim to copy";
         return;
       }
-      d = t.getDimSize(i);
+      out.push_back(in[i]);
+      continue;
     }
-    if (d == -1) {
+    if (c && *c == -1) {
       if (infer >= 0) {
         nodeError(n) << "more than one -1 in the target shape";
         return;
       }
       infer = i;
+      out.push_back(b.getIndexAttr(1));
       continue;
     }
-    if (d < 0) {
-      nodeError(n) << "negative target dimension " << d;
+    if (c && *c < 0) {
+      nodeError(n) << "negative target dimension " << *c;
       return;
     }
-    known *= d;
+    out.push_back(e);
   }
-  if (infer >= 0)
-    shape[infer] = known ? total / known : 0;
-  int64_t product = 1;
-  for (int64_t d : shape)
-    product *= d;
-  if (product != total) {
-    nodeError(n) << "cannot reshape " << total << " elements into "
-                 << product;
+  // Element counts as (static product, dynamic factors); equal SSA factors
+  // cancel, so [B, T, 12, 64] -> [B, T, -1] infers a static 768.
+  auto factor = [](ArrayRef<OpFoldResult> sizes, int64_t skip, int64_t &c,
+                   SmallVector<Value> &dyn) {
+    c = 1;
+    for (auto [i, s] : llvm::enumerate(sizes)) {
+      if (static_cast<int64_t>(i) == skip)
+        continue;
+      if (auto k = getConstantIntValue(s))
+        c *= *k;
+      else
+        dyn.push_back(cast<Value>(s));
+    }
+  };
+  int64_t inC, outC;
+  SmallVector<Value> inDyn, outDyn;
+  factor(in, -1, inC, inDyn);
+  factor(out, infer, outC, outDyn);
+  for (auto it = outDyn.begin(); it != outDyn.end();) {
+    auto m = llvm::find(inDyn, *it);
+    if (m != inDyn.end()) {
+      inDyn.erase(m);
+      it = outDyn.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (inDyn.empty() && outDyn.empty()) {
+    if (infer >= 0) {
+      if (outC == 0 || inC % outC != 0) {
+        nodeError(n) << "cannot reshape " << inC
+                     << " elements into a multiple of " << outC;
+        return;
+      }
+      out[infer] = b.getIndexAttr(inC / outC);
+    } else if (inC != outC) {
+      nodeError(n) << "cannot reshape " << inC << " elements into " << outC;
+      return;
+    }
+  } else if (infer >= 0) {
+    OpFoldResult total = b.getIndexAttr(inC), rest = b.getIndexAttr(outC);
+    for (Value v : inDyn)
+      total = foldIndex('*', total, v);
+    for (Value v : outDyn)
+      rest = foldIndex('*', rest, v);
+    out[infer] = foldIndex('/', total, rest);
+  }
+  SmallVector<int64_t> shape;
+  for (OpFoldResult s : out)
+    shape.push_back(getConstantIntValue(s).value_or(ShapedType::kDynamic));
+  auto outType = RankedTensorType::get(shape, t.getElementType());
+  Location loc = nodeLoc(n);
+
+  // Group dims: equal sizes pair 1:1; static runs pair by equal products.
+  SmallVector<ReassociationIndices> inGroups, outGroups;
+  size_t i = 0, j = 0;
+  bool grouped = true;
+  while (grouped && i < in.size() && j < out.size()) {
+    if (isEqualConstantIntOrValue(in[i], out[j])) {
+      inGroups.push_back({int64_t(i++)});
+      outGroups.push_back({int64_t(j++)});
+      continue;
+    }
+    auto a = getConstantIntValue(in[i]), c = getConstantIntValue(out[j]);
+    if (!a || !c) {
+      grouped = false;
+      break;
+    }
+    ReassociationIndices ig{int64_t(i++)}, og{int64_t(j++)};
+    int64_t pa = *a, pc = *c;
+    while (grouped && pa != pc) {
+      if (pa < pc && i < in.size() && getConstantIntValue(in[i])) {
+        pa *= *getConstantIntValue(in[i]);
+        ig.push_back(i++);
+      } else if (pc < pa && j < out.size() && getConstantIntValue(out[j])) {
+        pc *= *getConstantIntValue(out[j]);
+        og.push_back(j++);
+      } else {
+        grouped = false;
+      }
+    }
+    inGroups.push_back(ig);
+    outGroups.push_back(og);
+  }
+  // Trailing unit dims join the last group.
+  for (; grouped && i < in.size(); ++i) {
+    grouped = isConstantIntValue(in[i], 1) && !inGroups.empty();
+    if (grouped)
+      inGroups.back().push_back(i);
+  }
+  for (; grouped && j < out.size(); ++j) {
+    grouped = isConstantIntValue(out[j], 1) && !outGroups.empty();
+    if (grouped)
+      outGroups.back().push_back(j);
+  }
+  if (!grouped || inGroups.empty()) {
+    // No view: a general reshape with the target as a shape tensor.
+    SmallVector<Value> dims;
+    for (OpFoldResult s : out)
+      dims.push_back(
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), indexValue(s)));
+    Value shapeT = tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({int64_t(dims.size())}, b.getI64Type()),
+        dims);
+    define(n, 0, tensor::ReshapeOp::create(b, loc, outType, x, shapeT));
     return;
   }
-  Location loc = nodeLoc(n);
-  auto flatType = RankedTensorType::get({total}, t.getElementType());
-  ReassociationIndices all;
-  for (int64_t i = 0; i < t.getRank(); ++i)
-    all.push_back(i);
-  Value flat = t.getRank() == 1 ? x
-                                : Value(tensor::CollapseShapeOp::create(
-                                      b, loc, flatType, x,
-                                      SmallVector<ReassociationIndices>{all}));
-  ReassociationIndices outAll;
-  for (size_t i = 0; i < shape.size(); ++i)
-    outAll.push_back(i);
-  Value out = shape.size() == 1
-                  ? flat
-                  : Value(tensor::ExpandShapeOp::create(
-                        b, loc, RankedTensorType::get(shape, t.getElementType()),
-                        flat, SmallVector<ReassociationIndices>{outAll}));
-  define(n, 0, out);
+  Value v = x;
+  if (llvm::any_of(inGroups, [](const ReassociationIndices &g) {
+        return g.size() > 1;
+      })) {
+    SmallVector<int64_t> mid;
+    for (const auto &g : inGroups) {
+      int64_t p = 1;
+      for (int64_t d : g)
+        p = (ShapedType::isDynamic(p) || t.isDynamicDim(d))
+                ? ShapedType::kDynamic
+                : p * t.getDimSize(d);
+      mid.push_back(p);
+    }
+    v = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(mid, t.getElementType()), v, inGroups);
+  }
+  if (llvm::any_of(outGroups,
+                   [](const ReassociationIndices &g) { return g.size() > 1; }))
+    v = tensor::ExpandShapeOp::create(b, loc, outType, v, outGroups, out);
+  else if (v.getType() != outType)
+    v = tensor::CastOp::create(b, loc, outType, v);
+  define(n, 0, v);
 }
 
 void Importer::importSoftmax(const onnx::NodeProto &n) {
@@ -301,10 +795,10 @@ void Importer::importSoftmax(const onnx::NodeProto &n) {
     return;
   }
   Location loc = nodeLoc(n);
-  Value init = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, x),
-                                       t.getElementType());
-  define(n, 0, linalg::SoftmaxOp::create(b, loc, TypeRange{t}, x, init, axis)
-                   .getResult()[0]);
+  Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), t.getElementType());
+  define(n, 0,
+         linalg::SoftmaxOp::create(b, loc, TypeRange{t}, x, init, axis)
+             .getResult()[0]);
 }
 
 } // namespace mlir::attn::onnx_import

@@ -28,6 +28,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseMap.h"
 #include "onnx/onnx_pb.h"
 #include <cmath>
 #include <cstring>
@@ -37,6 +38,14 @@
 #include <optional>
 
 namespace mlir::attn::onnx_import {
+
+/// A small integer tensor (rank 0 or 1) known element by element while
+/// importing: each element a constant or an index value.
+struct KnownInts {
+  SmallVector<OpFoldResult> elems;
+  bool scalar = false; // rank 0 (else rank 1)
+  Type elemType;       // i64 or i32
+};
 
 class Importer {
 public:
@@ -80,38 +89,44 @@ private:
 
   // ----- raising unfused attention -------------------------------------------
   //
-  // Exports spell attention as MatMul(Q, K^T) -> [Where(mask, -inf, .) |
-  // Add(., mask)] -> [Div | Mul by a constant] (in either order) -> Softmax
-  // -> MatMul(., V). Such a chain becomes one attn.sdpa, emitted where the
-  // last MatMul was; the nodes in between are skipped. Constant masks are
-  // then folded into `causal` by attn-fold-mask like any other.
+  // Exports spell attention as MatMul(Q, K^T) -> any of [Where(mask, fill,
+  // .) | Where(mask, ., fill) | Add(., mask) | Div or Mul by a scalar | a
+  // no-op Cast] -> Softmax -> MatMul(., V), with the scale possibly applied
+  // to Q and K^T before the first MatMul (PyTorch's SDPA export). Such a
+  // chain is found before import (structure only) and, when its last MatMul
+  // is reached, checked on the imported values (constant scale, fill value
+  // <= -1e4, shapes) and emitted as one attn.sdpa; if a check fails its nodes
+  // are imported one by one instead. Constant masks are then folded into
+  // `causal` by attn-fold-mask like any other.
 
   struct AttentionChain {
     const onnx::NodeProto *qk = nullptr;
-    std::string mask;         // tensor name or ""
-    bool maskIsBool = false;  // Where(mask, -inf, s): true = masked
-    double scale = 1.0;
+    std::string q, kT;   // the first MatMul's operands, before any scaling
+    std::string mask;    // tensor name or ""
+    MaskKind maskKind = MaskKind::masked_where_true;
+    std::string fill;    // Where's fill value
+    std::vector<std::pair<std::string, bool>> scaleFactors; // (name, divides)
+    std::vector<std::string> casts; // Cast outputs the chain passes through
+    std::vector<const onnx::NodeProto *> nodes; // every node it replaces
   };
 
   std::map<const onnx::NodeProto *, AttentionChain> raiseAt;
   std::set<const onnx::NodeProto *> raisedAway;
   std::map<std::string, const onnx::NodeProto *> producer;
+  std::map<const onnx::NodeProto *, int> nodeOrder;
   std::map<std::string, int> uses;
   std::map<std::string, const onnx::TensorProto *> initByName;
 
-  /// A scalar constant (initializer, Constant node, or Pow of two).
-  std::optional<double> scalarConst(const std::string &name);
-
-  bool isBoolTensor(const std::string &name);
+  /// A scalar constant: an initializer, a Constant, known shape arithmetic,
+  /// or Pow/Sqrt/Div/Mul/Add/Cast of those (the exports' 1/sqrt(d)).
+  std::optional<double> scalarConst(const std::string &name, int depth = 0);
 
   void findAttentionChains(const onnx::GraphProto &g);
+  /// Walks from the softmax input `x` up to the Q.K^T MatMul.
+  bool matchScores(const std::string &x, AttentionChain &chain, int depth);
 
   /// attn.sdpa for a raised chain ending at `pv` (MatMul(P, V)).
   void emitRaisedAttention(const onnx::NodeProto &pv, const AttentionChain &c);
-
-  /// The nodes of a chain in graph order (for the fallback).
-  std::vector<const onnx::NodeProto *> chainNodes(const onnx::NodeProto &pv,
-                                                  const AttentionChain &c);
 
   // ----- the ops around attention in exported graphs -------------------------
 
@@ -127,6 +142,10 @@ private:
   bool broadcast(const onnx::NodeProto &n, ArrayRef<Value> ins,
                  SmallVector<OpFoldResult> &sizes, SmallVector<AffineMap> &maps);
 
+  /// A linalg.generic over the NumPy broadcast of `ins` computing `body`
+  /// per element; null (and an error) if the shapes do not broadcast.
+  Value broadcastGeneric(const onnx::NodeProto &n, ArrayRef<Value> ins, Type resultElem,
+                         function_ref<Value(OpBuilder &, Location, ValueRange)> body);
   void importElementwise(const onnx::NodeProto &n);
 
   /// NumPy matmul: [..., M, K] x [..., K, N] with broadcast batch dims (a
@@ -179,6 +198,53 @@ private:
   int nodeIndex = 0;
   bool failed = false;
   std::map<std::string, Value> values;
+
+  // ----- sizes and shape arithmetic ------------------------------------------
+  //
+  // Exports with dynamic axes compute shapes in the graph (Shape -> Gather ->
+  // Unsqueeze -> Concat -> Reshape, Slice bounds from Shape). Those small
+  // integer tensors are kept symbolically, element by element, as constants
+  // or index values (KnownInts), so dynamic sizes reach the ops that need
+  // them as SSA sizes and equal sizes are the same SSA value. They become
+  // real tensors only if an op consumes them as data.
+
+  using KnownInts = onnx_import::KnownInts;
+  std::map<std::string, KnownInts> knownInts;
+  /// One tensor.dim per (value, dim) not traceable to an op's sizes.
+  llvm::DenseMap<std::pair<Value, int64_t>, Value> dimCache;
+
+  /// Size `i` of `v`: static, or the SSA size it was created with.
+  OpFoldResult dimOf(Value v, int64_t i);
+  SmallVector<OpFoldResult> sizesOf(Value v);
+  /// `name` as known integers, if it is one (KnownInts or a small constant).
+  std::optional<KnownInts> known(const std::string &name);
+  std::optional<KnownInts> knownInput(const onnx::NodeProto &n, int i);
+  void defineKnown(const onnx::NodeProto &n, int i, KnownInts k);
+  /// The tensor holding known integers (materialized on first use as data).
+  Value materialize(const KnownInts &k);
+  Value indexValue(OpFoldResult r);
+  /// a (op) b on sizes, folded when both are constant.
+  OpFoldResult foldIndex(char op, OpFoldResult a, OpFoldResult c);
+
+  void importShape(const onnx::NodeProto &n);
+  void importGather(const onnx::NodeProto &n);
+  void importUnsqueeze(const onnx::NodeProto &n);
+  void importSqueeze(const onnx::NodeProto &n);
+  void importConcat(const onnx::NodeProto &n);
+  void importSlice(const onnx::NodeProto &n);
+  void importSplit(const onnx::NodeProto &n);
+  void importExpand(const onnx::NodeProto &n);
+  void importConstantOfShape(const onnx::NodeProto &n);
+  void importCast(const onnx::NodeProto &n);
+  void importEqual(const onnx::NodeProto &n);
+  void importTrilu(const onnx::NodeProto &n);
+  void importGemm(const onnx::NodeProto &n);
+  void importReduceSum(const onnx::NodeProto &n);
+  /// Elementwise ops on known integers (shape arithmetic); false if the
+  /// inputs are not all known.
+  bool importKnownArith(const onnx::NodeProto &n);
+  /// One element converted between scalar types (ONNX Cast semantics).
+  Value convertScalar(OpBuilder &nb, Location l, Value x, Type to);
 };
 
 } // namespace mlir::attn::onnx_import

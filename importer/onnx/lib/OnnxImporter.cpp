@@ -105,12 +105,144 @@ Value Importer::input(const onnx::NodeProto &n, int i) {
     return nullptr;
   auto it = values.find(n.input(i));
   if (it == values.end()) {
+    // Known integers consumed as data: materialized here, once.
+    if (auto k = knownInts.find(n.input(i)); k != knownInts.end())
+      return values[n.input(i)] = materialize(k->second);
     nodeError(n) << "uses '" << n.input(i)
                  << "', which no graph input, initializer or earlier node "
                     "defines (is the graph topologically sorted?)";
     return nullptr;
   }
   return it->second;
+}
+
+// ----- sizes and shape arithmetic ---------------------------------------------
+
+OpFoldResult Importer::dimOf(Value v, int64_t i) {
+  auto t = typeOf(v);
+  if (!t.isDynamicDim(i))
+    return b.getIndexAttr(t.getDimSize(i));
+  // Follow the value to the sizes it was created with, so that one dynamic
+  // size (say the sequence length) is one SSA value wherever it flows.
+  if (auto r = dyn_cast<OpResult>(v)) {
+    Operation *op = r.getOwner();
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+      if (r.getResultNumber() < dps.getNumDpsInits())
+        return dimOf(dps.getDpsInits()[r.getResultNumber()], i);
+    if (auto e = dyn_cast<tensor::EmptyOp>(op))
+      return e.getMixedSizes()[i];
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
+      return e.getMixedOutputShape()[i];
+    if (auto s = dyn_cast<tensor::ExtractSliceOp>(op))
+      if (s.getSourceType().getRank() == t.getRank())
+        return s.getMixedSizes()[i];
+    if (auto c = dyn_cast<tensor::CastOp>(op))
+      return dimOf(c.getSource(), i);
+    // Attention's result: the query's shape with the value's head size.
+    if (auto s = dyn_cast<SdpaOp>(op))
+      return i + 1 == t.getRank() ? dimOf(s.getValue(), typeOf(s.getValue()).getRank() - 1)
+                                  : dimOf(s.getQuery(), i);
+  }
+  auto key = std::make_pair(v, i);
+  auto it = dimCache.find(key);
+  if (it != dimCache.end())
+    return it->second;
+  Value d = tensor::DimOp::create(b, v.getLoc(), v, i);
+  dimCache[key] = d;
+  return d;
+}
+
+SmallVector<OpFoldResult> Importer::sizesOf(Value v) {
+  SmallVector<OpFoldResult> r;
+  for (int64_t i = 0, e = typeOf(v).getRank(); i < e; ++i)
+    r.push_back(dimOf(v, i));
+  return r;
+}
+
+std::optional<KnownInts> Importer::known(const std::string &name) {
+  if (auto it = knownInts.find(name); it != knownInts.end())
+    return it->second;
+  auto it = values.find(name);
+  if (it == values.end())
+    return std::nullopt;
+  DenseElementsAttr attr;
+  auto t = typeOf(it->second);
+  if (t.getRank() > 1 || !matchPattern(it->second, m_Constant(&attr)) ||
+      !isa<IntegerType>(attr.getElementType()) ||
+      attr.getElementType().isInteger(1) || attr.getNumElements() > 64)
+    return std::nullopt;
+  KnownInts k;
+  k.scalar = t.getRank() == 0;
+  k.elemType = attr.getElementType();
+  for (const APInt &x : attr.getValues<APInt>())
+    k.elems.push_back(b.getIndexAttr(x.getSExtValue()));
+  return k;
+}
+
+std::optional<KnownInts> Importer::knownInput(const onnx::NodeProto &n,
+                                                        int i) {
+  if (i >= n.input_size() || n.input(i).empty())
+    return std::nullopt;
+  return known(n.input(i));
+}
+
+void Importer::defineKnown(const onnx::NodeProto &n, int i, KnownInts k) {
+  if (i < n.output_size() && !n.output(i).empty()) {
+    values.erase(n.output(i));
+    knownInts[n.output(i)] = std::move(k);
+  }
+}
+
+Value Importer::indexValue(OpFoldResult r) {
+  if (auto v = dyn_cast<Value>(r))
+    return v;
+  return arith::ConstantIndexOp::create(b, fileLoc, *getConstantIntValue(r));
+}
+
+Value Importer::materialize(const KnownInts &k) {
+  SmallVector<Value> elems;
+  for (OpFoldResult e : k.elems) {
+    if (auto c = getConstantIntValue(e))
+      elems.push_back(arith::ConstantOp::create(
+          b, fileLoc, b.getIntegerAttr(k.elemType, *c)));
+    else
+      elems.push_back(arith::IndexCastOp::create(b, fileLoc, k.elemType,
+                                                 cast<Value>(e)));
+  }
+  auto type = k.scalar ? RankedTensorType::get({}, k.elemType)
+                       : RankedTensorType::get({int64_t(elems.size())}, k.elemType);
+  return tensor::FromElementsOp::create(b, fileLoc, type, elems);
+}
+
+OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
+  auto x = getConstantIntValue(a), y = getConstantIntValue(c);
+  if (x && y) {
+    switch (op) {
+    case '+': return b.getIndexAttr(*x + *y);
+    case '-': return b.getIndexAttr(*x - *y);
+    case '*': return b.getIndexAttr(*x * *y);
+    case '/': if (*y != 0) return b.getIndexAttr(llvm::divideFloorSigned(*x, *y)); break;
+    case 'm': return b.getIndexAttr(std::min(*x, *y));
+    case 'M': return b.getIndexAttr(std::max(*x, *y));
+    }
+  }
+  if ((op == '*' || op == '/') && y == 1)
+    return a;
+  if ((op == '+' || op == '-') && y == 0)
+    return a;
+  if (op == '*' && x == 1)
+    return c;
+  if (op == '+' && x == 0)
+    return c;
+  Value l = indexValue(a), r = indexValue(c);
+  switch (op) {
+  case '+': return arith::AddIOp::create(b, fileLoc, l, r).getResult();
+  case '-': return arith::SubIOp::create(b, fileLoc, l, r).getResult();
+  case '*': return arith::MulIOp::create(b, fileLoc, l, r).getResult();
+  case '/': return arith::FloorDivSIOp::create(b, fileLoc, l, r).getResult();
+  case 'm': return arith::MinSIOp::create(b, fileLoc, l, r).getResult();
+  default: return arith::MaxSIOp::create(b, fileLoc, l, r).getResult();
+  }
 }
 
 void Importer::define(const onnx::NodeProto &n, int i, Value v) {
@@ -313,7 +445,11 @@ void Importer::importNode(const onnx::NodeProto &n) {
       {"Attention", 3}, {"Identity", 1}, {"Dropout", 1}, {"Add", 2},
       {"Sub", 2},       {"Mul", 2},      {"Div", 2},     {"Pow", 2},
       {"Where", 3},     {"Sqrt", 1},     {"MatMul", 2},  {"Transpose", 1},
-      {"Reshape", 2},   {"Softmax", 1},  {"Constant", 0}};
+      {"Reshape", 2},   {"Softmax", 1},  {"Constant", 0}, {"Shape", 1},
+      {"Gather", 2},    {"Unsqueeze", 2}, {"Squeeze", 1}, {"Concat", 1},
+      {"Slice", 3},     {"Split", 1},    {"Expand", 2},  {"ConstantOfShape", 1},
+      {"Cast", 1},      {"Equal", 2},    {"Trilu", 1},   {"Gemm", 2},
+      {"ReduceSum", 1}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -344,6 +480,23 @@ void Importer::importNode(const onnx::NodeProto &n) {
     return importReshape(n);
   if (op == "Softmax")
     return importSoftmax(n);
+  static const std::map<std::string, void (Importer::*)(const onnx::NodeProto &)>
+      tensorOps = {{"Shape", &Importer::importShape},
+                   {"Gather", &Importer::importGather},
+                   {"Unsqueeze", &Importer::importUnsqueeze},
+                   {"Squeeze", &Importer::importSqueeze},
+                   {"Concat", &Importer::importConcat},
+                   {"Slice", &Importer::importSlice},
+                   {"Split", &Importer::importSplit},
+                   {"Expand", &Importer::importExpand},
+                   {"ConstantOfShape", &Importer::importConstantOfShape},
+                   {"Cast", &Importer::importCast},
+                   {"Equal", &Importer::importEqual},
+                   {"Trilu", &Importer::importTrilu},
+                   {"Gemm", &Importer::importGemm},
+                   {"ReduceSum", &Importer::importReduceSum}};
+  if (auto it = tensorOps.find(op); it != tensorOps.end())
+    return (this->*it->second)(n);
   nodeError(n) << "unsupported ONNX op '" << op << "'";
 }
 

@@ -1,0 +1,539 @@
+//===- ImportShapeOps.cpp - shapes and data movement
+//-------------------------===//
+//
+// Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Split, Expand and
+// ConstantOfShape. On the small integer tensors of shape arithmetic they
+// compute KnownInts (see Importer.h), so dynamic sizes stay SSA sizes; on
+// data they become tensor views (expand/collapse/extract_slice), tensor.concat
+// or linalg ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+
+namespace mlir::attn::onnx_import {
+
+namespace {
+/// `axis` in [-rank, rank) made non-negative, or nullopt.
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// The constant values of `k`, if all are constant.
+std::optional<SmallVector<int64_t>> constants(const KnownInts &k) {
+  SmallVector<int64_t> r;
+  for (OpFoldResult e : k.elems) {
+    auto c = getConstantIntValue(e);
+    if (!c)
+      return std::nullopt;
+    r.push_back(*c);
+  }
+  return r;
+}
+} // namespace
+
+void Importer::importShape(const onnx::NodeProto &n) {
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  int64_t rank = typeOf(x).getRank();
+  int64_t start = intAttr(n, "start", 0), end = intAttr(n, "end", rank);
+  // Shape clamps start and end (after adding rank to negatives).
+  auto clampAxis = [&](int64_t a) {
+    return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank);
+  };
+  start = clampAxis(start);
+  end = clampAxis(end);
+  KnownInts k;
+  k.elemType = b.getI64Type();
+  for (int64_t i = start; i < end; ++i)
+    k.elems.push_back(dimOf(x, i));
+  defineKnown(n, 0, k);
+}
+
+void Importer::importGather(const onnx::NodeProto &n) {
+  auto indices = knownInput(n, 1);
+  std::optional<SmallVector<int64_t>> idx;
+  if (indices)
+    idx = constants(*indices);
+  // Shape arithmetic: picking elements of a known 1-D integer tensor.
+  if (auto data = knownInput(n, 0); data && !data->scalar && idx) {
+    KnownInts k;
+    k.elemType = data->elemType;
+    k.scalar = indices->scalar;
+    int64_t size = data->elems.size();
+    for (int64_t i : *idx) {
+      if (i < -size || i >= size) {
+        nodeError(n) << "index " << i << " is out of range for " << size
+                     << " elements";
+        return;
+      }
+      k.elems.push_back(data->elems[i < 0 ? i + size : i]);
+    }
+    return defineKnown(n, 0, k);
+  }
+  Value data = input(n, 0), ids = input(n, 1);
+  if (failed)
+    return;
+  auto dt = typeOf(data), it = typeOf(ids);
+  auto axis = normalizeAxis(intAttr(n, "axis", 0), dt.getRank());
+  if (!axis) {
+    nodeError(n) << "axis " << intAttr(n, "axis", 0) << " is out of range";
+    return;
+  }
+  if (!isa<IntegerType>(it.getElementType()) ||
+      it.getElementType().isInteger(1)) {
+    nodeError(n) << "indices must be integers, got " << it.getElementType();
+    return;
+  }
+  // out[pre..., idx..., post...] = data[pre..., indices[idx...], post...];
+  // indices are wrapped (negative) and clamped, so no read is out of bounds.
+  Location loc = nodeLoc(n);
+  int64_t outRank = dt.getRank() - 1 + it.getRank();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0; i < *axis; ++i)
+    sizes.push_back(dimOf(data, i));
+  for (int64_t i = 0; i < it.getRank(); ++i)
+    sizes.push_back(dimOf(ids, i));
+  for (int64_t i = *axis + 1; i < dt.getRank(); ++i)
+    sizes.push_back(dimOf(data, i));
+  Value init = tensor::EmptyOp::create(b, loc, sizes, dt.getElementType());
+  SmallVector<AffineExpr> idxExprs;
+  for (int64_t i = 0; i < it.getRank(); ++i)
+    idxExprs.push_back(b.getAffineDimExpr(*axis + i));
+  SmallVector<AffineMap> maps{AffineMap::get(outRank, 0, idxExprs, ctx),
+                              b.getMultiDimIdentityMap(outRank)};
+  Value axisSize = indexValue(dimOf(data, *axis));
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{ids}, ValueRange{init},
+          maps,
+          SmallVector<utils::IteratorType>(outRank,
+                                           utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value i =
+                arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+            Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+            Value one = arith::ConstantIndexOp::create(nb, l, 1);
+            Value neg = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                              i, zero);
+            i = arith::SelectOp::create(
+                nb, l, neg, arith::AddIOp::create(nb, l, i, axisSize), i);
+            i = arith::MaxSIOp::create(nb, l, i, zero);
+            i = arith::MinSIOp::create(
+                nb, l, i, arith::SubIOp::create(nb, l, axisSize, one));
+            SmallVector<Value> coords;
+            for (int64_t d = 0; d < *axis; ++d)
+              coords.push_back(linalg::IndexOp::create(nb, l, d));
+            coords.push_back(i);
+            for (int64_t d = *axis + 1; d < dt.getRank(); ++d)
+              coords.push_back(
+                  linalg::IndexOp::create(nb, l, d - 1 + it.getRank()));
+            Value v = tensor::ExtractOp::create(nb, l, data, coords);
+            linalg::YieldOp::create(nb, l, v);
+          })
+          .getResult(0);
+  define(n, 0, out);
+}
+
+/// Unsqueeze/Squeeze as expand/collapse: each input dim groups with the new
+/// (or removed) unit dims next to it.
+static SmallVector<ReassociationIndices> unitGroups(int64_t bigRank,
+                                                    ArrayRef<bool> isUnit) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t i = 0; i < bigRank; ++i) {
+    pending.push_back(i);
+    if (!isUnit[i]) {
+      groups.push_back(pending);
+      pending.clear();
+    }
+  }
+  if (!pending.empty()) {
+    if (groups.empty())
+      return {}; // all unit dims: from/to rank 0
+    groups.back().append(pending.begin(), pending.end());
+  }
+  return groups;
+}
+
+void Importer::importUnsqueeze(const onnx::NodeProto &n) {
+  auto axesK = knownInput(n, 1);
+  std::optional<SmallVector<int64_t>> axes;
+  if (axesK)
+    axes = constants(*axesK);
+  if (!axes) {
+    nodeError(n) << "axes must be constant";
+    return;
+  }
+  if (auto k = knownInput(n, 0); k && k->scalar && axes->size() == 1 &&
+                                 ((*axes)[0] == 0 || (*axes)[0] == -1)) {
+    k->scalar = false;
+    return defineKnown(n, 0, *k);
+  }
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  int64_t outRank = t.getRank() + axes->size();
+  SmallVector<bool> isNew(outRank, false);
+  for (int64_t a : *axes) {
+    auto na = normalizeAxis(a, outRank);
+    if (!na || isNew[*na]) {
+      nodeError(n) << "axis " << a << " is out of range or repeated";
+      return;
+    }
+    isNew[*na] = true;
+  }
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t i = 0, j = 0; i < outRank; ++i) {
+    if (isNew[i]) {
+      shape.push_back(1);
+      sizes.push_back(b.getIndexAttr(1));
+    } else {
+      shape.push_back(t.getDimSize(j));
+      sizes.push_back(dimOf(x, j++));
+    }
+  }
+  define(n, 0,
+         tensor::ExpandShapeOp::create(
+             b, nodeLoc(n), RankedTensorType::get(shape, t.getElementType()), x,
+             unitGroups(outRank, isNew), sizes));
+}
+
+void Importer::importSqueeze(const onnx::NodeProto &n) {
+  std::optional<SmallVector<int64_t>> axes;
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    if (auto k = knownInput(n, 1))
+      axes = constants(*k);
+    if (!axes) {
+      nodeError(n) << "axes must be constant";
+      return;
+    }
+  }
+  if (auto k = knownInput(n, 0); k && !k->scalar && k->elems.size() == 1) {
+    k->scalar = true;
+    return defineKnown(n, 0, *k);
+  }
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  SmallVector<bool> drop(t.getRank(), false);
+  if (axes) {
+    for (int64_t a : *axes) {
+      auto na = normalizeAxis(a, t.getRank());
+      if (!na || t.getDimSize(*na) != 1) {
+        nodeError(n) << "axis " << a << " is out of range or not of size 1";
+        return;
+      }
+      drop[*na] = true;
+    }
+  } else {
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      drop[i] = t.getDimSize(i) == 1;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < t.getRank(); ++i)
+    if (!drop[i])
+      shape.push_back(t.getDimSize(i));
+  define(n, 0,
+         tensor::CollapseShapeOp::create(
+             b, nodeLoc(n), RankedTensorType::get(shape, t.getElementType()), x,
+             unitGroups(t.getRank(), drop)));
+}
+
+void Importer::importConcat(const onnx::NodeProto &n) {
+  // Shape arithmetic: concatenated known 1-D integer tensors.
+  {
+    KnownInts all;
+    bool allKnown = true;
+    for (int i = 0; i < n.input_size() && allKnown; ++i) {
+      auto k = knownInput(n, i);
+      allKnown = k && !k->scalar;
+      if (allKnown) {
+        all.elemType = k->elemType;
+        all.elems.append(k->elems.begin(), k->elems.end());
+      }
+    }
+    if (allKnown)
+      return defineKnown(n, 0, all);
+  }
+  SmallVector<Value> ins;
+  for (int i = 0; i < n.input_size(); ++i)
+    if (Value v = input(n, i))
+      ins.push_back(v);
+  if (failed)
+    return;
+  auto t = typeOf(ins[0]);
+  auto axis = normalizeAxis(intAttr(n, "axis", 0), t.getRank());
+  if (!axis) {
+    nodeError(n) << "axis " << intAttr(n, "axis", 0) << " is out of range";
+    return;
+  }
+  for (Value v : ins) {
+    auto vt = typeOf(v);
+    bool ok = vt.getRank() == t.getRank() &&
+              vt.getElementType() == t.getElementType();
+    for (int64_t d = 0; ok && d < t.getRank(); ++d)
+      ok = d == *axis || vt.isDynamicDim(d) || t.isDynamicDim(d) ||
+           vt.getDimSize(d) == t.getDimSize(d);
+    if (!ok) {
+      nodeError(n) << "inputs " << t << " and " << vt
+                   << " cannot be concatenated on axis " << *axis;
+      return;
+    }
+  }
+  define(n, 0,
+         ins.size() == 1
+             ? ins[0]
+             : Value(tensor::ConcatOp::create(b, nodeLoc(n), *axis, ins)));
+}
+
+void Importer::importSlice(const onnx::NodeProto &n) {
+  auto startsK = knownInput(n, 1), endsK = knownInput(n, 2);
+  std::optional<KnownInts> axesK, stepsK;
+  if (n.input_size() > 3 && !n.input(3).empty())
+    axesK = knownInput(n, 3);
+  if (n.input_size() > 4 && !n.input(4).empty())
+    stepsK = knownInput(n, 4);
+  if (!startsK || !endsK ||
+      (n.input_size() > 3 && !n.input(3).empty() && !axesK) ||
+      (n.input_size() > 4 && !n.input(4).empty() && !stepsK)) {
+    nodeError(n)
+        << "starts, ends, axes and steps must be known while importing "
+           "(constants or shape arithmetic)";
+    return;
+  }
+  size_t count = startsK->elems.size();
+  std::optional<SmallVector<int64_t>> axes, steps;
+  if (axesK)
+    axes = constants(*axesK);
+  else
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, count));
+  if (stepsK)
+    steps = constants(*stepsK);
+  else
+    steps = SmallVector<int64_t>(count, 1);
+  if (!axes || !steps || endsK->elems.size() != count ||
+      axes->size() != count || steps->size() != count) {
+    nodeError(n) << "axes and steps must be constant, with one entry per start";
+    return;
+  }
+  // Shape arithmetic: a constant slice of a known 1-D integer tensor.
+  if (auto data = knownInput(n, 0); data && !data->scalar && count == 1) {
+    auto s = getConstantIntValue(startsK->elems[0]);
+    auto e = getConstantIntValue(endsK->elems[0]);
+    if (s && e && (*steps)[0] == 1) {
+      int64_t size = data->elems.size();
+      int64_t lo = std::clamp<int64_t>(*s < 0 ? *s + size : *s, 0, size);
+      int64_t hi = std::clamp<int64_t>(*e < 0 ? *e + size : *e, 0, size);
+      KnownInts k;
+      k.elemType = data->elemType;
+      for (int64_t i = lo; i < hi; ++i)
+        k.elems.push_back(data->elems[i]);
+      return defineKnown(n, 0, k);
+    }
+  }
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  int64_t rank = t.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      sizes = sizesOf(x), strides(rank, b.getIndexAttr(1));
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < count; ++i) {
+    auto axis = normalizeAxis((*axes)[i], rank);
+    if (!axis || seen[*axis]) {
+      nodeError(n) << "axis " << (*axes)[i] << " is out of range or repeated";
+      return;
+    }
+    seen[*axis] = true;
+    int64_t step = (*steps)[i];
+    if (step <= 0) {
+      nodeError(n) << "step " << step
+                   << " is not supported (only positive steps)";
+      return;
+    }
+    OpFoldResult dim = dimOf(x, *axis);
+    // ONNX semantics: negative bounds count from the end; both are clamped
+    // to [0, dim]. Constant bounds fold; an end taken from a size (the
+    // seed's mask[:T, :T]) is non-negative and only needs min(end, dim).
+    auto bound = [&](OpFoldResult v) -> OpFoldResult {
+      auto c = getConstantIntValue(v);
+      auto d = getConstantIntValue(dim);
+      if (c && *c >= 0 && d)
+        return b.getIndexAttr(std::min(*c, *d));
+      if (c && *c >= 0 && *c >= (int64_t(1) << 62))
+        return dim; // INT64_MAX: "to the end"
+      if (c && *c < 0 && d)
+        return b.getIndexAttr(std::max<int64_t>(0, *c + *d));
+      Value val = indexValue(v);
+      bool nonNegative =
+          c ? *c >= 0 : val.getDefiningOp<tensor::DimOp>() != nullptr;
+      if (!nonNegative) {
+        Value zero = arith::ConstantIndexOp::create(b, fileLoc, 0);
+        Value neg = arith::CmpIOp::create(b, fileLoc, arith::CmpIPredicate::slt,
+                                          val, zero);
+        Value wrapped = arith::AddIOp::create(b, fileLoc, val, indexValue(dim));
+        val = arith::SelectOp::create(b, fileLoc, neg, wrapped, val);
+        val = arith::MaxSIOp::create(b, fileLoc, val, zero);
+      }
+      return foldIndex('m', val, dim);
+    };
+    OpFoldResult lo = bound(startsK->elems[i]), hi = bound(endsK->elems[i]);
+    OpFoldResult len =
+        foldIndex('M', foldIndex('-', hi, lo), b.getIndexAttr(0));
+    offsets[*axis] = lo;
+    // ceil(len / step) elements.
+    sizes[*axis] =
+        step == 1
+            ? len
+            : foldIndex('/', foldIndex('+', len, b.getIndexAttr(step - 1)),
+                        b.getIndexAttr(step));
+    strides[*axis] = b.getIndexAttr(step);
+  }
+  define(n, 0,
+         tensor::ExtractSliceOp::create(b, nodeLoc(n), x, offsets, sizes,
+                                        strides));
+}
+
+void Importer::importSplit(const onnx::NodeProto &n) {
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  auto axis = normalizeAxis(intAttr(n, "axis", 0), t.getRank());
+  if (!axis) {
+    nodeError(n) << "axis " << intAttr(n, "axis", 0) << " is out of range";
+    return;
+  }
+  int64_t parts = n.output_size();
+  SmallVector<OpFoldResult> lengths;
+  if (n.input_size() > 1 && !n.input(1).empty()) {
+    auto k = knownInput(n, 1);
+    if (!k || static_cast<int64_t>(k->elems.size()) != parts) {
+      nodeError(n) << "split must be known, one length per output";
+      return;
+    }
+    lengths = k->elems;
+  } else {
+    // Equal parts (the last one smaller when num_outputs does not divide).
+    OpFoldResult dim = dimOf(x, *axis);
+    OpFoldResult each =
+        foldIndex('/', foldIndex('+', dim, b.getIndexAttr(parts - 1)),
+                  b.getIndexAttr(parts));
+    for (int64_t i = 0; i < parts; ++i)
+      lengths.push_back(
+          i + 1 < parts
+              ? each
+              : foldIndex('-', dim,
+                          foldIndex('*', each, b.getIndexAttr(parts - 1))));
+  }
+  SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)),
+      sizes = sizesOf(x), strides(t.getRank(), b.getIndexAttr(1));
+  OpFoldResult at = b.getIndexAttr(0);
+  for (int64_t i = 0; i < parts; ++i) {
+    offsets[*axis] = at;
+    sizes[*axis] = lengths[i];
+    define(n, i,
+           tensor::ExtractSliceOp::create(b, nodeLoc(n), x, offsets, sizes,
+                                          strides));
+    at = foldIndex('+', at, lengths[i]);
+  }
+  // A static split that does not cover the axis exactly is malformed.
+  auto total = getConstantIntValue(at);
+  if (total && !t.isDynamicDim(*axis) && *total != t.getDimSize(*axis))
+    nodeError(n) << "split lengths add up to " << *total << ", the axis has "
+                 << t.getDimSize(*axis);
+}
+
+void Importer::importExpand(const onnx::NodeProto &n) {
+  auto shapeK = knownInput(n, 1);
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  if (!shapeK || shapeK->scalar) {
+    nodeError(n) << "the target shape must be known while importing";
+    return;
+  }
+  auto t = typeOf(x);
+  int64_t rank = std::max<int64_t>(t.getRank(), shapeK->elems.size());
+  // NumPy broadcasting of x's shape with the target shape.
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> inExprs;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t xi = d - (rank - t.getRank());
+    int64_t si = d - (rank - static_cast<int64_t>(shapeK->elems.size()));
+    OpFoldResult s =
+        si >= 0 ? shapeK->elems[si] : OpFoldResult(b.getIndexAttr(1));
+    bool xUnit = xi < 0 || t.getDimSize(xi) == 1;
+    auto sc = getConstantIntValue(s);
+    if (xUnit) {
+      sizes.push_back(s);
+    } else if (sc && *sc == 1) {
+      sizes.push_back(dimOf(x, xi));
+    } else {
+      if (sc && !t.isDynamicDim(xi) && *sc != t.getDimSize(xi)) {
+        nodeError(n) << "cannot expand dim " << xi << " of size "
+                     << t.getDimSize(xi) << " to " << *sc;
+        return;
+      }
+      sizes.push_back(dimOf(x, xi));
+    }
+    auto c = getConstantIntValue(sizes.back());
+    shape.push_back(c ? *c : ShapedType::kDynamic);
+    if (xi >= 0)
+      inExprs.push_back(xUnit ? b.getAffineConstantExpr(0)
+                              : b.getAffineDimExpr(d));
+  }
+  Location loc = nodeLoc(n);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, inExprs, ctx),
+                              b.getMultiDimIdentityMap(rank)};
+  define(
+      n, 0,
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+          maps,
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            linalg::YieldOp::create(nb, l, a[0]);
+          })
+          .getResult(0));
+}
+
+void Importer::importConstantOfShape(const onnx::NodeProto &n) {
+  auto shapeK = knownInput(n, 0);
+  if (!shapeK || shapeK->scalar) {
+    nodeError(n) << "the shape must be known while importing";
+    return;
+  }
+  TypedAttr fill = b.getF32FloatAttr(0.0f);
+  if (const auto *a = attr(n, "value"); a && a->has_t()) {
+    auto v = tensorAttr(a->t());
+    if (!v || v->getNumElements() != 1) {
+      nodeError(n) << "value must be a one-element tensor";
+      return;
+    }
+    fill = cast<TypedAttr>(v->getValues<Attribute>()[0]);
+  }
+  for (OpFoldResult s : shapeK->elems)
+    if (auto c = getConstantIntValue(s); c && *c < 0) {
+      nodeError(n) << "negative dimension " << *c;
+      return;
+    }
+  Location loc = nodeLoc(n);
+  Value init = tensor::EmptyOp::create(b, loc, shapeK->elems, fill.getType());
+  Value c = arith::ConstantOp::create(b, loc, fill);
+  define(n, 0,
+         linalg::FillOp::create(b, loc, ValueRange{c}, ValueRange{init})
+             .getResult(0));
+}
+
+} // namespace mlir::attn::onnx_import

@@ -1,0 +1,111 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# Real export shapes of attention (test/onnx/Inputs/pattern_models.py): the
+# seed's classes exported by torch.onnx.export with dynamic batch and
+# sequence axes (Shape/Gather/Unsqueeze/Concat/Slice/Cast around the mask
+# slice and the head-split reshapes), Hugging Face GPT-2 and BERT attention,
+# PyTorch's SDPA export and post-softmax masking. Each model is imported
+# (the remark names every raised node), the attn-level folds run, and
+# attention-run's result on the .onnx is compared with torch's (or a float64
+# reference's) within 1e-5.
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUN = os.environ.get("ATTENTION_RUN", os.path.join(HERE, "..", "..", "build", "bin",
+                                                   "attention-run"))
+TRANSLATE = os.path.join(os.path.dirname(RUN), "attention-translate")
+OPT = os.path.join(os.path.dirname(RUN), "attention-opt")
+
+CASES = ["seed_self_attention_v2", "seed_causal_dynamic", "seed_wrapper_dynamic",
+         "seed_mha_dynamic", "seed_mha_qkv_bias_dynamic", "gpt2_hf", "gpt2_hf_static",
+         "bert_self_attention", "sdpa_export", "sdpa_export_gather", "post_softmax_mask"]
+
+
+def main():
+    work = sys.argv[1]
+    os.makedirs(work, exist_ok=True)
+    subprocess.run([sys.executable, os.path.join(HERE, "Inputs", "pattern_models.py"),
+                    work] + CASES, check=True, stdout=subprocess.DEVNULL)
+    ok = True
+    for case in CASES:
+        model = os.path.join(work, case + ".onnx")
+        imported = subprocess.run([TRANSLATE, "--import-onnx", model], capture_output=True,
+                                  text=True)
+        if imported.returncode:
+            print("FAIL: %s import: %s" % (case, imported.stderr))
+            ok = False
+            continue
+        for line in imported.stderr.splitlines():
+            if "remark:" in line:
+                print("%s remark: %s" % (case, line.split("remark: ", 1)[1]))
+        folded = subprocess.run([OPT, "--canonicalize", "--attn-fold-mask"],
+                                input=imported.stdout, capture_output=True, text=True,
+                                check=True).stdout
+        cores = [l.strip().split(" : tensor")[0] for l in folded.splitlines() if "attn.sdpa" in l]
+        print("%s cores: %d" % (case, len(cores)))
+        for c in cores:
+            print("%s core: %s" % (case, c))
+        args = [RUN, model, "--output", os.path.join(work, case + "_got.npy")]
+        with open(os.path.join(work, case + ".inputs")) as f:
+            for line in f.read().split():
+                args += ["--input", line]
+        proc = subprocess.run(args, capture_output=True, text=True)
+        if proc.returncode:
+            print("FAIL: %s run: %s" % (case, proc.stderr))
+            ok = False
+            continue
+        got = np.load(os.path.join(work, case + "_got.npy"))
+        want = np.load(os.path.join(work, case + "_expected.npy"))
+        err = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
+        good = err <= 1e-5
+        ok &= good
+        print("%s %s: shape %s max_abs_err=%.2e" % ("ok" if good else "FAIL:", case,
+                                                    list(got.shape), err))
+    print("export_patterns: %s" % ("all OK" if ok else "FAILED"))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
+
+# CHECK-NOT: FAIL
+# The seed's SelfAttention_v2 (2-D, keys.T, Div by Pow(d, 0.5)).
+# CHECK: seed_self_attention_v2 remark: raised 4 ONNX nodes to attn.sdpa: MatMul '/MatMul', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1'
+# CHECK: seed_self_attention_v2 core: %{{.*}} = attn.sdpa %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}} {scale
+# CHECK: ok seed_self_attention_v2
+# Dynamic axes: the mask is Slice(Slice(triu buffer, 0, T), 0, T) with T
+# from Shape/Gather/Unsqueeze; it folds into causal(top_left).
+# CHECK: seed_causal_dynamic remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/MatMul', Where '/Where', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1'
+# CHECK: seed_causal_dynamic core: {{.*}} causal(top_left) {scale
+# CHECK: ok seed_causal_dynamic: shape [2, 7, 8]
+# The wrapper: two causal heads, concatenated.
+# CHECK: seed_wrapper_dynamic cores: 2
+# CHECK: seed_wrapper_dynamic core: {{.*}} causal(top_left)
+# CHECK: seed_wrapper_dynamic core: {{.*}} causal(top_left)
+# CHECK: ok seed_wrapper_dynamic
+# CHECK: seed_mha_dynamic core: {{.*}} causal(top_left) {scale = 5.000000e-01
+# CHECK: ok seed_mha_dynamic: shape [2, 6, 16]
+# CHECK: seed_mha_qkv_bias_dynamic core: {{.*}} causal(top_left)
+# CHECK: ok seed_mha_qkv_bias_dynamic
+# GPT-2 keeps a causal Where and an additive mask: imported unraised, runs.
+# CHECK: gpt2_hf cores: 0
+# CHECK: ok gpt2_hf: shape [2, 7, 16]
+# CHECK: ok gpt2_hf_static
+# BERT: the padding mask computed in the graph (Unsqueeze, Cast, Sub, Mul) is
+# the additive mask.
+# CHECK: bert_self_attention remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/attention/MatMul', Div '/attention/Div', Add '/attention/Add', Softmax '/attention/Softmax', MatMul '/attention/MatMul_1'
+# CHECK: bert_self_attention core: {{.*}} mask(%{{.*}} : additive) {scale = 5.000000e-01
+# CHECK: ok bert_self_attention
+# SDPA export: Q and K^T each scaled by sqrt(1/sqrt(d)), computed from Shape.
+# CHECK: sdpa_export remark: raised 6 ONNX nodes to attn.sdpa: Mul 'q_scaled', Mul 'kt_scaled', MatMul 'qk', Add 'qk_masked', Softmax 'softmax', MatMul 'pv'
+# CHECK: sdpa_export core: {{.*}} : additive) {scale = 0.353553385
+# CHECK: ok sdpa_export
+# CHECK: sdpa_export_gather remark: raised 6 ONNX nodes
+# CHECK: ok sdpa_export_gather
+# CHECK: ok post_softmax_mask
+# CHECK: export_patterns: all OK
