@@ -43,10 +43,14 @@ def main():
         for line in imported.stderr.splitlines():
             if "remark:" in line:
                 print("%s remark: %s" % (case, line.split("remark: ", 1)[1]))
-        folded = subprocess.run([OPT, "--canonicalize", "--attn-fold-mask"],
+        folded = subprocess.run([OPT, "--canonicalize", "--attn-fuse-heads",
+                                 "--attn-fold-mask"],
                                 input=imported.stdout, capture_output=True, text=True,
                                 check=True).stdout
-        cores = [l.strip().split(" : tensor")[0] for l in folded.splitlines() if "attn.sdpa" in l]
+        cores = [l.strip().split(" : ")[0] for l in folded.splitlines()
+                 if "= attn." in l and " mask(" not in l]
+        cores += [l.strip().split(" : tensor")[0] for l in folded.splitlines()
+                  if "= attn." in l and " mask(" in l]
         print("%s cores: %d" % (case, len(cores)))
         for c in cores:
             print("%s core: %s" % (case, c))
@@ -74,23 +78,29 @@ if __name__ == "__main__":
     main()
 
 # CHECK-NOT: FAIL
-# The seed's SelfAttention_v2 (2-D, keys.T, Div by Pow(d, 0.5)).
-# CHECK: seed_self_attention_v2 remark: raised 4 ONNX nodes to attn.sdpa: MatMul '/MatMul', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1'
-# CHECK: seed_self_attention_v2 core: %{{.*}} = attn.sdpa %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}} {scale
+# The seed's SelfAttention_v2 (2-D, keys.T, Div by Pow(d, 0.5)): the
+# projections and the core, one head, no mask.
+# CHECK: seed_self_attention_v2 remark: raised 8 ONNX nodes to attn.multi_head_attention: MatMul '/W_key/MatMul', MatMul '/W_query/MatMul', MatMul '/W_value/MatMul', Transpose '/Transpose', MatMul '/MatMul', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1'
+# CHECK: seed_self_attention_v2 core: %0 = attn.multi_head_attention %arg0 weights(%{{.*}}, %{{.*}}, %{{.*}}) {num_heads = 1
 # CHECK: ok seed_self_attention_v2
 # Dynamic axes: the mask is Slice(Slice(triu buffer, 0, T), 0, T) with T
-# from Shape/Gather/Unsqueeze; it folds into causal(top_left).
-# CHECK: seed_causal_dynamic remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/MatMul', Where '/Where', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1'
-# CHECK: seed_causal_dynamic core: {{.*}} causal(top_left) {scale
+# from Shape/Gather/Unsqueeze: a causal triangle.
+# CHECK: seed_causal_dynamic remark: raised 9 ONNX nodes to attn.causal_attention: MatMul '/W_key/MatMul', MatMul '/W_query/MatMul', MatMul '/W_value/MatMul', Transpose '/Transpose', MatMul '/MatMul', Where '/Where', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1'
+# CHECK: seed_causal_dynamic core: %0 = attn.causal_attention %arg0 weights(
 # CHECK: ok seed_causal_dynamic: shape [2, 7, 8]
-# The wrapper: two causal heads, concatenated.
-# CHECK: seed_wrapper_dynamic cores: 2
-# CHECK: seed_wrapper_dynamic core: {{.*}} causal(top_left)
-# CHECK: seed_wrapper_dynamic core: {{.*}} causal(top_left)
-# CHECK: ok seed_wrapper_dynamic
-# CHECK: seed_mha_dynamic core: {{.*}} causal(top_left) {scale = 5.000000e-01
+# The wrapper: two causal heads concatenated, fused by attn-fuse-heads.
+# CHECK: seed_wrapper_dynamic remark: raised 9 ONNX nodes to attn.causal_attention: {{.*}}'/heads.0/MatMul_1'
+# CHECK: seed_wrapper_dynamic remark: raised 9 ONNX nodes to attn.causal_attention: {{.*}}'/heads.1/MatMul_1'
+# CHECK: seed_wrapper_dynamic cores: 1
+# CHECK: seed_wrapper_dynamic core: %0 = attn.multi_head_attention %arg0 weights({{.*}}) causal {num_heads = 2
+# CHECK: ok seed_wrapper_dynamic: shape [2, 7, 16]
+# The seed's MultiHeadAttention: projections, head split, core, merge and
+# out_proj, one op, causal, no mask tensor.
+# CHECK: seed_mha_dynamic remark: raised 18 ONNX nodes to attn.multi_head_attention: MatMul '/W_key/MatMul', MatMul '/W_query/MatMul', MatMul '/W_value/MatMul', Reshape '/Reshape', Reshape '/Reshape_1', Reshape '/Reshape_2', Transpose '/Transpose_1', Transpose '/Transpose_2', Transpose '/Transpose_3', MatMul '/MatMul', Where '/Where', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1', Transpose '/Transpose_4', Reshape '/Reshape_3', MatMul '/out_proj/MatMul', Add '/out_proj/Add'
+# CHECK: seed_mha_dynamic core: %0 = attn.multi_head_attention %arg0 weights(%{{.*}}, %{{.*}}, %{{.*}}) out_proj(%{{.*}}, %{{.*}}) causal {num_heads = 4
 # CHECK: ok seed_mha_dynamic: shape [2, 6, 16]
-# CHECK: seed_mha_qkv_bias_dynamic core: {{.*}} causal(top_left)
+# CHECK: seed_mha_qkv_bias_dynamic remark: raised 21 ONNX nodes to attn.multi_head_attention
+# CHECK: seed_mha_qkv_bias_dynamic core: %0 = attn.multi_head_attention %arg0 weights({{.*}}) bias({{.*}}) out_proj({{.*}}) causal {num_heads = 4
 # CHECK: ok seed_mha_qkv_bias_dynamic
 # GPT-2 keeps a causal Where and an additive mask: imported unraised, runs.
 # CHECK: gpt2_hf cores: 0
@@ -99,7 +109,7 @@ if __name__ == "__main__":
 # BERT: the padding mask computed in the graph (Unsqueeze, Cast, Sub, Mul) is
 # the additive mask.
 # CHECK: bert_self_attention remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/attention/MatMul', Div '/attention/Div', Add '/attention/Add', Softmax '/attention/Softmax', MatMul '/attention/MatMul_1'
-# CHECK: bert_self_attention core: {{.*}} mask(%{{.*}} : additive) {scale = 5.000000e-01
+# CHECK: bert_self_attention core: {{.*}} = attn.sdpa {{.*}} mask(%{{.*}} : additive) {scale = 5.000000e-01
 # CHECK: ok bert_self_attention
 # SDPA export: Q and K^T each scaled by sqrt(1/sqrt(d)), computed from Shape.
 # CHECK: sdpa_export remark: raised 6 ONNX nodes to attn.sdpa: Mul 'q_scaled', Mul 'kt_scaled', MatMul 'qk', Add 'qk_masked', Softmax 'softmax', MatMul 'pv'

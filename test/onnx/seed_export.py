@@ -3,7 +3,7 @@
 # The seed's MultiHeadAttention (and CausalAttention) exported by
 # torch.onnx.export with static shapes (opset 17: MatMul, Reshape, Transpose,
 # Where with the triu mask, Pow, Div, Softmax, Add): imported, the attention
-# chain raised to attn.sdpa, run with attention-run and compared with torch
+# block raised to one attn op, run with attention-run and compared with torch
 # within 1e-5.
 
 import os
@@ -77,18 +77,19 @@ def main():
 if __name__ == "__main__":
     main()
 
-# The export's MatMul -> Where(triu, -inf) -> Div -> Softmax -> MatMul is
-# raised to one attn.sdpa; the constant mask folds into causal(top_left) and
-# the head-split transposes fold away (into the projections' output layout or
-# the SDPA's layout): none is left.
-# CHECK: seed_mha remark: raised 5 ONNX nodes to attn.sdpa: MatMul {{.*}}, Where {{.*}}, Div {{.*}}, Softmax {{.*}}, MatMul
-# CHECK: seed_mha core: %{{.*}} = attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} causal(top_left) {{.*}}{scale = 5.000000e-01
+# The static export's projections, head split (Reshape + Transpose), core
+# (MatMul -> Where(triu, -inf) -> Div -> Softmax -> MatMul), head merge and
+# out_proj are raised to one attn.multi_head_attention, causal, with no mask
+# tensor and no transposes left; CausalAttention to one attn.causal_attention.
+# CHECK: seed_mha remark: raised 18 ONNX nodes to attn.multi_head_attention: MatMul {{.*}}, Where {{.*}}, Div {{.*}}, Softmax {{.*}}, MatMul {{.*}}, Add '/out_proj/Add'
+# CHECK: seed_mha core: %0 = attn.multi_head_attention %arg0 weights(%{{.*}}, %{{.*}}, %{{.*}}) out_proj(%{{.*}}, %{{.*}}) causal {num_heads = 4
 # CHECK: seed_mha transposes left: 0
 # CHECK: ok seed_mha: max_abs_err=
-# CHECK: seed_mha_qkv_bias core: %{{.*}} = attn.sdpa {{.*}} causal(top_left)
+# CHECK: seed_mha_qkv_bias core: %0 = attn.multi_head_attention %arg0 weights({{.*}}) bias({{.*}}) out_proj({{.*}}) causal {num_heads = 2
 # CHECK: seed_mha_qkv_bias transposes left: 0
 # CHECK: ok seed_mha_qkv_bias: max_abs_err=
-# CHECK: seed_causal core: %{{.*}} = attn.sdpa {{.*}} causal(top_left) {scale
+# CHECK: seed_causal remark: raised 9 ONNX nodes to attn.causal_attention
+# CHECK: seed_causal core: %0 = attn.causal_attention %arg0 weights(
 # CHECK: seed_causal transposes left: 0
 # CHECK: ok seed_causal: max_abs_err=
 # CHECK: seed_export: all OK

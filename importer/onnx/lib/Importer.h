@@ -111,7 +111,6 @@ private:
   };
 
   std::map<const onnx::NodeProto *, AttentionChain> raiseAt;
-  std::set<const onnx::NodeProto *> raisedAway;
   std::map<std::string, const onnx::NodeProto *> producer;
   std::map<const onnx::NodeProto *, int> nodeOrder;
   std::map<std::string, int> uses;
@@ -124,6 +123,40 @@ private:
   void findAttentionChains(const onnx::GraphProto &g);
   /// Walks from the softmax input `x` up to the Q.K^T MatMul.
   bool matchScores(const std::string &x, AttentionChain &chain, int depth);
+
+  // Around a chain, the projections: x -> MatMul(W) [-> Add(b)] for Q, K
+  // and V, from one input x. The seed's MultiHeadAttention (and GPT-style
+  // exports) then split heads (Reshape [.., T, H, hd] -> Transpose, K's
+  // straight to [.., H, hd, T]) and merge them back (Transpose -> Reshape)
+  // before an optional output projection: one attn.multi_head_attention.
+  // Single heads (x -> MatMul, K^T by Transpose) become attn.causal_attention
+  // (or a one-head multi_head_attention without a mask).
+  struct Projection {
+    const onnx::NodeProto *matmul = nullptr, *bias = nullptr;
+    std::string x, w, b; // b empty without bias
+  };
+  struct RaisedRegion {
+    bool multiHead = false;
+    Projection q, k, v, out; // out.matmul null without output projection
+    const onnx::NodeProto *pv = nullptr;
+    AttentionChain chain;
+    std::vector<const onnx::NodeProto *> nodes; // all but the chain's and pv
+    std::vector<std::string> reshapeTargets;    // q, k, v, merge (multiHead)
+    const onnx::NodeProto *anchor = nullptr;    // the last node, in order
+  };
+  std::map<const onnx::NodeProto *, RaisedRegion> raiseRegionAt;
+
+  std::optional<Projection> matchProjection(const std::string &name);
+  /// The projections and head split/merge around a chain ending at `pv`.
+  std::optional<RaisedRegion> matchRegion(const onnx::NodeProto &pv,
+                                          const AttentionChain &chain);
+  void emitRaisedRegion(const RaisedRegion &r);
+  /// "raised N ONNX nodes to OP: Type 'name', ...".
+  std::string describeRaise(ArrayRef<const onnx::NodeProto *> nodes, StringRef opName);
+  std::map<const onnx::NodeProto *, std::pair<Location, std::string>> deferredRemarks;
+  /// Whether `mask` (as the chain applies it) is exactly a top-left causal
+  /// triangle: a constant, possibly sliced at the origin.
+  bool isCausalTriangle(Value mask, MaskKind kind);
 
   /// attn.sdpa for a raised chain ending at `pv` (MatMul(P, V)).
   void emitRaisedAttention(const onnx::NodeProto &pv, const AttentionChain &c);

@@ -1,4 +1,5 @@
-//===- OnnxImporter.cpp - ONNX models to MLIR -------------------------------===//
+//===- OnnxImporter.cpp - ONNX models to MLIR
+//-------------------------------===//
 //
 // Reads a ModelProto, turns graph inputs into @main's arguments,
 // initializers into constants and nodes, in their (topological) order, into
@@ -9,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::attn::onnx_import {
 
@@ -46,8 +49,8 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
 }
 
 Location Importer::nodeLoc(const onnx::NodeProto &n) {
-  return NameLoc::get(b.getStringAttr(n.name().empty() ? n.op_type() : n.name()),
-                      fileLoc);
+  return NameLoc::get(
+      b.getStringAttr(n.name().empty() ? n.op_type() : n.name()), fileLoc);
 }
 
 /// Reports an error on node `n` and marks the import failed.
@@ -80,19 +83,22 @@ std::optional<Type> Importer::elemType(int dt) {
   }
 }
 
-const onnx::AttributeProto * Importer::attr(const onnx::NodeProto &n, StringRef name) {
+const onnx::AttributeProto *Importer::attr(const onnx::NodeProto &n,
+                                           StringRef name) {
   for (const auto &a : n.attribute())
     if (a.name() == name)
       return &a;
   return nullptr;
 }
 
-int64_t Importer::intAttr(const onnx::NodeProto &n, StringRef name, int64_t dflt) {
+int64_t Importer::intAttr(const onnx::NodeProto &n, StringRef name,
+                          int64_t dflt) {
   const auto *a = attr(n, name);
   return a ? a->i() : dflt;
 }
 
-std::optional<float> Importer::floatAttr(const onnx::NodeProto &n, StringRef name) {
+std::optional<float> Importer::floatAttr(const onnx::NodeProto &n,
+                                         StringRef name) {
   const auto *a = attr(n, name);
   if (!a)
     return std::nullopt;
@@ -116,7 +122,8 @@ Value Importer::input(const onnx::NodeProto &n, int i) {
   return it->second;
 }
 
-// ----- sizes and shape arithmetic ---------------------------------------------
+// ----- sizes and shape arithmetic
+// ---------------------------------------------
 
 OpFoldResult Importer::dimOf(Value v, int64_t i) {
   auto t = typeOf(v);
@@ -140,8 +147,9 @@ OpFoldResult Importer::dimOf(Value v, int64_t i) {
       return dimOf(c.getSource(), i);
     // Attention's result: the query's shape with the value's head size.
     if (auto s = dyn_cast<SdpaOp>(op))
-      return i + 1 == t.getRank() ? dimOf(s.getValue(), typeOf(s.getValue()).getRank() - 1)
-                                  : dimOf(s.getQuery(), i);
+      return i + 1 == t.getRank()
+                 ? dimOf(s.getValue(), typeOf(s.getValue()).getRank() - 1)
+                 : dimOf(s.getQuery(), i);
   }
   auto key = std::make_pair(v, i);
   auto it = dimCache.find(key);
@@ -179,8 +187,7 @@ std::optional<KnownInts> Importer::known(const std::string &name) {
   return k;
 }
 
-std::optional<KnownInts> Importer::knownInput(const onnx::NodeProto &n,
-                                                        int i) {
+std::optional<KnownInts> Importer::knownInput(const onnx::NodeProto &n, int i) {
   if (i >= n.input_size() || n.input(i).empty())
     return std::nullopt;
   return known(n.input(i));
@@ -206,11 +213,12 @@ Value Importer::materialize(const KnownInts &k) {
       elems.push_back(arith::ConstantOp::create(
           b, fileLoc, b.getIntegerAttr(k.elemType, *c)));
     else
-      elems.push_back(arith::IndexCastOp::create(b, fileLoc, k.elemType,
-                                                 cast<Value>(e)));
+      elems.push_back(
+          arith::IndexCastOp::create(b, fileLoc, k.elemType, cast<Value>(e)));
   }
-  auto type = k.scalar ? RankedTensorType::get({}, k.elemType)
-                       : RankedTensorType::get({int64_t(elems.size())}, k.elemType);
+  auto type = k.scalar
+                  ? RankedTensorType::get({}, k.elemType)
+                  : RankedTensorType::get({int64_t(elems.size())}, k.elemType);
   return tensor::FromElementsOp::create(b, fileLoc, type, elems);
 }
 
@@ -218,12 +226,20 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
   auto x = getConstantIntValue(a), y = getConstantIntValue(c);
   if (x && y) {
     switch (op) {
-    case '+': return b.getIndexAttr(*x + *y);
-    case '-': return b.getIndexAttr(*x - *y);
-    case '*': return b.getIndexAttr(*x * *y);
-    case '/': if (*y != 0) return b.getIndexAttr(llvm::divideFloorSigned(*x, *y)); break;
-    case 'm': return b.getIndexAttr(std::min(*x, *y));
-    case 'M': return b.getIndexAttr(std::max(*x, *y));
+    case '+':
+      return b.getIndexAttr(*x + *y);
+    case '-':
+      return b.getIndexAttr(*x - *y);
+    case '*':
+      return b.getIndexAttr(*x * *y);
+    case '/':
+      if (*y != 0)
+        return b.getIndexAttr(llvm::divideFloorSigned(*x, *y));
+      break;
+    case 'm':
+      return b.getIndexAttr(std::min(*x, *y));
+    case 'M':
+      return b.getIndexAttr(std::max(*x, *y));
     }
   }
   if ((op == '*' || op == '/') && y == 1)
@@ -236,12 +252,18 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
     return c;
   Value l = indexValue(a), r = indexValue(c);
   switch (op) {
-  case '+': return arith::AddIOp::create(b, fileLoc, l, r).getResult();
-  case '-': return arith::SubIOp::create(b, fileLoc, l, r).getResult();
-  case '*': return arith::MulIOp::create(b, fileLoc, l, r).getResult();
-  case '/': return arith::FloorDivSIOp::create(b, fileLoc, l, r).getResult();
-  case 'm': return arith::MinSIOp::create(b, fileLoc, l, r).getResult();
-  default: return arith::MaxSIOp::create(b, fileLoc, l, r).getResult();
+  case '+':
+    return arith::AddIOp::create(b, fileLoc, l, r).getResult();
+  case '-':
+    return arith::SubIOp::create(b, fileLoc, l, r).getResult();
+  case '*':
+    return arith::MulIOp::create(b, fileLoc, l, r).getResult();
+  case '/':
+    return arith::FloorDivSIOp::create(b, fileLoc, l, r).getResult();
+  case 'm':
+    return arith::MinSIOp::create(b, fileLoc, l, r).getResult();
+  default:
+    return arith::MaxSIOp::create(b, fileLoc, l, r).getResult();
   }
 }
 
@@ -255,7 +277,8 @@ bool Importer::wantsOutput(const onnx::NodeProto &n, int i) {
 }
 
 /// A TensorProto's contents as an elements attribute.
-std::optional<DenseElementsAttr> Importer::tensorAttr(const onnx::TensorProto &t) {
+std::optional<DenseElementsAttr>
+Importer::tensorAttr(const onnx::TensorProto &t) {
   std::optional<Type> elem = elemType(t.data_type());
   if (!elem) {
     emitError(fileLoc) << "initializer '" << t.name()
@@ -313,7 +336,8 @@ std::optional<DenseElementsAttr> Importer::tensorAttr(const onnx::TensorProto &t
   return std::nullopt;
 }
 
-std::optional<RankedTensorType> Importer::valueInfoType(const onnx::ValueInfoProto &vi) {
+std::optional<RankedTensorType>
+Importer::valueInfoType(const onnx::ValueInfoProto &vi) {
   if (!vi.type().has_tensor_type()) {
     emitError(fileLoc) << "graph value '" << vi.name() << "' is not a tensor";
     return std::nullopt;
@@ -326,8 +350,9 @@ std::optional<RankedTensorType> Importer::valueInfoType(const onnx::ValueInfoPro
     return std::nullopt;
   }
   if (!tt.has_shape()) {
-    emitError(fileLoc) << "graph value '" << vi.name()
-                       << "' has no shape; the importer needs at least its rank";
+    emitError(fileLoc)
+        << "graph value '" << vi.name()
+        << "' has no shape; the importer needs at least its rank";
     return std::nullopt;
   }
   SmallVector<int64_t> shape;
@@ -388,16 +413,17 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
   {
     if (options.raise)
       findAttentionChains(g);
+    // Every node is imported; where a recognised subgraph ends, the attn op
+    // it raises to replaces its result, and what it no longer needs is
+    // erased as dead code below.
     for (const auto &n : g.node()) {
-      if (raisedAway.count(&n)) {
-        ++nodeIndex;
-        continue;
+      importNode(n);
+      if (!failed) {
+        if (auto chain = raiseAt.find(&n); chain != raiseAt.end())
+          emitRaisedAttention(n, chain->second);
+        if (auto region = raiseRegionAt.find(&n); region != raiseRegionAt.end())
+          emitRaisedRegion(region->second);
       }
-      auto chain = raiseAt.find(&n);
-      if (chain != raiseAt.end())
-        emitRaisedAttention(n, chain->second);
-      else
-        importNode(n);
       ++nodeIndex;
       if (failed)
         return false;
@@ -421,8 +447,9 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
                        ShapedType::isDynamic(got.getDimSize(d)) ||
                        want.getDimSize(d) == got.getDimSize(d);
         if (!compatible) {
-          emitError(fileLoc) << "graph output '" << vi.name() << "' is declared "
-                             << want << " but computes " << got;
+          emitError(fileLoc)
+              << "graph output '" << vi.name() << "' is declared " << want
+              << " but computes " << got;
           return false;
         }
         v = tensor::CastOp::create(b, fileLoc, want, v);
@@ -430,6 +457,10 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
       results.push_back(v);
     }
     func::ReturnOp::create(b, fileLoc, results);
+    // What raising replaced (and shape arithmetic nothing consumed as data).
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+      if (isOpTriviallyDead(&op))
+        op.erase();
   }
   return true;
 }
@@ -442,14 +473,16 @@ void Importer::importNode(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   // Inputs every op needs present (optional ones are checked where used).
   static const std::map<std::string, int> required = {
-      {"Attention", 3}, {"Identity", 1}, {"Dropout", 1}, {"Add", 2},
-      {"Sub", 2},       {"Mul", 2},      {"Div", 2},     {"Pow", 2},
-      {"Where", 3},     {"Sqrt", 1},     {"MatMul", 2},  {"Transpose", 1},
-      {"Reshape", 2},   {"Softmax", 1},  {"Constant", 0}, {"Shape", 1},
-      {"Gather", 2},    {"Unsqueeze", 2}, {"Squeeze", 1}, {"Concat", 1},
-      {"Slice", 3},     {"Split", 1},    {"Expand", 2},  {"ConstantOfShape", 1},
-      {"Cast", 1},      {"Equal", 2},    {"Trilu", 1},   {"Gemm", 2},
-      {"ReduceSum", 1}};
+      {"Attention", 3}, {"Identity", 1}, {"Dropout", 1},
+      {"Add", 2},       {"Sub", 2},      {"Mul", 2},
+      {"Div", 2},       {"Pow", 2},      {"Where", 3},
+      {"Sqrt", 1},      {"MatMul", 2},   {"Transpose", 1},
+      {"Reshape", 2},   {"Softmax", 1},  {"Constant", 0},
+      {"Shape", 1},     {"Gather", 2},   {"Unsqueeze", 2},
+      {"Squeeze", 1},   {"Concat", 1},   {"Slice", 3},
+      {"Split", 1},     {"Expand", 2},   {"ConstantOfShape", 1},
+      {"Cast", 1},      {"Equal", 2},    {"Trilu", 1},
+      {"Gemm", 2},      {"ReduceSum", 1}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -467,8 +500,8 @@ void Importer::importNode(const onnx::NodeProto &n) {
     return define(n, 0, input(n, 0));
   if (op == "Constant")
     return importConstant(n);
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
-      op == "Pow" || op == "Where")
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
+      op == "Where")
     return importElementwise(n);
   if (op == "Sqrt")
     return importElementwise(n);
@@ -480,7 +513,8 @@ void Importer::importNode(const onnx::NodeProto &n) {
     return importReshape(n);
   if (op == "Softmax")
     return importSoftmax(n);
-  static const std::map<std::string, void (Importer::*)(const onnx::NodeProto &)>
+  static const std::map<std::string,
+                        void (Importer::*)(const onnx::NodeProto &)>
       tensorOps = {{"Shape", &Importer::importShape},
                    {"Gather", &Importer::importGather},
                    {"Unsqueeze", &Importer::importUnsqueeze},

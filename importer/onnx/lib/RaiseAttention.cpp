@@ -8,6 +8,8 @@
 
 #include "Importer.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 namespace mlir::attn::onnx_import {
 
 std::optional<double> Importer::scalarConst(const std::string &name,
@@ -114,11 +116,31 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
     nodeOrder[&n] = nodeOrder.size();
     for (const auto &o : n.output())
       producer[o] = &n;
-    for (const auto &i : n.input())
-      ++uses[i];
   }
-  for (const auto &o : g.output())
+  // Uses that read the data: Shape reads only sizes, and so does a node
+  // whose outputs only reach Shape (the seed's keys.transpose(1, 2) whose
+  // shape gives the scale). Graph order is topological, so a reverse walk
+  // sees every consumer before its producer.
+  std::map<std::string, int> allUses;
+  for (const auto &n : g.node())
+    for (const auto &i : n.input())
+      ++allUses[i];
+  for (const auto &o : g.output()) {
+    ++allUses[o.name()];
     ++uses[o.name()];
+  }
+  for (int i = g.node_size() - 1; i >= 0; --i) {
+    const onnx::NodeProto &n = g.node(i);
+    bool readsData = n.op_type() != "Shape";
+    if (readsData && n.op_type() != "Identity" &&
+        llvm::all_of(n.output(), [&](const std::string &o) {
+          return allUses[o] > 0 && uses[o] == 0;
+        }))
+      readsData = false; // everything it computes only feeds Shape
+    if (readsData)
+      for (const auto &in : n.input())
+        ++uses[in];
+  }
   for (const auto &pv : g.node()) {
     if (pv.op_type() != "MatMul" || pv.input_size() != 2 ||
         uses[pv.input(0)] != 1)
@@ -140,9 +162,339 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
                  return nodeOrder[a] < nodeOrder[b];
                });
     raiseAt[&pv] = chain;
-    for (const auto *s : chain.nodes)
-      raisedAway.insert(s);
+    if (auto region = matchRegion(pv, chain))
+      raiseRegionAt[region->anchor] = std::move(*region);
   }
+}
+
+std::optional<Importer::Projection>
+Importer::matchProjection(const std::string &name) {
+  auto single = [&](const std::string &v) { return uses[v] == 1; };
+  auto p = producer.find(name);
+  if (p == producer.end() || !single(name))
+    return std::nullopt;
+  Projection proj;
+  const onnx::NodeProto *node = p->second;
+  if (node->op_type() == "Add" && node->input_size() == 2) {
+    // Add(MatMul(x, W), b) in either order, b an initializer.
+    for (int bi : {1, 0}) {
+      auto m = producer.find(node->input(1 - bi));
+      if (initByName.count(node->input(bi)) && m != producer.end() &&
+          m->second->op_type() == "MatMul" && single(node->input(1 - bi))) {
+        proj.bias = node;
+        proj.b = node->input(bi);
+        node = m->second;
+        break;
+      }
+    }
+    if (!proj.bias)
+      return std::nullopt;
+  }
+  if (node->op_type() != "MatMul" || node->input_size() != 2 ||
+      !initByName.count(node->input(1)))
+    return std::nullopt;
+  proj.matmul = node;
+  proj.x = node->input(0);
+  proj.w = node->input(1);
+  return proj;
+}
+
+std::optional<Importer::RaisedRegion>
+Importer::matchRegion(const onnx::NodeProto &pv, const AttentionChain &chain) {
+  auto single = [&](const std::string &v) { return uses[v] == 1; };
+  auto producedBy = [&](const std::string &v,
+                        StringRef op) -> const onnx::NodeProto * {
+    auto p = producer.find(v);
+    if (p == producer.end() || p->second->op_type() != op || !single(v))
+      return nullptr;
+    return p->second;
+  };
+  auto perm = [&](const onnx::NodeProto *t) {
+    SmallVector<int64_t> r;
+    if (const auto *a = attr(*t, "perm"))
+      r.assign(a->ints().begin(), a->ints().end());
+    return r;
+  };
+  auto onlyUser = [&](const std::string &v) -> const onnx::NodeProto * {
+    if (!single(v))
+      return nullptr;
+    for (const auto &[node, order] : nodeOrder)
+      for (const auto &in : node->input())
+        if (in == v)
+          return node;
+    return nullptr;
+  };
+  RaisedRegion r;
+  r.pv = &pv;
+  r.chain = chain;
+  // Multi-head: Transpose(Reshape(projection)) for Q and V, K straight to
+  // [.., H, hd, T].
+  auto headPath = [&](const std::string &v, ArrayRef<int64_t> want,
+                      Projection &proj) {
+    const onnx::NodeProto *t = producedBy(v, "Transpose");
+    if (!t || perm(t) != SmallVector<int64_t>(want))
+      return false;
+    const onnx::NodeProto *reshape = producedBy(t->input(0), "Reshape");
+    if (!reshape || reshape->input_size() != 2)
+      return false;
+    auto p = matchProjection(reshape->input(0));
+    if (!p)
+      return false;
+    proj = *p;
+    r.nodes.insert(r.nodes.end(), {t, reshape});
+    r.reshapeTargets.push_back(reshape->input(1));
+    return true;
+  };
+  auto addProjection = [&](const Projection &p) {
+    r.nodes.push_back(p.matmul);
+    if (p.bias)
+      r.nodes.push_back(p.bias);
+  };
+  std::string result;
+  if (headPath(chain.q, {0, 2, 1, 3}, r.q) &&
+      headPath(chain.kT, {0, 2, 3, 1}, r.k) &&
+      headPath(pv.input(1), {0, 2, 1, 3}, r.v)) {
+    r.multiHead = true;
+    // Merge: Transpose(0, 2, 1, 3) -> Reshape [.., T, H*hd].
+    const onnx::NodeProto *t = onlyUser(pv.output(0));
+    if (!t || t->op_type() != "Transpose" ||
+        perm(t) != SmallVector<int64_t>{0, 2, 1, 3})
+      return std::nullopt;
+    const onnx::NodeProto *reshape = onlyUser(t->output(0));
+    if (!reshape || reshape->op_type() != "Reshape" ||
+        reshape->input(0) != t->output(0))
+      return std::nullopt;
+    r.nodes.insert(r.nodes.end(), {t, reshape});
+    r.reshapeTargets.push_back(reshape->input(1));
+    result = reshape->output(0);
+  } else {
+    // One head: Q = x W_q, K^T = Transpose(x W_k), V = x W_v.
+    r.nodes.clear();
+    r.reshapeTargets.clear();
+    auto q = matchProjection(chain.q);
+    const onnx::NodeProto *kt = producedBy(chain.kT, "Transpose");
+    auto v = matchProjection(pv.input(1));
+    if (!q || !kt || !v)
+      return std::nullopt;
+    auto k = matchProjection(kt->input(0));
+    SmallVector<int64_t> kp = perm(kt);
+    bool swapsLastTwo = kp.size() >= 2 &&
+                        kp[kp.size() - 1] == int64_t(kp.size()) - 2 &&
+                        kp[kp.size() - 2] == int64_t(kp.size()) - 1;
+    for (size_t i = 0; swapsLastTwo && i + 2 < kp.size(); ++i)
+      swapsLastTwo = kp[i] == int64_t(i);
+    if (!k || !swapsLastTwo)
+      return std::nullopt;
+    r.q = *q;
+    r.k = *k;
+    r.v = *v;
+    r.nodes.push_back(kt);
+    result = pv.output(0);
+  }
+  if (r.q.x != r.k.x || r.q.x != r.v.x)
+    return std::nullopt;
+  addProjection(r.q);
+  addProjection(r.k);
+  addProjection(r.v);
+  // An output projection: MatMul(merged, W_o) [+ b_o].
+  if (r.multiHead) {
+    if (const onnx::NodeProto *m = onlyUser(result);
+        m && m->op_type() == "MatMul" && m->input(0) == result &&
+        initByName.count(m->input(1))) {
+      r.out.matmul = m;
+      r.out.w = m->input(1);
+      result = m->output(0);
+      if (const onnx::NodeProto *a = onlyUser(result);
+          a && a->op_type() == "Add") {
+        std::string other = a->input(0) == result ? a->input(1) : a->input(0);
+        if (initByName.count(other)) {
+          r.out.bias = a;
+          r.out.b = other;
+        }
+      }
+      addProjection(r.out);
+    }
+  }
+  std::vector<const onnx::NodeProto *> all = r.nodes;
+  all.insert(all.end(), chain.nodes.begin(), chain.nodes.end());
+  all.push_back(&pv);
+  r.anchor = *llvm::max_element(
+      all, [&](const onnx::NodeProto *a, const onnx::NodeProto *b) {
+        return nodeOrder[a] < nodeOrder[b];
+      });
+  llvm::sort(r.nodes, [&](const onnx::NodeProto *a, const onnx::NodeProto *b) {
+    return nodeOrder[a] < nodeOrder[b];
+  });
+  return r;
+}
+
+bool Importer::isCausalTriangle(Value mask, MaskKind kind) {
+  while (auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!llvm::all_of(
+            slice.getMixedOffsets(),
+            [](OpFoldResult o) { return isConstantIntValue(o, 0); }) ||
+        !llvm::all_of(
+            slice.getMixedStrides(),
+            [](OpFoldResult s) { return isConstantIntValue(s, 1); }) ||
+        slice.getSourceType().getRank() != slice.getResultType().getRank())
+      return false;
+    mask = slice.getSource();
+  }
+  DenseElementsAttr attr;
+  auto t = typeOf(mask);
+  if (!matchPattern(mask, m_Constant(&attr)) || t.getRank() < 2)
+    return false;
+  for (int64_t d = 0; d + 2 < t.getRank(); ++d)
+    if (t.getDimSize(d) != 1)
+      return false;
+  int64_t rows = t.getDimSize(t.getRank() - 2),
+          cols = t.getDimSize(t.getRank() - 1);
+  if (rows < 2 || cols < 2)
+    return false;
+  int64_t idx = 0;
+  auto masked = [&](Attribute a) {
+    if (auto i = dyn_cast<IntegerAttr>(a))
+      return kind == MaskKind::attend_where_true ? i.getValue().isZero()
+                                                 : !i.getValue().isZero();
+    double v = cast<FloatAttr>(a).getValueAsDouble();
+    return v <= -1.0e4;
+  };
+  if (kind == MaskKind::additive)
+    for (Attribute a : attr.getValues<Attribute>()) {
+      double v = cast<FloatAttr>(a).getValueAsDouble();
+      if (v != 0.0 && v > -1.0e4)
+        return false; // a bias, not a mask
+    }
+  for (Attribute a : attr.getValues<Attribute>()) {
+    int64_t i = idx / cols, j = idx % cols;
+    if (masked(a) != (j > i))
+      return false;
+    ++idx;
+  }
+  return true;
+}
+
+std::string Importer::describeRaise(ArrayRef<const onnx::NodeProto *> nodes,
+                                    StringRef opName) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "raised " << nodes.size() << " ONNX nodes to " << opName << ":";
+  for (auto [i, node] : llvm::enumerate(nodes))
+    os << (i ? ", " : " ") << node->op_type() << " '" << node->name() << "'";
+  return text;
+}
+
+void Importer::emitRaisedRegion(const RaisedRegion &r) {
+  // If the region does not raise, the core's own remark stands.
+  llvm::scope_exit flush([&] {
+    auto it = deferredRemarks.find(r.anchor);
+    if (it != deferredRemarks.end()) {
+      emitRemark(it->second.first) << it->second.second;
+      deferredRemarks.erase(it);
+    }
+  });
+  auto value = [&](const std::string &name) -> Value {
+    auto it = values.find(name);
+    return it == values.end() ? Value() : it->second;
+  };
+  Value x = value(r.q.x), wq = value(r.q.w), wk = value(r.k.w),
+        wv = value(r.v.w);
+  Value bq = value(r.q.b), bk = value(r.k.b), bv = value(r.v.b);
+  Value wo = r.out.matmul ? value(r.out.w) : Value();
+  Value bo = r.out.bias ? value(r.out.b) : Value();
+  Value mask = r.chain.mask.empty() ? Value() : value(r.chain.mask);
+  if (!x || !wq || !wk || !wv || (r.q.bias && !bq) || (r.k.bias && !bk) ||
+      (r.v.bias && !bv) || (r.out.matmul && !wo) || (r.out.bias && !bo) ||
+      (!r.chain.mask.empty() && !mask))
+    return;
+  auto xt = typeOf(x), wt = typeOf(wq);
+  bool ok = xt.getRank() >= 2 && wt.getRank() == 2 && typeOf(wk) == wt &&
+            typeOf(wv) == wt && xt.getElementType() == wt.getElementType() &&
+            isa<FloatType>(xt.getElementType());
+  if (!ok)
+    return;
+  // Biases only on all three or none (the op's form).
+  if ((bool)bq != (bool)bk || (bool)bq != (bool)bv)
+    return;
+  int64_t dOut = wt.getDimSize(1);
+  int64_t heads = 1, headDim = dOut;
+  if (r.multiHead) {
+    if (xt.getRank() != 3)
+      return;
+    // Split targets [B, T, H, hd] (B and T as x's or 0/-1), merge [B, T, H*hd].
+    for (size_t i = 0; i < r.reshapeTargets.size(); ++i) {
+      auto k = known(r.reshapeTargets[i]);
+      bool merge = i == 3;
+      if (!k || k->elems.size() != (merge ? 3u : 4u))
+        return;
+      for (int64_t d = 0; d < 2; ++d) {
+        auto c = getConstantIntValue(k->elems[d]);
+        if (!(c && (*c == 0 || *c == -1)) &&
+            !isEqualConstantIntOrValue(k->elems[d], dimOf(x, d)))
+          return;
+      }
+      if (merge) {
+        auto c = getConstantIntValue(k->elems[2]);
+        if (!c || (*c != dOut && *c != -1))
+          return;
+        continue;
+      }
+      auto h = getConstantIntValue(k->elems[2]),
+           hd = getConstantIntValue(k->elems[3]);
+      if (!h || !hd || *h <= 0 || *h * *hd != dOut || (i > 0 && *h != heads))
+        return;
+      heads = *h;
+      headDim = *hd;
+    }
+  }
+  double scale = 1.0;
+  for (const auto &[name, divides] : r.chain.scaleFactors) {
+    auto f = scalarConst(name);
+    if (!f || *f == 0.0 || !std::isfinite(*f))
+      return;
+    scale = divides ? scale / *f : scale * *f;
+  }
+  if (!r.chain.fill.empty()) {
+    auto fill = scalarConst(r.chain.fill);
+    if (!fill || *fill > -1.0e4)
+      return;
+  }
+  bool causal = mask != nullptr;
+  if (mask && !isCausalTriangle(mask, r.chain.maskKind))
+    return;
+  Location loc = nodeLoc(*r.anchor);
+  FloatAttr scaleAttr;
+  if (std::abs(scale * std::sqrt(double(headDim)) - 1.0) > 1e-6)
+    scaleAttr = b.getF32FloatAttr(float(scale));
+  SmallVector<int64_t> shape(xt.getShape());
+  shape.back() = wo ? typeOf(wo).getDimSize(1) : dOut;
+  auto resultType = RankedTensorType::get(shape, xt.getElementType());
+  Operation *op;
+  if (!r.multiHead && causal)
+    op = CausalAttentionOp::create(b, loc, resultType, x, wq, wk, wv, bq, bk,
+                                   bv, scaleAttr, b.getF32FloatAttr(0.0f),
+                                   b.getI64IntegerAttr(0));
+  else
+    op = MultiHeadAttentionOp::create(
+        b, loc, resultType, x, wq, wk, wv, bq, bk, bv, wo, bo,
+        b.getI64IntegerAttr(heads), causal ? b.getUnitAttr() : UnitAttr(),
+        scaleAttr, b.getF32FloatAttr(0.0f), b.getI64IntegerAttr(0));
+  {
+    ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+    if (verify(op).failed()) {
+      op->erase();
+      return;
+    }
+  }
+  std::vector<const onnx::NodeProto *> all = r.nodes;
+  all.insert(all.end(), r.chain.nodes.begin(), r.chain.nodes.end());
+  all.push_back(r.pv);
+  llvm::sort(all, [&](const onnx::NodeProto *a, const onnx::NodeProto *b) {
+    return nodeOrder[a] < nodeOrder[b];
+  });
+  deferredRemarks.erase(r.anchor);
+  emitRemark(loc) << describeRaise(all, op->getName().getStringRef());
+  define(*r.anchor, 0, op->getResult(0));
 }
 
 bool Importer::matchScores(const std::string &x, AttentionChain &chain,
@@ -241,13 +593,6 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
 void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
                                    const AttentionChain &c) {
   Location loc = nodeLoc(pv);
-  auto importOneByOne = [&] {
-    for (const onnx::NodeProto *node : c.nodes)
-      if (!failed)
-        importNode(*node);
-    if (!failed)
-      importNode(pv);
-  };
   auto value = [&](const std::string &name) -> Value {
     if (values.count(name) || knownInts.count(name)) {
       onnx::NodeProto use;
@@ -261,19 +606,19 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
   if (failed)
     return;
   if (!q || !kT || !v || (!c.mask.empty() && !mask))
-    return importOneByOne();
+    return;
   // The checks structure alone could not make.
   double scale = 1.0;
   for (const auto &[name, divides] : c.scaleFactors) {
     auto f = scalarConst(name);
     if (!f || *f == 0.0 || !std::isfinite(*f))
-      return importOneByOne();
+      return;
     scale = divides ? scale / *f : scale * *f;
   }
   if (!c.fill.empty()) {
     auto fill = scalarConst(c.fill);
     if (!fill || *fill > -1.0e4)
-      return importOneByOne();
+      return;
   }
   auto qt = typeOf(q), kt = typeOf(kT), vt = typeOf(v);
   int64_t r = qt.getRank();
@@ -292,7 +637,7 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
     if (node->op_type() == "Cast")
       shapesOk &= elemType(intAttr(*node, "to", 0)) == qt.getElementType();
   if (!shapesOk)
-    return importOneByOne();
+    return;
   // K^T [.., d, Tk] -> K [.., Tk, d].
   SmallVector<int64_t> perm;
   for (int64_t i = 0; i < r; ++i)
@@ -317,15 +662,21 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
     ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
     if (verify(sdpa).failed()) {
       sdpa->erase();
-      return importOneByOne();
+      return;
     }
   }
-  InFlightDiagnostic remark = emitRemark(loc);
-  remark << "raised " << c.nodes.size() + 1 << " ONNX nodes to attn.sdpa:";
-  for (const onnx::NodeProto *node : c.nodes)
-    remark << " " << node->op_type() << " '" << node->name() << "',";
-  remark << " " << pv.op_type() << " '" << pv.name() << "'";
+  std::vector<const onnx::NodeProto *> all = c.nodes;
+  all.push_back(&pv);
+  std::string text = describeRaise(all, "attn.sdpa");
   define(pv, 0, sdpa);
+  // Projections around this core may yet raise to a bigger op: then that
+  // op's remark is the one that tells what happened.
+  for (const auto &[anchor, region] : raiseRegionAt)
+    if (region.pv == &pv) {
+      deferredRemarks.insert_or_assign(anchor, std::make_pair(loc, text));
+      return;
+    }
+  emitRemark(loc) << text;
 }
 
 } // namespace mlir::attn::onnx_import
