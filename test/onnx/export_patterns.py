@@ -102,20 +102,29 @@ if __name__ == "__main__":
 # CHECK: seed_mha_qkv_bias_dynamic remark: raised 21 ONNX nodes to attn.multi_head_attention
 # CHECK: seed_mha_qkv_bias_dynamic core: %0 = attn.multi_head_attention %arg0 weights({{.*}}) bias({{.*}}) out_proj({{.*}}) causal {num_heads = 4
 # CHECK: ok seed_mha_qkv_bias_dynamic
-# GPT-2 keeps a causal Where and an additive mask: imported unraised, runs.
-# CHECK: gpt2_hf cores: 0
+# GPT-2 (HF eager attention): Div by a full([]) scale, Where(causal bias
+# sliced bottom-right [k-q:k, :k], s, finfo.min), Add of the padding mask,
+# Cast of the weights: causal plus the additive mask operand.
+# CHECK: gpt2_hf remark: raised 8 ONNX nodes to attn.sdpa: MatMul '/MatMul', Div '/Div', Cast '/Cast_1', Where '/Where', Add '/Add_1', Softmax '/Softmax', Cast '/Cast_2', MatMul '/MatMul_1'
+# CHECK: gpt2_hf core: {{.*}} = attn.sdpa {{.*}} mask(%arg1 : additive) causal(top_left) {scale = 5.000000e-01
 # CHECK: ok gpt2_hf: shape [2, 7, 16]
+# CHECK: gpt2_hf_static core: {{.*}} mask(%arg1 : additive) causal(top_left)
 # CHECK: ok gpt2_hf_static
 # BERT: the padding mask computed in the graph (Unsqueeze, Cast, Sub, Mul) is
 # the additive mask.
 # CHECK: bert_self_attention remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/attention/MatMul', Div '/attention/Div', Add '/attention/Add', Softmax '/attention/Softmax', MatMul '/attention/MatMul_1'
 # CHECK: bert_self_attention core: {{.*}} = attn.sdpa {{.*}} mask(%{{.*}} : additive) {scale = 5.000000e-01
 # CHECK: ok bert_self_attention
-# SDPA export: Q and K^T each scaled by sqrt(1/sqrt(d)), computed from Shape.
+# SDPA export: Q and K^T each scaled by sqrt(1/sqrt(d)), computed from Shape;
+# the causal mask built from the sizes (Trilu/Equal/Where) is causal.
 # CHECK: sdpa_export remark: raised 6 ONNX nodes to attn.sdpa: Mul 'q_scaled', Mul 'kt_scaled', MatMul 'qk', Add 'qk_masked', Softmax 'softmax', MatMul 'pv'
-# CHECK: sdpa_export core: {{.*}} : additive) {scale = 0.353553385
+# CHECK: sdpa_export core: %0 = attn.sdpa %arg0, %arg1, %arg2 causal(top_left) {scale = 0.353553385
 # CHECK: ok sdpa_export
 # CHECK: sdpa_export_gather remark: raised 6 ONNX nodes
+# CHECK: sdpa_export_gather core: %0 = attn.sdpa %arg0, %arg1, %arg2 causal(top_left)
 # CHECK: ok sdpa_export_gather
+# Post-softmax masking (softmax * tril / rowsum) is a causal softmax.
+# CHECK: post_softmax_mask remark: raised 11 ONNX nodes to attn.causal_attention: {{.*}} Softmax '/Softmax', Mul '/Mul', ReduceSum '/ReduceSum', Div '/Div_1', MatMul '/MatMul_1'
+# CHECK: post_softmax_mask core: %0 = attn.causal_attention %arg0 weights(
 # CHECK: ok post_softmax_mask
 # CHECK: export_patterns: all OK

@@ -1,4 +1,5 @@
-//===- ImportAttention.cpp - the ONNX Attention op --------------------------===//
+//===- ImportAttention.cpp - the ONNX Attention op
+//--------------------------===//
 //
 // The standard Attention operator (opsets 23-25) as attn.sdpa plus the
 // linalg ops for KV-cache concatenation, nonpad lengths and qk outputs.
@@ -42,14 +43,16 @@ void Importer::importAttention(const onnx::NodeProto &n) {
   if (qt.getRank() != kt.getRank() || qt.getRank() != vt.getRank() ||
       (qt.getRank() != 3 && qt.getRank() != 4)) {
     nodeError(n) << "Q, K and V must all be 3-D or all 4-D, got ranks "
-                 << qt.getRank() << ", " << kt.getRank() << ", " << vt.getRank();
+                 << qt.getRank() << ", " << kt.getRank() << ", "
+                 << vt.getRank();
     return;
   }
   HeadLayout layout = HeadLayout::heads_major;
   bool transposedOut = false;
   if (qt.getRank() == 3) {
     // [B, S, H*D] viewed as [B, S, H, D]: the seq_major layout, no copy.
-    int64_t hq = intAttr(n, "q_num_heads", 0), hkv = intAttr(n, "kv_num_heads", 0);
+    int64_t hq = intAttr(n, "q_num_heads", 0),
+            hkv = intAttr(n, "kv_num_heads", 0);
     if (hq <= 0 || hkv <= 0) {
       nodeError(n) << "3-D Q/K/V need q_num_heads and kv_num_heads";
       return;
@@ -67,7 +70,8 @@ void Importer::importAttention(const onnx::NodeProto &n) {
     auto pk = cast<RankedTensorType>(pastK.getType());
     if (pk.getRank() != 4 ||
         cast<RankedTensorType>(pastV.getType()).getRank() != 4) {
-      nodeError(n) << "past_key/past_value must be 4-D [B, kv_heads, past, head]";
+      nodeError(n)
+          << "past_key/past_value must be 4-D [B, kv_heads, past, head]";
       return;
     }
     if (layout == HeadLayout::seq_major) {
@@ -162,9 +166,8 @@ void Importer::importAttention(const onnx::NodeProto &n) {
     right = b.getI64IntegerAttr(r);
   Value o = SdpaOp::create(
       b, loc, outType, q, k, v, mask, CausalKindAttr::get(ctx, causal),
-      MaskKindAttr::get(ctx, maskKind), HeadLayoutAttr::get(ctx, layout),
-      left, right, softcap, scale, b.getF32FloatAttr(0.0f),
-      b.getI64IntegerAttr(0));
+      MaskKindAttr::get(ctx, maskKind), HeadLayoutAttr::get(ctx, layout), left,
+      right, softcap, scale, b.getF32FloatAttr(0.0f), b.getI64IntegerAttr(0));
   if (verify(o.getDefiningOp()).failed()) {
     failed = true;
     return;
@@ -183,10 +186,10 @@ void Importer::importAttention(const onnx::NodeProto &n) {
     double sc = scale ? scale.getValueAsDouble()
                       : 1.0 / std::sqrt(double(q4.getShape().back()));
     double cap = softcap ? softcap.getValueAsDouble() : 0.0;
-    define(n, 3, buildScores(loc, qh, kh, mask, maskKind, causal,
-                             left ? left.getInt() : -1,
-                             right ? right.getInt() : -1, sc, cap, mode,
-                             q4.getElementType()));
+    define(n, 3,
+           buildScores(loc, qh, kh, mask, maskKind, causal,
+                       left ? left.getInt() : -1, right ? right.getInt() : -1,
+                       sc, cap, mode, q4.getElementType()));
   }
   if (transposedOut)
     o = swapHeadsAndTokens(loc, o);
@@ -200,9 +203,10 @@ void Importer::importAttention(const onnx::NodeProto &n) {
 /// 0 scaled Q K^T, 1 after softcap, 2 after softcap and bias (mask,
 /// causal, window: -inf where masked), 3 softmax probabilities (0 on
 /// fully masked rows). Computed in f32, cast to Q's element type.
-Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind kind,
-                  CausalKind causal, int64_t left, int64_t right,
-                  double scale, double softcap, int64_t mode, Type elem) {
+Value Importer::buildScores(Location loc, Value q, Value k, Value mask,
+                            MaskKind kind, CausalKind causal, int64_t left,
+                            int64_t right, double scale, double softcap,
+                            int64_t mode, Type elem) {
   using utils::IteratorType;
   auto f32 = b.getF32Type();
   auto cst = [&](OpBuilder &nb, Location l, double v) -> Value {
@@ -266,7 +270,8 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind
             Value x = arith::MulFOp::create(nb, l, a.back(), cst(nb, l, scale));
             if (mode >= 1 && softcap > 0.0) {
               Value t = math::TanhOp::create(
-                  nb, l, arith::MulFOp::create(nb, l, x, cst(nb, l, 1.0 / softcap)));
+                  nb, l,
+                  arith::MulFOp::create(nb, l, x, cst(nb, l, 1.0 / softcap)));
               x = arith::MulFOp::create(nb, l, t, cst(nb, l, softcap));
             }
             if (mode >= 2) {
@@ -292,11 +297,13 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind
                 if (r >= 0)
                   out = arith::OrIOp::create(
                       nb, l, out,
-                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, dd, idx(r)));
+                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt,
+                                            dd, idx(r)));
                 if (left >= 0)
                   out = arith::OrIOp::create(
                       nb, l, out,
-                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, dd, idx(-left)));
+                      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                            dd, idx(-left)));
                 x = arith::SelectOp::create(nb, l, out, cst(nb, l, ninf), x);
               }
             }
@@ -314,8 +321,10 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind
                  b, loc, TypeRange{init.getType()}, ValueRange{in},
                  ValueRange{init}, SmallVector<AffineMap>{id, row}, red,
                  [&](OpBuilder &nb, Location l, ValueRange a) {
-                   Value r = isMax ? Value(arith::MaximumFOp::create(nb, l, a[0], a[1]))
-                                   : Value(arith::AddFOp::create(nb, l, a[0], a[1]));
+                   Value r =
+                       isMax
+                           ? Value(arith::MaximumFOp::create(nb, l, a[0], a[1]))
+                           : Value(arith::AddFOp::create(nb, l, a[0], a[1]));
                    linalg::YieldOp::create(nb, l, ValueRange{r});
                  })
           .getResult(0);
@@ -327,19 +336,21 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind
           .getResult(0);
     };
     Value mx = reduce(rowInit(ninf), true, s);
-    Value e = linalg::GenericOp::create(
-                  b, loc, TypeRange{s.getType()}, ValueRange{mx}, ValueRange{s},
-                  SmallVector<AffineMap>{row, id},
-                  SmallVector<IteratorType>(4, IteratorType::parallel),
-                  [&](OpBuilder &nb, Location l, ValueRange a) {
-                    Value dead = arith::CmpFOp::create(
-                        nb, l, arith::CmpFPredicate::OEQ, a[0], cst(nb, l, ninf));
-                    Value x = math::ExpOp::create(
-                        nb, l, arith::SubFOp::create(nb, l, a[1], a[0]));
-                    linalg::YieldOp::create(
-                        nb, l, ValueRange{arith::SelectOp::create(nb, l, dead, cst(nb, l, 0.0), x)});
-                  })
-                  .getResult(0);
+    Value e =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{s.getType()}, ValueRange{mx}, ValueRange{s},
+            SmallVector<AffineMap>{row, id},
+            SmallVector<IteratorType>(4, IteratorType::parallel),
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value dead = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OEQ, a[0], cst(nb, l, ninf));
+              Value x = math::ExpOp::create(
+                  nb, l, arith::SubFOp::create(nb, l, a[1], a[0]));
+              linalg::YieldOp::create(nb, l,
+                                      ValueRange{arith::SelectOp::create(
+                                          nb, l, dead, cst(nb, l, 0.0), x)});
+            })
+            .getResult(0);
     Value sum = reduce(rowInit(0.0), false, e);
     s = linalg::GenericOp::create(
             b, loc, TypeRange{s.getType()}, ValueRange{sum}, ValueRange{e},
@@ -349,8 +360,9 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind
               Value z = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
                                               a[0], cst(nb, l, 0.0));
               Value x = arith::DivFOp::create(nb, l, a[1], a[0]);
-              linalg::YieldOp::create(
-                  nb, l, ValueRange{arith::SelectOp::create(nb, l, z, cst(nb, l, 0.0), x)});
+              linalg::YieldOp::create(nb, l,
+                                      ValueRange{arith::SelectOp::create(
+                                          nb, l, z, cst(nb, l, 0.0), x)});
             })
             .getResult(0);
   }
@@ -362,7 +374,8 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind
             SmallVector<IteratorType>(4, IteratorType::parallel),
             [&](OpBuilder &nb, Location l, ValueRange a) {
               linalg::YieldOp::create(
-                  nb, l, ValueRange{arith::TruncFOp::create(nb, l, elem, a[0])});
+                  nb, l,
+                  ValueRange{arith::TruncFOp::create(nb, l, elem, a[0])});
             })
             .getResult(0);
   }
@@ -377,17 +390,18 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask, MaskKind
 /// bool masks are and-ed, float masks keep their values where visible and
 /// -inf elsewhere. A user mask shorter than Sk (opset 24) counts its
 /// missing columns as masked.
-Value Importer::buildBandMask(Location loc, Value q, Value k, Value len, int64_t pastLen,
-                    Value userMask, MaskKind kind, bool causal, int64_t left,
-                    int64_t right) {
+Value Importer::buildBandMask(Location loc, Value q, Value k, Value len,
+                              int64_t pastLen, Value userMask, MaskKind kind,
+                              bool causal, int64_t left, int64_t right) {
   using utils::IteratorType;
   auto qt = cast<RankedTensorType>(q.getType());
   auto kt = cast<RankedTensorType>(k.getType());
   SmallVector<OpFoldResult> sizes = sizesOf(q);
   sizes[3] = dimOf(k, 2);
   bool additive = userMask && kind == MaskKind::additive;
-  Type elem = additive ? cast<RankedTensorType>(userMask.getType()).getElementType()
-                       : b.getI1Type();
+  Type elem = additive
+                  ? cast<RankedTensorType>(userMask.getType()).getElementType()
+                  : b.getI1Type();
   if (userMask) {
     auto mt = cast<RankedTensorType>(userMask.getType());
     int64_t have = mt.getShape().back(), want = kt.getDimSize(2);
@@ -397,10 +411,10 @@ Value Importer::buildBandMask(Location loc, Value q, Value k, Value len, int64_t
       SmallVector<OpFoldResult> lo(mt.getRank(), b.getIndexAttr(0)),
           hi(mt.getRank(), b.getIndexAttr(0));
       hi.back() = b.getIndexAttr(want - have);
-      Attribute fill = additive
-                           ? Attribute(b.getFloatAttr(
-                                 elem, -std::numeric_limits<double>::infinity()))
-                           : Attribute(b.getBoolAttr(false));
+      Attribute fill =
+          additive ? Attribute(b.getFloatAttr(
+                         elem, -std::numeric_limits<double>::infinity()))
+                   : Attribute(b.getBoolAttr(false));
       Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(fill));
       SmallVector<int64_t> shape(mt.getShape());
       shape.back() = want;
@@ -441,8 +455,10 @@ Value Importer::buildBandMask(Location loc, Value q, Value k, Value len, int64_t
                Value j = linalg::IndexOp::create(nb, l, 3);
                Value ok, off;
                if (len) {
-                 Value L = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
-                 ok = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, j, L);
+                 Value L =
+                     arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+                 ok = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, j,
+                                            L);
                  off = arith::SubIOp::create(nb, l, L, sq);
                } else {
                  ok = arith::ConstantIntOp::create(nb, l, 1, 1);
@@ -451,21 +467,27 @@ Value Importer::buildBandMask(Location loc, Value q, Value k, Value len, int64_t
                Value user = userMask ? a[len ? 1 : 0] : Value();
                Value dd = arith::SubIOp::create(
                    nb, l, j, arith::AddIOp::create(nb, l, i, off));
-               int64_t r = causal ? (right >= 0 ? std::min<int64_t>(right, 0) : 0) : right;
+               int64_t r = causal
+                               ? (right >= 0 ? std::min<int64_t>(right, 0) : 0)
+                               : right;
                if (r >= 0)
                  ok = arith::AndIOp::create(
                      nb, l, ok,
-                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, dd, idx(r)));
+                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, dd,
+                                           idx(r)));
                if (left >= 0)
                  ok = arith::AndIOp::create(
                      nb, l, ok,
-                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, dd, idx(-left)));
+                     arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, dd,
+                                           idx(-left)));
                Value out = ok;
                if (userMask && !additive)
                  out = arith::AndIOp::create(nb, l, ok, user);
                if (additive) {
                  Value ninf = arith::ConstantOp::create(
-                     nb, l, nb.getFloatAttr(elem, -std::numeric_limits<double>::infinity()));
+                     nb, l,
+                     nb.getFloatAttr(elem,
+                                     -std::numeric_limits<double>::infinity()));
                  out = arith::SelectOp::create(nb, l, ok, user, ninf);
                }
                linalg::YieldOp::create(nb, l, ValueRange{out});
@@ -489,8 +511,8 @@ Value Importer::splitHeads(const onnx::NodeProto &n, Value x, int64_t heads) {
   auto t = cast<RankedTensorType>(x.getType());
   int64_t width = t.getShape().back();
   if (ShapedType::isDynamic(width) || width % heads != 0) {
-    nodeError(n) << "hidden size " << width << " is not a multiple of "
-                 << heads << " heads";
+    nodeError(n) << "hidden size " << width << " is not a multiple of " << heads
+                 << " heads";
     return x;
   }
   SmallVector<OpFoldResult> sizes = sizesOf(x);
@@ -498,8 +520,9 @@ Value Importer::splitHeads(const onnx::NodeProto &n, Value x, int64_t heads) {
   sizes.push_back(b.getIndexAttr(width / heads));
   return tensor::ExpandShapeOp::create(
       b, nodeLoc(n),
-      RankedTensorType::get({t.getDimSize(0), t.getDimSize(1), heads, width / heads},
-                            t.getElementType()),
+      RankedTensorType::get(
+          {t.getDimSize(0), t.getDimSize(1), heads, width / heads},
+          t.getElementType()),
       x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}, sizes);
 }
 

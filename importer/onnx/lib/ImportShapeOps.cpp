@@ -529,6 +529,13 @@ void Importer::importConstantOfShape(const onnx::NodeProto &n) {
       return;
     }
   Location loc = nodeLoc(n);
+  // A static shape gives a splat constant (cheap whatever its size).
+  if (auto c = constants(*shapeK)) {
+    auto type = RankedTensorType::get(*c, fill.getType());
+    return define(
+        n, 0,
+        arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, fill)));
+  }
   Value init = tensor::EmptyOp::create(b, loc, shapeK->elems, fill.getType());
   Value c = arith::ConstantOp::create(b, loc, fill);
   define(n, 0,

@@ -312,6 +312,25 @@ void Importer::importTrilu(const onnx::NodeProto &n) {
     nodeError(n) << "input must have rank >= 2, got " << r;
     return;
   }
+  // On a constant (tril(ones(T, T)) in exports), the result is a constant:
+  // masks stay recognisable as such.
+  DenseElementsAttr cst;
+  if (matchPattern(x, m_Constant(&cst)) && t.hasStaticShape() &&
+      t.getNumElements() <= (int64_t(1) << 24)) {
+    int64_t rows = t.getDimSize(r - 2), cols = t.getDimSize(r - 1);
+    SmallVector<Attribute> out;
+    Attribute zero = b.getZeroAttr(t.getElementType());
+    int64_t idx = 0;
+    for (Attribute a : cst.getValues<Attribute>()) {
+      int64_t i = (idx / cols) % rows, j = idx % cols;
+      out.push_back((upper ? j - i >= k : j - i <= k) ? a : zero);
+      ++idx;
+    }
+    define(n, 0,
+           arith::ConstantOp::create(b, nodeLoc(n),
+                                     DenseElementsAttr::get(t, out)));
+    return;
+  }
   // Keeps x[..., i, j] where j - i >= k (upper) or j - i <= k (lower): an
   // index comparison attn-fold-mask can evaluate when it feeds a mask.
   Location loc = nodeLoc(n);

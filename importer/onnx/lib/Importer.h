@@ -102,9 +102,14 @@ private:
   struct AttentionChain {
     const onnx::NodeProto *qk = nullptr;
     std::string q, kT;   // the first MatMul's operands, before any scaling
-    std::string mask;    // tensor name or ""
-    MaskKind maskKind = MaskKind::masked_where_true;
-    std::string fill;    // Where's fill value
+    struct Mask {
+      std::string name;
+      MaskKind kind;
+      std::string fill;          // Where's fill value
+      bool renormalized = false; // softmax * t / rowsum(softmax * t)
+      int64_t renormAxis = -1;
+    };
+    std::vector<Mask> masks; // at most two (GPT-2: causal Where + padding Add)
     std::vector<std::pair<std::string, bool>> scaleFactors; // (name, divides)
     std::vector<std::string> casts; // Cast outputs the chain passes through
     std::vector<const onnx::NodeProto *> nodes; // every node it replaces
@@ -157,6 +162,19 @@ private:
   /// Whether `mask` (as the chain applies it) is exactly a top-left causal
   /// triangle: a constant, possibly sliced at the origin.
   bool isCausalTriangle(Value mask, MaskKind kind);
+
+  /// A chain's scale and masks on the imported values: a causal triangle
+  /// becomes `causal`, at most one other mask stays an operand.
+  struct ResolvedChain {
+    double scale = 1.0;
+    bool causal = false;
+    Value mask;
+    MaskKind kind = MaskKind::masked_where_true;
+  };
+  std::optional<ResolvedChain> resolveChain(const AttentionChain &c, Value q, Value kT);
+  /// PyTorch's SDPA export builds its causal mask from the sizes:
+  /// Where(Equal(Trilu(ones [Tq, Tk], upper=0), 0), -inf, 0).
+  bool isShapeCausalMask(const std::string &name, Value q, Value kT);
 
   /// attn.sdpa for a raised chain ending at `pv` (MatMul(P, V)).
   void emitRaisedAttention(const onnx::NodeProto &pv, const AttentionChain &c);

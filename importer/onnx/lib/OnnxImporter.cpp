@@ -242,6 +242,8 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
       return b.getIndexAttr(std::max(*x, *y));
     }
   }
+  if (op == '-' && isEqualConstantIntOrValue(a, c))
+    return b.getIndexAttr(0);
   if ((op == '*' || op == '/') && y == 1)
     return a;
   if ((op == '+' || op == '-') && y == 0)

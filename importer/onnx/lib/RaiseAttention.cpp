@@ -141,11 +141,49 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
       for (const auto &in : n.input())
         ++uses[in];
   }
+  auto producedBy = [&](const std::string &v,
+                        StringRef op) -> const onnx::NodeProto * {
+    auto p = producer.find(v);
+    return p == producer.end() || p->second->op_type() != op ? nullptr
+                                                             : p->second;
+  };
   for (const auto &pv : g.node()) {
     if (pv.op_type() != "MatMul" || pv.input_size() != 2 ||
         uses[pv.input(0)] != 1)
       continue;
-    auto sm = producer.find(pv.input(0));
+    AttentionChain chain;
+    std::string weights = pv.input(0);
+    // A no-op Cast of the weights (GPT-2: attn_weights.type(value.dtype)).
+    if (const auto *cast = producedBy(weights, "Cast");
+        cast && uses[cast->input(0)] == 1) {
+      chain.nodes.push_back(cast);
+      weights = cast->input(0);
+    }
+    // The seed's first method of causal attention: the softmax weights
+    // masked by a 0/1 matrix t and renormalised,
+    //   softmax(s) * t / rowsum(softmax(s) * t) == softmax(t ? s : -inf).
+    if (const auto *div = producedBy(weights, "Div");
+        div && div->input_size() == 2) {
+      const auto *mul = producedBy(div->input(0), "Mul");
+      const auto *sum = producedBy(div->input(1), "ReduceSum");
+      if (mul && sum && sum->input(0) == div->input(0) &&
+          uses[div->input(0)] == 2 && uses[div->input(1)] == 1 &&
+          intAttr(*sum, "keepdims", 1) == 1 && mul->input_size() == 2) {
+        auto axes =
+            sum->input_size() > 1 ? scalarConst(sum->input(1)) : std::nullopt;
+        for (int t : {1, 0}) {
+          if (!axes || !producedBy(mul->input(1 - t), "Softmax") ||
+              uses[mul->input(1 - t)] != 1)
+            continue;
+          chain.masks.push_back({mul->input(t), MaskKind::attend_where_true, "",
+                                 true, int64_t(*axes)});
+          chain.nodes.insert(chain.nodes.end(), {div, mul, sum});
+          weights = mul->input(1 - t);
+          break;
+        }
+      }
+    }
+    auto sm = producer.find(weights);
     if (sm == producer.end() || sm->second->op_type() != "Softmax" ||
         sm->second->input_size() != 1)
       continue;
@@ -153,7 +191,6 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
     // Softmax over the last axis (the opset-13 default is -1).
     if (intAttr(*softmax, "axis", -1) != -1)
       continue;
-    AttentionChain chain;
     chain.nodes.push_back(softmax);
     if (!matchScores(softmax->input(0), chain, 0))
       continue;
@@ -402,10 +439,9 @@ void Importer::emitRaisedRegion(const RaisedRegion &r) {
   Value bq = value(r.q.b), bk = value(r.k.b), bv = value(r.v.b);
   Value wo = r.out.matmul ? value(r.out.w) : Value();
   Value bo = r.out.bias ? value(r.out.b) : Value();
-  Value mask = r.chain.mask.empty() ? Value() : value(r.chain.mask);
+
   if (!x || !wq || !wk || !wv || (r.q.bias && !bq) || (r.k.bias && !bk) ||
-      (r.v.bias && !bv) || (r.out.matmul && !wo) || (r.out.bias && !bo) ||
-      (!r.chain.mask.empty() && !mask))
+      (r.v.bias && !bv) || (r.out.matmul && !wo) || (r.out.bias && !bo))
     return;
   auto xt = typeOf(x), wt = typeOf(wq);
   bool ok = xt.getRank() >= 2 && wt.getRank() == 2 && typeOf(wk) == wt &&
@@ -447,21 +483,13 @@ void Importer::emitRaisedRegion(const RaisedRegion &r) {
       headDim = *hd;
     }
   }
-  double scale = 1.0;
-  for (const auto &[name, divides] : r.chain.scaleFactors) {
-    auto f = scalarConst(name);
-    if (!f || *f == 0.0 || !std::isfinite(*f))
-      return;
-    scale = divides ? scale / *f : scale * *f;
-  }
-  if (!r.chain.fill.empty()) {
-    auto fill = scalarConst(r.chain.fill);
-    if (!fill || *fill > -1.0e4)
-      return;
-  }
-  bool causal = mask != nullptr;
-  if (mask && !isCausalTriangle(mask, r.chain.maskKind))
+  // The attn ops here take no mask operand: causal or nothing.
+  std::optional<ResolvedChain> rc =
+      resolveChain(r.chain, value(r.chain.q), value(r.chain.kT));
+  if (!rc || rc->mask)
     return;
+  double scale = rc->scale;
+  bool causal = rc->causal;
   Location loc = nodeLoc(*r.anchor);
   FloatAttr scaleAttr;
   if (std::abs(scale * std::sqrt(double(headDim)) - 1.0) > 1e-6)
@@ -556,26 +584,26 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
     }
     return false;
   }
-  if (op == "Where" && node.input_size() == 3 && chain.mask.empty()) {
+  if (op == "Where" && node.input_size() == 3 && chain.masks.size() < 2) {
     // Where(m, fill, s): m marks masked scores (the seed's masked_fill);
     // Where(m, s, fill): m marks kept ones (GPT-2's causal bias).
     for (int dataIdx : {2, 1})
       if (tryWith([&](AttentionChain &c) {
-            c.mask = node.input(0);
-            c.fill = node.input(dataIdx == 2 ? 1 : 2);
-            c.maskKind = dataIdx == 2 ? MaskKind::masked_where_true
-                                      : MaskKind::attend_where_true;
+            c.masks.push_back({node.input(0),
+                               dataIdx == 2 ? MaskKind::masked_where_true
+                                            : MaskKind::attend_where_true,
+                               node.input(dataIdx == 2 ? 1 : 2)});
             c.nodes.push_back(&node);
             return matchScores(node.input(dataIdx), c, depth + 1);
           }))
         return true;
     return false;
   }
-  if (op == "Add" && node.input_size() == 2 && chain.mask.empty()) {
+  if (op == "Add" && node.input_size() == 2 && chain.masks.size() < 2) {
     for (int dataIdx : {0, 1})
       if (tryWith([&](AttentionChain &c) {
-            c.mask = node.input(1 - dataIdx);
-            c.maskKind = MaskKind::additive;
+            c.masks.push_back(
+                {node.input(1 - dataIdx), MaskKind::additive, ""});
             c.nodes.push_back(&node);
             return matchScores(node.input(dataIdx), c, depth + 1);
           }))
@@ -590,6 +618,106 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
   return false;
 }
 
+std::optional<Importer::ResolvedChain>
+Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
+  if (!q || !kT)
+    return std::nullopt;
+  ResolvedChain rc;
+  for (const auto &[name, divides] : c.scaleFactors) {
+    auto f = scalarConst(name);
+    if (!f || *f == 0.0 || !std::isfinite(*f))
+      return std::nullopt;
+    rc.scale = divides ? rc.scale / *f : rc.scale * *f;
+  }
+  for (const AttentionChain::Mask &m : c.masks) {
+    auto it = values.find(m.name);
+    Value mv = it == values.end() ? Value() : it->second;
+    if (!mv)
+      return std::nullopt;
+    if (!m.fill.empty()) {
+      auto fill = scalarConst(m.fill);
+      if (!fill || *fill > -1.0e4)
+        return std::nullopt;
+    }
+    MaskKind kind = m.kind;
+    if (m.renormalized) {
+      // Exact only for a 0/1 t over the last axis: a constant.
+      DenseElementsAttr t;
+      int64_t r = typeOf(q).getRank();
+      if ((m.renormAxis != -1 && m.renormAxis != r - 1) ||
+          !matchPattern(mv, m_Constant(&t)) ||
+          !isa<FloatType>(t.getElementType()) ||
+          llvm::any_of(t.getValues<APFloat>(), [](const APFloat &x) {
+            return !x.isZero() && !x.isExactlyValue(1.0);
+          }))
+        return std::nullopt;
+      SmallVector<bool> keep;
+      for (const APFloat &x : t.getValues<APFloat>())
+        keep.push_back(!x.isZero());
+      auto bt = RankedTensorType::get(t.getType().getShape(), b.getI1Type());
+      mv = arith::ConstantOp::create(
+          b, fileLoc, DenseElementsAttr::get(bt, ArrayRef<bool>(keep)));
+    }
+    if (isCausalTriangle(mv, kind) ||
+        (kind == MaskKind::additive && isShapeCausalMask(m.name, q, kT))) {
+      rc.causal = true;
+      continue;
+    }
+    if (rc.mask)
+      return std::nullopt; // two masks neither of which is causal
+    rc.mask = mv;
+    rc.kind = kind;
+  }
+  return rc;
+}
+
+bool Importer::isShapeCausalMask(const std::string &name, Value q, Value kT) {
+  auto node = [&](const std::string &v,
+                  StringRef op) -> const onnx::NodeProto * {
+    auto p = producer.find(v);
+    return p == producer.end() || p->second->op_type() != op ? nullptr
+                                                             : p->second;
+  };
+  auto is = [&](const std::string &v, double x) {
+    auto c = scalarConst(v);
+    return c && *c == x;
+  };
+  const onnx::NodeProto *where = node(name, "Where");
+  if (!where || where->input_size() != 3 || !is(where->input(2), 0.0))
+    return false;
+  auto fill = scalarConst(where->input(1));
+  const onnx::NodeProto *eq = node(where->input(0), "Equal");
+  if (!fill || *fill > -1.0e4 || !eq || !is(eq->input(1), 0.0))
+    return false;
+  const onnx::NodeProto *tril = node(eq->input(0), "Trilu");
+  if (!tril || intAttr(*tril, "upper", 1) != 0 ||
+      (tril->input_size() > 1 && !tril->input(1).empty() &&
+       !is(tril->input(1), 0.0)))
+    return false;
+  // Ones of shape [Tq, Tk]: ConstantOfShape(value 1) or Expand(1, shape).
+  std::string shape;
+  if (const auto *cos = node(tril->input(0), "ConstantOfShape")) {
+    const auto *a = attr(*cos, "value");
+    auto v = a && a->has_t() ? tensorAttr(a->t()) : std::nullopt;
+    if (!v || v->getNumElements() != 1 ||
+        !isa<FloatType>(v->getElementType()) ||
+        !(*v->getValues<APFloat>().begin()).isExactlyValue(1.0))
+      return false;
+    shape = cos->input(0);
+  } else if (const auto *ex = node(tril->input(0), "Expand")) {
+    if (!is(ex->input(0), 1.0))
+      return false;
+    shape = ex->input(1);
+  } else {
+    return false;
+  }
+  auto k = known(shape);
+  int64_t r = typeOf(q).getRank();
+  return k && k->elems.size() == 2 &&
+         isEqualConstantIntOrValue(k->elems[0], dimOf(q, r - 2)) &&
+         isEqualConstantIntOrValue(k->elems[1], dimOf(kT, r - 1));
+}
+
 void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
                                    const AttentionChain &c) {
   Location loc = nodeLoc(pv);
@@ -602,24 +730,12 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
     return nullptr;
   };
   Value q = value(c.q), kT = value(c.kT), v = input(pv, 1);
-  Value mask = c.mask.empty() ? Value() : value(c.mask);
-  if (failed)
+  if (failed || !q || !kT || !v)
     return;
-  if (!q || !kT || !v || (!c.mask.empty() && !mask))
+  std::optional<ResolvedChain> rc = resolveChain(c, q, kT);
+  if (!rc)
     return;
-  // The checks structure alone could not make.
-  double scale = 1.0;
-  for (const auto &[name, divides] : c.scaleFactors) {
-    auto f = scalarConst(name);
-    if (!f || *f == 0.0 || !std::isfinite(*f))
-      return;
-    scale = divides ? scale / *f : scale * *f;
-  }
-  if (!c.fill.empty()) {
-    auto fill = scalarConst(c.fill);
-    if (!fill || *fill > -1.0e4)
-      return;
-  }
+  Value mask = rc->mask;
   auto qt = typeOf(q), kt = typeOf(kT), vt = typeOf(v);
   int64_t r = qt.getRank();
   bool shapesOk = r >= 2 && kt.getRank() == r && vt.getRank() == r &&
@@ -628,8 +744,8 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
                   vt.getElementType() == qt.getElementType();
   if (mask) {
     Type me = typeOf(mask).getElementType();
-    shapesOk &= c.maskKind == MaskKind::additive ? me == qt.getElementType()
-                                                 : me.isInteger(1);
+    shapesOk &= rc->kind == MaskKind::additive ? me == qt.getElementType()
+                                               : me.isInteger(1);
     shapesOk &= typeOf(mask).getRank() <= r;
   }
   // Casts inside the chain must not change the element type.
@@ -651,10 +767,12 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
   outShape.back() = vt.getShape().back();
   auto sdpa = SdpaOp::create(
       b, loc, RankedTensorType::get(outShape, qt.getElementType()), q, k, v,
-      mask, CausalKindAttr::get(ctx, CausalKind::none),
-      MaskKindAttr::get(ctx, c.maskKind),
+      mask,
+      CausalKindAttr::get(ctx,
+                          rc->causal ? CausalKind::top_left : CausalKind::none),
+      MaskKindAttr::get(ctx, rc->kind),
       HeadLayoutAttr::get(ctx, HeadLayout::heads_major), IntegerAttr(),
-      IntegerAttr(), FloatAttr(), b.getF32FloatAttr(float(scale)),
+      IntegerAttr(), FloatAttr(), b.getF32FloatAttr(float(rc->scale)),
       b.getF32FloatAttr(0.0f), b.getI64IntegerAttr(0));
   {
     // Shapes that do not fit attention (say, a mask that does not
