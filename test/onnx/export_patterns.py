@@ -7,7 +7,9 @@
 # PyTorch's SDPA export and post-softmax masking. Each model is imported
 # (the remark names every raised node), the attn-level folds run, and
 # attention-run's result on the .onnx is compared with torch's (or a float64
-# reference's) within 1e-5.
+# reference's) within 1e-5. ONNX Runtime's com.microsoft.MultiHeadAttention
+# (bias, key padding, attention_bias, packed QKV, past/present) imports to
+# attn.sdpa.
 
 import os
 import subprocess
@@ -23,7 +25,9 @@ OPT = os.path.join(os.path.dirname(RUN), "attention-opt")
 
 CASES = ["seed_self_attention_v2", "seed_causal_dynamic", "seed_wrapper_dynamic",
          "seed_mha_dynamic", "seed_mha_qkv_bias_dynamic", "gpt2_hf", "gpt2_hf_static",
-         "bert_self_attention", "sdpa_export", "sdpa_export_gather", "post_softmax_mask"]
+         "bert_self_attention", "sdpa_export", "sdpa_export_gather", "post_softmax_mask",
+         "ms_mha_basic", "ms_mha_causal_bias", "ms_mha_key_padding", "ms_mha_key_padding_2d",
+         "ms_mha_attention_bias", "ms_mha_packed_qkv", "ms_mha_past"]
 
 
 def main():
@@ -54,7 +58,11 @@ def main():
         print("%s cores: %d" % (case, len(cores)))
         for c in cores:
             print("%s core: %s" % (case, c))
-        args = [RUN, model, "--output", os.path.join(work, case + "_got.npy")]
+        with open(os.path.join(work, case + ".outputs")) as f:
+            outputs = f.read().split()
+        args = [RUN, model]
+        for name in outputs:
+            args += ["--output", os.path.join(work, "%s_got_%s.npy" % (case, name))]
         with open(os.path.join(work, case + ".inputs")) as f:
             for line in f.read().split():
                 args += ["--input", line]
@@ -63,13 +71,14 @@ def main():
             print("FAIL: %s run: %s" % (case, proc.stderr))
             ok = False
             continue
-        got = np.load(os.path.join(work, case + "_got.npy"))
-        want = np.load(os.path.join(work, case + "_expected.npy"))
-        err = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
-        good = err <= 1e-5
-        ok &= good
-        print("%s %s: shape %s max_abs_err=%.2e" % ("ok" if good else "FAIL:", case,
-                                                    list(got.shape), err))
+        for name in outputs:
+            got = np.load(os.path.join(work, "%s_got_%s.npy" % (case, name)))
+            want = np.load(os.path.join(work, "%s_expected_%s.npy" % (case, name)))
+            err = float(np.abs(got - want).max()) if got.shape == want.shape else float("inf")
+            good = err <= 1e-5
+            ok &= good
+            print("%s %s: %s shape %s max_abs_err=%.2e" % ("ok" if good else "FAIL:", case, name,
+                                                         list(got.shape), err))
     print("export_patterns: %s" % ("all OK" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 
@@ -87,18 +96,18 @@ if __name__ == "__main__":
 # from Shape/Gather/Unsqueeze: a causal triangle.
 # CHECK: seed_causal_dynamic remark: raised 9 ONNX nodes to attn.causal_attention: MatMul '/W_key/MatMul', MatMul '/W_query/MatMul', MatMul '/W_value/MatMul', Transpose '/Transpose', MatMul '/MatMul', Where '/Where', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1'
 # CHECK: seed_causal_dynamic core: %0 = attn.causal_attention %arg0 weights(
-# CHECK: ok seed_causal_dynamic: shape [2, 7, 8]
+# CHECK: ok seed_causal_dynamic: context_vec shape [2, 7, 8]
 # The wrapper: two causal heads concatenated, fused by attn-fuse-heads.
 # CHECK: seed_wrapper_dynamic remark: raised 9 ONNX nodes to attn.causal_attention: {{.*}}'/heads.0/MatMul_1'
 # CHECK: seed_wrapper_dynamic remark: raised 9 ONNX nodes to attn.causal_attention: {{.*}}'/heads.1/MatMul_1'
 # CHECK: seed_wrapper_dynamic cores: 1
 # CHECK: seed_wrapper_dynamic core: %0 = attn.multi_head_attention %arg0 weights({{.*}}) causal {num_heads = 2
-# CHECK: ok seed_wrapper_dynamic: shape [2, 7, 16]
+# CHECK: ok seed_wrapper_dynamic: context_vec shape [2, 7, 16]
 # The seed's MultiHeadAttention: projections, head split, core, merge and
 # out_proj, one op, causal, no mask tensor.
 # CHECK: seed_mha_dynamic remark: raised 18 ONNX nodes to attn.multi_head_attention: MatMul '/W_key/MatMul', MatMul '/W_query/MatMul', MatMul '/W_value/MatMul', Reshape '/Reshape', Reshape '/Reshape_1', Reshape '/Reshape_2', Transpose '/Transpose_1', Transpose '/Transpose_2', Transpose '/Transpose_3', MatMul '/MatMul', Where '/Where', Div '/Div', Softmax '/Softmax', MatMul '/MatMul_1', Transpose '/Transpose_4', Reshape '/Reshape_3', MatMul '/out_proj/MatMul', Add '/out_proj/Add'
 # CHECK: seed_mha_dynamic core: %0 = attn.multi_head_attention %arg0 weights(%{{.*}}, %{{.*}}, %{{.*}}) out_proj(%{{.*}}, %{{.*}}) causal {num_heads = 4
-# CHECK: ok seed_mha_dynamic: shape [2, 6, 16]
+# CHECK: ok seed_mha_dynamic: context_vec shape [2, 6, 16]
 # CHECK: seed_mha_qkv_bias_dynamic remark: raised 21 ONNX nodes to attn.multi_head_attention
 # CHECK: seed_mha_qkv_bias_dynamic core: %0 = attn.multi_head_attention %arg0 weights({{.*}}) bias({{.*}}) out_proj({{.*}}) causal {num_heads = 4
 # CHECK: ok seed_mha_qkv_bias_dynamic
@@ -107,7 +116,7 @@ if __name__ == "__main__":
 # Cast of the weights: causal plus the additive mask operand.
 # CHECK: gpt2_hf remark: raised 8 ONNX nodes to attn.sdpa: MatMul '/MatMul', Div '/Div', Cast '/Cast_1', Where '/Where', Add '/Add_1', Softmax '/Softmax', Cast '/Cast_2', MatMul '/MatMul_1'
 # CHECK: gpt2_hf core: {{.*}} = attn.sdpa {{.*}} mask(%arg1 : additive) causal(top_left) {scale = 5.000000e-01
-# CHECK: ok gpt2_hf: shape [2, 7, 16]
+# CHECK: ok gpt2_hf: attn_output shape [2, 7, 16]
 # CHECK: gpt2_hf_static core: {{.*}} mask(%arg1 : additive) causal(top_left)
 # CHECK: ok gpt2_hf_static
 # BERT: the padding mask computed in the graph (Unsqueeze, Cast, Sub, Mul) is
@@ -127,4 +136,17 @@ if __name__ == "__main__":
 # CHECK: post_softmax_mask remark: raised 11 ONNX nodes to attn.causal_attention: {{.*}} Softmax '/Softmax', Mul '/Mul', ReduceSum '/ReduceSum', Div '/Div_1', MatMul '/MatMul_1'
 # CHECK: post_softmax_mask core: %0 = attn.causal_attention %arg0 weights(
 # CHECK: ok post_softmax_mask
+# CHECK: ms_mha_basic core: {{.*}} = attn.sdpa
+# CHECK: ok ms_mha_basic: output shape [2, 5, 16]
+# CHECK: ms_mha_causal_bias core: {{.*}} = attn.sdpa {{.*}} causal(top_left) {scale = 3.000000e-01
+# CHECK: ok ms_mha_causal_bias
+# CHECK: ms_mha_key_padding core: {{.*}} : additive)
+# CHECK: ok ms_mha_key_padding
+# CHECK: ok ms_mha_key_padding_2d
+# CHECK: ok ms_mha_attention_bias: output shape [2, 5, 12]
+# CHECK: ok ms_mha_packed_qkv
+# CHECK: ms_mha_past core: {{.*}} causal(bottom_right)
+# CHECK: ok ms_mha_past: output shape [2, 2, 16]
+# CHECK: ok ms_mha_past: present_key shape [2, 2, 5, 8]
+# CHECK: ok ms_mha_past: present_value shape [2, 2, 5, 8]
 # CHECK: export_patterns: all OK

@@ -214,6 +214,7 @@ private:
   // ----- Attention (opset 23-25) ---------------------------------------------
 
   void importAttention(const onnx::NodeProto &n);
+  void importMsMultiHeadAttention(const onnx::NodeProto &n);
 
   /// The ONNX qk_matmul_output tensor [B, Hq, Sq, Sk] for `mode`:
   /// 0 scaled Q K^T, 1 after softcap, 2 after softcap and bias (mask,

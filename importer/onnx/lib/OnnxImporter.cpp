@@ -468,6 +468,8 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
 }
 
 void Importer::importNode(const onnx::NodeProto &n) {
+  if (n.domain() == "com.microsoft" && n.op_type() == "MultiHeadAttention")
+    return importMsMultiHeadAttention(n);
   if (!n.domain().empty() && n.domain() != "ai.onnx") {
     nodeError(n) << "op domain '" << n.domain() << "' is not supported";
     return;

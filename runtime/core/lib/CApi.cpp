@@ -56,7 +56,7 @@ int attnrt_num_outputs(attnrt_module *m, const char *entry) {
 
 attnrt_tensor *attnrt_tensor_create(attnrt_dtype dtype, int64_t rank,
                                     const int64_t *shape) {
-  if (rank < 0 || (rank > 0 && !shape) || dtype < ATTNRT_F32 || dtype > ATTNRT_I64)
+  if (rank < 0 || (rank > 0 && !shape) || dtype < ATTNRT_F32 || dtype > ATTNRT_I32)
     return nullptr;
   std::vector<int64_t> s(shape, shape + rank);
   for (int64_t d : s)

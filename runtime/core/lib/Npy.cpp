@@ -82,9 +82,11 @@ Status parseNpy(const std::string &bytes, const std::string &what,
     dtype = DType::Bool;
   else if (descr == "<i8")
     dtype = DType::I64;
+  else if (descr == "<i4")
+    dtype = DType::I32;
   else
     return fail(what, "unsupported dtype '" + descr +
-                          "' (expected <f4, <f2, |b1 or <i8, little-endian)");
+                          "' (expected <f4, <f2, |b1, <i8 or <i4, little-endian)");
 
   if (!findKey(h, "fortran_order", p))
     return fail(what, "header has no 'fortran_order'");
@@ -160,6 +162,9 @@ std::string serializeNpy(const Tensor &t0) {
     break;
   case DType::I64:
     descr = "<i8";
+    break;
+  case DType::I32:
+    descr = "<i4";
     break;
   default:
     break;

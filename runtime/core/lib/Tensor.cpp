@@ -19,6 +19,8 @@ size_t dtypeSize(DType t) {
     return 1;
   case DType::I64:
     return 8;
+  case DType::I32:
+    return 4;
   }
   return 0;
 }
@@ -35,6 +37,8 @@ const char *dtypeName(DType t) {
     return "i1";
   case DType::I64:
     return "i64";
+  case DType::I32:
+    return "i32";
   }
   return "?";
 }
@@ -42,7 +46,7 @@ const char *dtypeName(DType t) {
 bool parseDType(const std::string &s, DType &out) {
   static const std::pair<const char *, DType> names[] = {
       {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16},
-      {"i1", DType::Bool}, {"i64", DType::I64}};
+      {"i1", DType::Bool}, {"i64", DType::I64}, {"i32", DType::I32}};
   for (auto &[n, t] : names)
     if (s == n) {
       out = t;

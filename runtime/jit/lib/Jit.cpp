@@ -61,6 +61,8 @@ bool toDType(Type t, DType &out) {
     out = DType::Bool;
   else if (t.isInteger(64))
     out = DType::I64;
+  else if (t.isInteger(32))
+    out = DType::I32;
   else
     return false;
   return true;
@@ -78,7 +80,7 @@ LogicalResult toSpec(func::FuncOp fn, Type t, const std::string &what,
   if (!toDType(shaped.getElementType(), spec.dtype))
     return fn.emitError() << "entry point @" << fn.getSymName() << " " << what
                           << " has element type " << shaped.getElementType()
-                          << "; supported: f32, f16, bf16, i1, i64";
+                          << "; supported: f32, f16, bf16, i1, i64, i32";
   for (int64_t d : shaped.getShape())
     spec.dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
   return success();

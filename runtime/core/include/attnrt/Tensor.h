@@ -15,7 +15,7 @@
 
 namespace attnrt {
 
-enum class DType { F32, F16, BF16, Bool, I64 };
+enum class DType { F32, F16, BF16, Bool, I64, I32 };
 
 /// Bytes per element.
 size_t dtypeSize(DType t);

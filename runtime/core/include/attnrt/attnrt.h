@@ -21,7 +21,8 @@ typedef enum {
   ATTNRT_F16 = 1,
   ATTNRT_BF16 = 2,
   ATTNRT_BOOL = 3,
-  ATTNRT_I64 = 4
+  ATTNRT_I64 = 4,
+  ATTNRT_I32 = 5
 } attnrt_dtype;
 
 typedef struct attnrt_module attnrt_module;
