@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/AttnOps.h"
+#include "attn/ConstantElements.h"
 #include "attn/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -327,7 +328,9 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
       originSlice = true;
     }
     DenseElementsAttr attr;
-    if (!matchPattern(mask, m_Constant(&attr))) {
+    if (auto c = constantElements(mask)) {
+      attr = *c;
+    } else {
       // Masks built in the IR from iota-style index comparisons.
       std::optional<DenseElementsAttr> evaluated = evaluateIndexMask(mask);
       if (!evaluated)
@@ -460,9 +463,9 @@ struct FoldRenormalizedSoftmax : OpRewritePattern<linalg::DivOp> {
     Value tSource = t;
     if (auto tb = t.getDefiningOp<linalg::BroadcastOp>())
       tSource = tb.getInput();
-    DenseElementsAttr tAttr;
-    if (!matchPattern(tSource, m_Constant(&tAttr)) ||
-        !isa<FloatType>(tAttr.getElementType()) ||
+    std::optional<DenseElementsAttr> tConst = constantElements(tSource);
+    DenseElementsAttr tAttr = tConst ? *tConst : DenseElementsAttr();
+    if (!tAttr || !isa<FloatType>(tAttr.getElementType()) ||
         !llvm::all_of(tAttr.getValues<APFloat>(), [](const APFloat &v) {
           return v.isZero() || v.isExactlyValue(1.0);
         }))

@@ -1,7 +1,9 @@
-//===- attention-translate.cpp - model formats in and out ------------------===//
+//===- attention-translate.cpp - model formats in and out
+//------------------===//
 //
 // attention-translate --import-onnx MODEL.onnx [-o OUT.mlir] prints the
-// imported module. The output file is opened only once the import has
+// imported module (weight blobs over 1 KiB elided on stdout unless
+// --print-weights). The output file is opened only once the import has
 // succeeded: on any error no file is created.
 //
 //===----------------------------------------------------------------------===//
@@ -28,11 +30,17 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
 static cl::opt<bool> importOnnx("import-onnx",
                                 cl::desc("Import an ONNX model to MLIR"),
                                 cl::cat(category));
-static cl::opt<bool> onnxRaise("onnx-raise",
-                               cl::desc("Raise attention subgraphs to attn ops"),
-                               cl::init(true), cl::cat(category));
-static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
-                                       cl::init("-"), cl::cat(category));
+static cl::opt<bool>
+    onnxRaise("onnx-raise", cl::desc("Raise attention subgraphs to attn ops"),
+              cl::init(true), cl::cat(category));
+static cl::opt<std::string>
+    outputFile("o", cl::desc("Output file (default: stdout)"), cl::init("-"),
+               cl::cat(category));
+static cl::opt<bool> printWeights(
+    "print-weights",
+    cl::desc("Print weight blobs in full on stdout too (by default blobs over "
+             "1 KiB are elided there; -o files always hold them)"),
+    cl::init(false), cl::cat(category));
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
@@ -40,7 +48,8 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "attention-translate\n");
   if (!importOnnx) {
-    errs() << "attention-translate: error: choose a translation (--import-onnx)\n";
+    errs()
+        << "attention-translate: error: choose a translation (--import-onnx)\n";
     return 1;
   }
   auto buffer = MemoryBuffer::getFile(inputFile, /*IsText=*/false);
@@ -67,7 +76,12 @@ int main(int argc, char **argv) {
     errs() << "attention-translate: error: " << err << "\n";
     return 1;
   }
-  module->print(out->os());
+  // Weights are dense resource blobs; on a terminal their hex would drown
+  // the IR, in a file they make it complete (parseable, runnable).
+  mlir::OpPrintingFlags flags;
+  if (outputFile == "-" && !printWeights)
+    flags.elideLargeResourceString(1024);
+  module->print(out->os(), flags);
   out->keep(); // opened only after a successful import
   return 0;
 }

@@ -1,5 +1,4 @@
-//===- ImportAttention.cpp - the ONNX Attention op
-//--------------------------===//
+//===- ImportAttention.cpp - the ONNX Attention op ------------------------===//
 //
 // The standard Attention operator (opsets 23-25) as attn.sdpa plus the
 // linalg ops for KV-cache concatenation, nonpad lengths and qk outputs.

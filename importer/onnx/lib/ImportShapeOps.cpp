@@ -1,5 +1,4 @@
-//===- ImportShapeOps.cpp - shapes and data movement
-//-------------------------===//
+//===- ImportShapeOps.cpp - shapes and data movement ----------------------===//
 //
 // Shape, Gather, Unsqueeze, Squeeze, Concat, Slice, Split, Expand and
 // ConstantOfShape. On the small integer tensors of shape arithmetic they

@@ -1,5 +1,4 @@
-//===- ImportTensorOps.cpp - standard ONNX ops
-//------------------------------===//
+//===- ImportTensorOps.cpp - standard ONNX ops ----------------------------===//
 //
 // The ops that surround attention in exported graphs, imported to
 // linalg/tensor/arith so that a graph no pattern recognises still compiles.
@@ -315,7 +314,9 @@ void Importer::importTrilu(const onnx::NodeProto &n) {
   // On a constant (tril(ones(T, T)) in exports), the result is a constant:
   // masks stay recognisable as such.
   DenseElementsAttr cst;
-  if (matchPattern(x, m_Constant(&cst)) && t.hasStaticShape() &&
+  if (auto c = constantElements(x))
+    cst = *c;
+  if (cst && t.hasStaticShape() &&
       t.getNumElements() <= (int64_t(1) << 24)) {
     int64_t rows = t.getDimSize(r - 2), cols = t.getDimSize(r - 1);
     SmallVector<Attribute> out;

@@ -17,6 +17,7 @@
 #include "attn/OnnxImporter.h"
 
 #include "attn/AttnOps.h"
+#include "attn/ConstantElements.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -50,7 +51,7 @@ struct KnownInts {
 class Importer {
 public:
   Importer(MLIRContext *ctx, StringRef fileName, const OnnxImportOptions &opts)
-      : ctx(ctx), b(ctx), options(opts),
+      : ctx(ctx), b(ctx), options(opts), modelPath(fileName.str()),
         fileLoc(FileLineColLoc::get(ctx, fileName, 0, 0)) {}
 
   OwningOpRef<ModuleOp> run(StringRef bytes);
@@ -78,6 +79,12 @@ private:
 
   /// A TensorProto's contents as an elements attribute.
   std::optional<DenseElementsAttr> tensorAttr(const onnx::TensorProto &t);
+  /// An initializer's bytes from its external data file.
+  bool readExternalData(const onnx::TensorProto &t, size_t bytes, std::string &out);
+  /// Errors (naming the nodes) if the graph has a cycle.
+  bool checkAcyclic(const onnx::GraphProto &g);
+  /// An initializer's value as an attribute: large float ones as blobs.
+  ElementsAttr weightAttr(StringRef name, DenseElementsAttr attr);
 
   std::optional<RankedTensorType> valueInfoType(const onnx::ValueInfoProto &vi);
 
@@ -245,6 +252,7 @@ private:
   MLIRContext *ctx;
   OpBuilder b;
   OnnxImportOptions options;
+  std::string modelPath;
   Location fileLoc;
   int64_t opset = 0;
   int nodeIndex = 0;

@@ -1,5 +1,4 @@
-//===- OnnxImporter.cpp - ONNX models to MLIR
-//-------------------------------===//
+//===- OnnxImporter.cpp - ONNX models to MLIR -----------------------------===//
 //
 // Reads a ModelProto, turns graph inputs into @main's arguments,
 // initializers into constants and nodes, in their (topological) order, into
@@ -11,7 +10,14 @@
 
 #include "Importer.h"
 
+#include "mlir/IR/AsmState.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include <functional>
 
 namespace mlir::attn::onnx_import {
 
@@ -122,8 +128,27 @@ Value Importer::input(const onnx::NodeProto &n, int i) {
   return it->second;
 }
 
-// ----- sizes and shape arithmetic
-// ---------------------------------------------
+ElementsAttr Importer::weightAttr(StringRef name, DenseElementsAttr attr) {
+  // Float tensors of 1 KiB and more (weights) are dense resource blobs:
+  // kept out of line, elided when printing; masks and shapes stay inline,
+  // where folds read them.
+  auto type = cast<RankedTensorType>(attr.getType());
+  if (!isa<FloatType>(type.getElementType()) || attr.isSplat() ||
+      type.getNumElements() * type.getElementTypeBitWidth() < 8 * 1024)
+    return attr;
+  ArrayRef<char> raw = attr.getRawData();
+  std::string key = name.str();
+  for (char &c : key)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  if (key.empty() || !std::isalpha(static_cast<unsigned char>(key[0])))
+    key = "w_" + key;
+  return DenseResourceElementsAttr::get(
+      type, key,
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, alignof(uint64_t)));
+}
+
+// ----- sizes and shape arithmetic --------------------------------------------
 
 OpFoldResult Importer::dimOf(Value v, int64_t i) {
   auto t = typeOf(v);
@@ -278,6 +303,99 @@ bool Importer::wantsOutput(const onnx::NodeProto &n, int i) {
   return i < n.output_size() && !n.output(i).empty();
 }
 
+bool Importer::readExternalData(const onnx::TensorProto &t, size_t bytes,
+                                std::string &out) {
+  // The external_data entries: location (relative to the model's
+  // directory), offset and length (optional).
+  std::string location;
+  uint64_t offset = 0, length = bytes;
+  for (const auto &kv : t.external_data()) {
+    if (kv.key() == "location")
+      location = kv.value();
+    else if ((kv.key() == "offset" || kv.key() == "length") &&
+             !llvm::to_integer(kv.value(),
+                               kv.key() == "offset" ? offset : length)) {
+      emitError(fileLoc) << "initializer '" << t.name() << "': external data "
+                         << kv.key() << " '" << kv.value()
+                         << "' is not a number";
+      return false;
+    }
+  }
+  bool escapes = llvm::any_of(llvm::make_range(llvm::sys::path::begin(location),
+                                               llvm::sys::path::end(location)),
+                              [](StringRef part) { return part == ".."; });
+  if (location.empty() || llvm::sys::path::is_absolute(location) || escapes) {
+    emitError(fileLoc)
+        << "initializer '" << t.name() << "': external data location '"
+        << location << "' must be a relative path below the model's directory";
+    return false;
+  }
+  SmallString<256> path(llvm::sys::path::parent_path(modelPath));
+  llvm::sys::path::append(path, location);
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file) {
+    emitError(fileLoc) << "initializer '" << t.name()
+                       << "': cannot read external data file '" << path
+                       << "': " << file.getError().message();
+    return false;
+  }
+  uint64_t size = (*file)->getBufferSize();
+  if (offset > size || length > size - offset) {
+    emitError(fileLoc) << "initializer '" << t.name()
+                       << "': external data file '" << path << "' has " << size
+                       << " bytes, the tensor needs " << length << " at offset "
+                       << offset;
+    return false;
+  }
+  out.assign((*file)->getBufferStart() + offset, length);
+  return true;
+}
+
+bool Importer::checkAcyclic(const onnx::GraphProto &g) {
+  // Node i depends on the producers of its inputs; a back edge in a depth
+  // first walk is a cycle, reported with the nodes on it.
+  std::map<std::string, int> producedBy;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto &o : g.node(i).output())
+      if (!o.empty())
+        producedBy[o] = i;
+  std::vector<int> state(g.node_size(), 0); // 0 new, 1 on the path, 2 done
+  std::vector<int> path;
+  auto name = [&](int i) {
+    const auto &n = g.node(i);
+    return n.name().empty() ? n.op_type() + " #" + std::to_string(i) : n.name();
+  };
+  std::function<bool(int)> visit = [&](int i) {
+    state[i] = 1;
+    path.push_back(i);
+    for (const auto &in : g.node(i).input()) {
+      auto it = producedBy.find(in);
+      if (it == producedBy.end())
+        continue;
+      int j = it->second;
+      if (state[j] == 1) {
+        InFlightDiagnostic d = emitError(fileLoc);
+        d << "the graph has a cycle: ";
+        auto start = llvm::find(path, j);
+        for (auto p = start; p != path.end(); ++p)
+          d << "'" << name(*p) << "' -> ";
+        d << "'" << name(j) << "'";
+        return false;
+      }
+      if (state[j] == 0 && !visit(j))
+        return false;
+    }
+    path.pop_back();
+    state[i] = 2;
+    return true;
+  };
+  for (int i = 0; i < g.node_size(); ++i)
+    if (state[i] == 0 && !visit(i))
+      return false;
+  return true;
+}
+
 /// A TensorProto's contents as an elements attribute.
 std::optional<DenseElementsAttr>
 Importer::tensorAttr(const onnx::TensorProto &t) {
@@ -285,11 +403,6 @@ Importer::tensorAttr(const onnx::TensorProto &t) {
   if (!elem) {
     emitError(fileLoc) << "initializer '" << t.name()
                        << "' has unsupported ONNX data type " << t.data_type();
-    return std::nullopt;
-  }
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    emitError(fileLoc) << "initializer '" << t.name()
-                       << "' uses external data, which is not supported";
     return std::nullopt;
   }
   SmallVector<int64_t> shape;
@@ -305,19 +418,27 @@ Importer::tensorAttr(const onnx::TensorProto &t) {
   }
   auto type = RankedTensorType::get(shape, *elem);
   size_t width = elem->isInteger(1) ? 1 : elem->getIntOrFloatBitWidth() / 8;
-  if (t.has_raw_data()) {
-    if (t.raw_data().size() != static_cast<size_t>(count) * width) {
+  std::string external;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!readExternalData(t, static_cast<size_t>(count) * width, external))
+      return std::nullopt;
+  }
+  if (t.has_raw_data() || t.data_location() == onnx::TensorProto::EXTERNAL) {
+    const std::string &raw = t.data_location() == onnx::TensorProto::EXTERNAL
+                                 ? external
+                                 : t.raw_data();
+    if (raw.size() != static_cast<size_t>(count) * width) {
       emitError(fileLoc) << "initializer '" << t.name() << "' holds "
-                         << t.raw_data().size() << " bytes, its shape needs "
+                         << raw.size() << " bytes, its shape needs "
                          << count * width;
       return std::nullopt;
     }
     if (elem->isInteger(1)) {
-      SmallVector<bool> v(t.raw_data().begin(), t.raw_data().end());
+      SmallVector<bool> v(raw.begin(), raw.end());
       return DenseElementsAttr::get(type, ArrayRef<bool>(v));
     }
     return DenseElementsAttr::getFromRawBuffer(
-        type, ArrayRef<char>(t.raw_data().data(), t.raw_data().size()));
+        type, ArrayRef<char>(raw.data(), raw.size()));
   }
   // Typed fields.
   if (elem->isF32() && t.float_data_size() == count)
@@ -374,6 +495,8 @@ Importer::valueInfoType(const onnx::ValueInfoProto &vi) {
 }
 
 bool Importer::importGraph(const onnx::GraphProto &g) {
+  if (!checkAcyclic(g))
+    return false;
   std::map<std::string, const onnx::TensorProto *> inits;
   for (const auto &t : g.initializer())
     inits[t.name()] = &t;
@@ -410,7 +533,8 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
     auto attr = tensorAttr(*t);
     if (!attr)
       return false;
-    values[name] = arith::ConstantOp::create(b, fileLoc, *attr);
+    values[name] =
+        arith::ConstantOp::create(b, fileLoc, weightAttr(name, *attr));
   }
   {
     if (options.raise)

@@ -1,5 +1,4 @@
-//===- RaiseAttention.cpp - raising unfused attention
-//-----------------------===//
+//===- RaiseAttention.cpp - raising unfused attention ---------------------===//
 //
 // Exported graphs spell attention out in MatMul/Softmax/... nodes; the
 // recognised subgraphs become attn ops so the optimizing pipeline applies.
@@ -25,7 +24,9 @@ std::optional<double> Importer::scalarConst(const std::string &name,
   }
   if (auto v = values.find(name); v != values.end()) {
     DenseElementsAttr attr;
-    if (matchPattern(v->second, m_Constant(&attr)) &&
+    if (auto c = constantElements(v->second))
+      attr = *c;
+    if (attr &&
         attr.getNumElements() == 1) {
       if (isa<FloatType>(attr.getElementType()))
         return (*attr.getValues<APFloat>().begin()).convertToDouble();
@@ -379,7 +380,9 @@ bool Importer::isCausalTriangle(Value mask, MaskKind kind) {
   }
   DenseElementsAttr attr;
   auto t = typeOf(mask);
-  if (!matchPattern(mask, m_Constant(&attr)) || t.getRank() < 2)
+  if (auto c = constantElements(mask))
+    attr = *c;
+  if (!attr || t.getRank() < 2)
     return false;
   for (int64_t d = 0; d + 2 < t.getRank(); ++d)
     if (t.getDimSize(d) != 1)
@@ -645,7 +648,7 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
       DenseElementsAttr t;
       int64_t r = typeOf(q).getRank();
       if ((m.renormAxis != -1 && m.renormAxis != r - 1) ||
-          !matchPattern(mv, m_Constant(&t)) ||
+          !(t = constantElements(mv).value_or(DenseElementsAttr())) ||
           !isa<FloatType>(t.getElementType()) ||
           llvm::any_of(t.getValues<APFloat>(), [](const APFloat &x) {
             return !x.isZero() && !x.isExactlyValue(1.0);

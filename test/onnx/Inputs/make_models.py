@@ -67,6 +67,48 @@ bad.raw_data = bad.raw_data[:8]
 save("bad_initializer",
      [helper.make_node("Identity", ["W"], ["Y"], name="copy")],
      [vi("X", F, [2, 2])], [vi("Y", F, [2, 2])], inits=[bad])
+# Weights: a 32x32 float initializer (4 KiB) becomes a dense resource blob,
+# the 32-float bias stays an inline constant.
+w = np.random.default_rng(7).standard_normal((32, 32)).astype(np.float32)
+bias = np.linspace(-1, 1, 32).astype(np.float32)
+save("weights",
+     [helper.make_node("MatMul", ["X", "W"], ["XW"], name="proj"),
+      helper.make_node("Add", ["XW", "B"], ["Y"], name="bias")],
+     [vi("X", F, [2, 32])], [vi("Y", F, [2, 32])],
+     inits=[numpy_helper.from_array(w, "W"), numpy_helper.from_array(bias, "B")])
+np.save(os.path.join(d, "weights_W.npy"), w)
+np.save(os.path.join(d, "weights_B.npy"), bias)
+
+
+def external(name, location, offset=0):
+    """The weights model with W stored in an external data file."""
+    t = numpy_helper.from_array(w, "W")
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", str(offset)),
+                 ("length", str(w.nbytes))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    save(name,
+         [helper.make_node("MatMul", ["X", "W"], ["XW"], name="proj"),
+          helper.make_node("Add", ["XW", "B"], ["Y"], name="bias")],
+         [vi("X", F, [2, 32])], [vi("Y", F, [2, 32])],
+         inits=[t, numpy_helper.from_array(bias, "B")])
+
+
+with open(os.path.join(d, "weights.bin"), "wb") as f:
+    f.write(b"\0" * 16 + w.tobytes())
+external("external_data", "weights.bin", offset=16)
+external("external_missing", "missing.bin")
+external("external_short", "weights.bin", offset=1024)
+external("external_escapes", "../weights.bin")
+# A cycle: a -> b -> a.
+save("cycle",
+     [helper.make_node("Identity", ["X"], ["x0"], name="start"),
+      helper.make_node("Add", ["x0", "b"], ["a"], name="a"),
+      helper.make_node("Identity", ["a"], ["b"], name="b"),
+      helper.make_node("Identity", ["a"], ["Y"], name="out")],
+     [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])])
 # Truncated and non-ONNX files.
 with open(os.path.join(d, "attention_mask.onnx"), "rb") as f:
     whole = f.read()
