@@ -79,6 +79,14 @@ def main():
             ok &= good
             print("%s %s: %s shape %s max_abs_err=%.2e" % ("ok" if good else "FAIL:", case, name,
                                                          list(got.shape), err))
+    # The seed's mask buffer has context_length (8) rows: longer sequences
+    # are refused before anything runs, as torch refuses them.
+    long_x = os.path.join(work, "x_long.npy")
+    np.save(long_x, np.zeros((1, 9, 16), np.float32))
+    proc = subprocess.run([RUN, os.path.join(work, "seed_causal_dynamic.onnx"), "--input",
+                           "x=" + long_x, "--output", os.path.join(work, "long.npy"),
+                           "--print-signature"], capture_output=True, text=True)
+    print("long input: exit %d: %s" % (proc.returncode, proc.stderr.strip().splitlines()[-1]))
     print("export_patterns: %s" % ("all OK" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 
@@ -149,4 +157,5 @@ if __name__ == "__main__":
 # CHECK: ok ms_mha_past: output shape [2, 2, 16]
 # CHECK: ok ms_mha_past: present_key shape [2, 2, 5, 8]
 # CHECK: ok ms_mha_past: present_value shape [2, 2, 5, 8]
+# CHECK: long input: exit 1: attention-run: error: input 0 ({{.*}}x_long.npy): dim 1 is 9 but the module accepts at most 8 (expected x: f32[?, ?<=8, 16], got f32[1, 9, 16])
 # CHECK: export_patterns: all OK

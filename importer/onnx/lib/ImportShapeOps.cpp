@@ -384,7 +384,26 @@ void Importer::importSlice(const onnx::NodeProto &n) {
       }
       return foldIndex('m', val, dim);
     };
-    OpFoldResult lo = bound(startsK->elems[i]), hi = bound(endsK->elems[i]);
+    OpFoldResult lo = bound(startsK->elems[i]);
+    OpFoldResult hi;
+    // An end that is a graph input's size (mask[:T] with T = x.shape[1])
+    // beyond a static dim would be clamped, and the model would then fail
+    // on mismatched shapes; the module instead accepts such inputs only up
+    // to that dim (checked by the runtime), and the end stays T itself.
+    auto staticDim = getConstantIntValue(dim);
+    if (auto end = dyn_cast<Value>(endsK->elems[i]); end && staticDim) {
+      if (auto d = end.getDefiningOp<tensor::DimOp>()) {
+        auto arg = dyn_cast<BlockArgument>(d.getSource());
+        auto index = getConstantIntValue(d.getIndex());
+        if (arg && index && isa<func::FuncOp>(arg.getOwner()->getParentOp())) {
+          int64_t &bound = inputBounds[{arg.getArgNumber(), *index}];
+          bound = bound > 0 ? std::min(bound, *staticDim) : *staticDim;
+          hi = end;
+        }
+      }
+    }
+    if (!hi)
+      hi = bound(endsK->elems[i]);
     OpFoldResult len =
         foldIndex('M', foldIndex('-', hi, lo), b.getIndexAttr(0));
     offsets[*axis] = lo;

@@ -316,8 +316,7 @@ void Importer::importTrilu(const onnx::NodeProto &n) {
   DenseElementsAttr cst;
   if (auto c = constantElements(x))
     cst = *c;
-  if (cst && t.hasStaticShape() &&
-      t.getNumElements() <= (int64_t(1) << 24)) {
+  if (cst && t.hasStaticShape() && t.getNumElements() <= (int64_t(1) << 24)) {
     int64_t rows = t.getDimSize(r - 2), cols = t.getDimSize(r - 1);
     SmallVector<Attribute> out;
     Attribute zero = b.getZeroAttr(t.getElementType());

@@ -272,6 +272,8 @@ private:
   std::map<std::string, KnownInts> knownInts;
   /// One tensor.dim per (value, dim) not traceable to an op's sizes.
   llvm::DenseMap<std::pair<Value, int64_t>, Value> dimCache;
+  /// (argument, dim) -> the largest size the graph accepts there.
+  std::map<std::pair<unsigned, int64_t>, int64_t> inputBounds;
 
   /// Size `i` of `v`: static, or the SSA size it was created with.
   OpFoldResult dimOf(Value v, int64_t i);

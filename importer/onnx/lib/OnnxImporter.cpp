@@ -583,6 +583,19 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
       results.push_back(v);
     }
     func::ReturnOp::create(b, fileLoc, results);
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto t = cast<RankedTensorType>(fn.getArgument(i).getType());
+      SmallVector<int64_t> bounds(t.getRank(), -1);
+      bool any = false;
+      for (int64_t d = 0; d < t.getRank(); ++d)
+        if (auto it = inputBounds.find({i, d});
+            it != inputBounds.end() && t.isDynamicDim(d)) {
+          bounds[d] = it->second;
+          any = true;
+        }
+      if (any)
+        fn.setArgAttr(i, "attnrt.dim_max", b.getDenseI64ArrayAttr(bounds));
+    }
     // What raising replaced (and shape arithmetic nothing consumed as data).
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
       if (isOpTriviallyDead(&op))

@@ -26,8 +26,7 @@ std::optional<double> Importer::scalarConst(const std::string &name,
     DenseElementsAttr attr;
     if (auto c = constantElements(v->second))
       attr = *c;
-    if (attr &&
-        attr.getNumElements() == 1) {
+    if (attr && attr.getNumElements() == 1) {
       if (isa<FloatType>(attr.getElementType()))
         return (*attr.getValues<APFloat>().begin()).convertToDouble();
       if (isa<IntegerType>(attr.getElementType()) &&

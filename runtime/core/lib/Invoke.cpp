@@ -1,4 +1,5 @@
-//===- Invoke.cpp - calling compiled entry points --------------------------===//
+//===- Invoke.cpp - calling compiled entry points
+//--------------------------===//
 //
 // Builds MLIR memref descriptors for the inputs, calls the packed C-interface
 // wrapper and copies the returned memrefs into runtime tensors. Every input
@@ -82,9 +83,9 @@ Status checkTensor(const Tensor &t, const TensorSpec &spec,
                    const std::string &what) {
   if (t.dtype() != spec.dtype)
     return Status::error(what + ": expected element type " +
-                         dtypeName(spec.dtype) + ", got " + dtypeName(t.dtype()) +
-                         " (expected " + spec.describe() + ", got " +
-                         t.describe() + ")");
+                         dtypeName(spec.dtype) + ", got " +
+                         dtypeName(t.dtype()) + " (expected " +
+                         spec.describe() + ", got " + t.describe() + ")");
   if (t.rank() != static_cast<int64_t>(spec.dims.size()))
     return Status::error(what + ": expected rank " +
                          std::to_string(spec.dims.size()) + " " +
@@ -92,10 +93,16 @@ Status checkTensor(const Tensor &t, const TensorSpec &spec,
                          std::to_string(t.rank()) + " " + t.describe());
   for (size_t i = 0; i < spec.dims.size(); ++i) {
     if (spec.dims[i] >= 0 && spec.dims[i] != t.shape()[i])
-      return Status::error(what + ": dim " + std::to_string(i) +
-                           " must be " + std::to_string(spec.dims[i]) +
-                           " (expected " + spec.describe() + ", got " +
-                           t.describe() + ")");
+      return Status::error(what + ": dim " + std::to_string(i) + " must be " +
+                           std::to_string(spec.dims[i]) + " (expected " +
+                           spec.describe() + ", got " + t.describe() + ")");
+    if (i < spec.maxDims.size() && spec.maxDims[i] >= 0 &&
+        t.shape()[i] > spec.maxDims[i])
+      return Status::error(what + ": dim " + std::to_string(i) + " is " +
+                           std::to_string(t.shape()[i]) +
+                           " but the module accepts at most " +
+                           std::to_string(spec.maxDims[i]) + " (expected " +
+                           spec.describe() + ", got " + t.describe() + ")");
     if (t.shape()[i] == 0)
       return Status::error(what + ": dim " + std::to_string(i) +
                            " is 0; empty tensors are not supported (" +
@@ -141,7 +148,8 @@ std::vector<std::string> CompiledModule::entryPoints() {
   size_t p = 0;
   while (p <= s.size()) {
     size_t c = s.find(',', p);
-    std::string n = s.substr(p, c == std::string::npos ? std::string::npos : c - p);
+    std::string n =
+        s.substr(p, c == std::string::npos ? std::string::npos : c - p);
     if (!n.empty())
       names.push_back(n);
     if (c == std::string::npos)
@@ -158,9 +166,9 @@ Status CompiledModule::signature(const std::string &entry,
     std::string known;
     for (const std::string &n : entryPoints())
       known += (known.empty() ? "" : ", ") + n;
-    return Status::error("no entry point '" + entry + "' in the module" +
-                         (known.empty() ? std::string()
-                                        : " (entry points: " + known + ")"));
+    return Status::error(
+        "no entry point '" + entry + "' in the module" +
+        (known.empty() ? std::string() : " (entry points: " + known + ")"));
   }
   return parseSignature(text, out);
 }
@@ -172,10 +180,9 @@ Status CompiledModule::invoke(const std::string &entry,
   if (Status s = signature(entry, sig); !s)
     return s;
   if (inputs.size() != sig.inputs.size())
-    return Status::error("@" + entry + " takes " +
-                         std::to_string(sig.inputs.size()) + " inputs " +
-                         sig.describe() + ", got " +
-                         std::to_string(inputs.size()));
+    return Status::error(
+        "@" + entry + " takes " + std::to_string(sig.inputs.size()) +
+        " inputs " + sig.describe() + ", got " + std::to_string(inputs.size()));
   std::vector<const Tensor *> ptrs;
   std::vector<std::string> names;
   for (size_t i = 0; i < inputs.size(); ++i) {

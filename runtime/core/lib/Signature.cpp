@@ -1,4 +1,5 @@
-//===- Signature.cpp - entry point signatures ------------------------------===//
+//===- Signature.cpp - entry point signatures
+//------------------------------===//
 //
 // The compiler embeds each entry point's tensor signature as a string; the
 // runtime parses it to validate arguments without any MLIR dependency.
@@ -14,8 +15,12 @@ namespace attnrt {
 std::string TensorSpec::describe() const {
   std::string s = (name.empty() ? std::string() : name + ": ") +
                   std::string(dtypeName(dtype)) + "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    s += (i ? ", " : "") +
+         (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
+    if (dims[i] < 0 && i < maxDims.size() && maxDims[i] >= 0)
+      s += "<=" + std::to_string(maxDims[i]);
+  }
   return s + "]";
 }
 
@@ -45,6 +50,8 @@ std::string formatSignature(const FunctionSignature &sig) {
           s += "?" + std::to_string(v[i].sameAs[d]);
         else
           s += "?";
+        if (v[i].dims[d] < 0 && d < v[i].maxDims.size() && v[i].maxDims[d] >= 0)
+          s += "<=" + std::to_string(v[i].maxDims[d]);
       }
       s += "]";
     }
@@ -74,7 +81,20 @@ Status parseList(const std::string &text, std::vector<TensorSpec> &out) {
     size_t q = 0;
     while (q < dims.size()) {
       size_t c = dims.find(',', q);
-      std::string tok = dims.substr(q, c == std::string::npos ? std::string::npos : c - q);
+      std::string tok =
+          dims.substr(q, c == std::string::npos ? std::string::npos : c - q);
+      int64_t maxDim = -1;
+      if (size_t le = tok.find("<=");
+          le != std::string::npos && tok[0] == '?') {
+        std::string m = tok.substr(le + 2);
+        if (m.empty() || m.size() > 18 ||
+            m.find_first_not_of("0123456789") != std::string::npos)
+          return Status::error("bad dimension bound '" + tok +
+                               "' in signature");
+        maxDim = std::stoll(m);
+        tok = tok.substr(0, le);
+      }
+      spec.maxDims.push_back(maxDim);
       bool digits = tok.size() > 1 && tok.size() < 9 &&
                     tok.find_first_not_of("0123456789", 1) == std::string::npos;
       if (tok == "?") {

@@ -1,4 +1,5 @@
-//===- Jit.cpp - compiling MLIR modules for the runtime --------------------===//
+//===- Jit.cpp - compiling MLIR modules for the runtime
+//--------------------===//
 //
 // Entry points are the public func.func ops with bodies. Their tensor
 // signatures are recorded before lowering (as strings in LLVM globals) so
@@ -26,8 +27,8 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -39,9 +40,9 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <optional>
-#include <cstdio>
 #include <unistd.h>
 
 using namespace mlir;
@@ -278,10 +279,20 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     collectSameSizes(fn, groups);
     for (auto [i, t] : llvm::enumerate(type.getInputs())) {
       sig.inputs.emplace_back();
-      if (failed(toSpec(fn, t, "argument " + std::to_string(i), sig.inputs.back())))
+      if (failed(toSpec(fn, t, "argument " + std::to_string(i),
+                        sig.inputs.back())))
         return Status::error(path + ": unsupported entry point signature");
       sig.inputs.back().sameAs =
           groups.idsFor(i, static_cast<int64_t>(sig.inputs.back().dims.size()));
+      // Upper bounds of dynamic dims (attnrt.dim_max, -1 = none), e.g. the
+      // ONNX importer's for sequence lengths that slice a fixed buffer.
+      sig.inputs.back().maxDims.assign(sig.inputs.back().dims.size(), -1);
+      if (auto bounds =
+              fn.getArgAttrOfType<DenseI64ArrayAttr>(i, "attnrt.dim_max"))
+        for (auto [d, m] : llvm::enumerate(bounds.asArrayRef()))
+          if (d < sig.inputs.back().maxDims.size() &&
+              sig.inputs.back().dims[d] < 0)
+            sig.inputs.back().maxDims[d] = m;
       // Names (from ONNX graph inputs) let users bind inputs by name; only
       // names that cannot clash with the signature syntax are kept.
       if (auto name = fn.getArgAttrOfType<StringAttr>(i, "onnx.name"))
@@ -294,7 +305,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     }
     for (auto [i, t] : llvm::enumerate(type.getResults())) {
       sig.outputs.emplace_back();
-      if (failed(toSpec(fn, t, "result " + std::to_string(i), sig.outputs.back())))
+      if (failed(
+              toSpec(fn, t, "result " + std::to_string(i), sig.outputs.back())))
         return Status::error(path + ": unsupported entry point signature");
     }
     std::string name = fn.getSymName().str();
@@ -324,7 +336,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     return Status::error("bad pipeline options '" + options.pipelineOptions +
                          "': " + pipelineErr);
   if (failed(pm.run(*module)))
-    return Status::error(path + ": lowering failed (see the diagnostics above)");
+    return Status::error(path +
+                         ": lowering failed (see the diagnostics above)");
 
   addStringGlobal(*module, kEntryListSymbol, entryList);
   for (auto &[name, sig] : signatures)

@@ -9,3 +9,10 @@ func.func @residual(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x8xf32>
   %0 = arith.addf %a, %b : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// A dynamic length with an upper bound (as the ONNX importer sets for
+// sequence lengths that slice a fixed-size buffer).
+func.func @bounded(%x: tensor<?x8xf32> {attnrt.dim_max = array<i64: 4, -1>}) -> tensor<?x8xf32> {
+  %0 = arith.addf %x, %x : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}

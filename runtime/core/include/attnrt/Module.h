@@ -29,6 +29,9 @@ struct TensorSpec {
   /// Per dim: 0, or the id of a group of dynamic dims (across all inputs)
   /// that the module requires to be equal ("?3" in the signature text).
   std::vector<int> sameAs;
+  /// Per dim: -1, or the largest size the module accepts there ("?<=8"),
+  /// e.g. a sequence length bounded by a model's mask buffer.
+  std::vector<int64_t> maxDims;
   /// The argument's name in the source model (ONNX graph input), or "".
   std::string name;
   std::string describe() const;
@@ -40,7 +43,8 @@ struct FunctionSignature {
 };
 
 /// "f32[1,?,768],f32[768,768]->f32[1,?,768]"; "?N" marks dynamic dims
-/// that must all have the same size.
+/// that must all have the same size, "?<=M" (or "?N<=M") a dynamic dim of at
+/// most M.
 std::string formatSignature(const FunctionSignature &sig);
 Status parseSignature(const std::string &text, FunctionSignature &out);
 
