@@ -28,8 +28,14 @@ case "$target" in
       -exec cp {} "$corpus/" \;
     dict=() ;;
   onnx)
-    # The conformance models and the importer tests' models.
+    # The conformance models, the importer tests' models and the export
+    # pattern fixtures.
     /usr/bin/python3 "$root/test/onnx/Inputs/make_models.py" "$corpus" >/dev/null
+    # Real export shapes (torch exports with dynamic axes, GPT-2, BERT, ...).
+    patterns="$build/pattern-models"
+    /usr/bin/python3 "$root/test/onnx/Inputs/pattern_models.py" "$patterns" >/dev/null
+    cp "$patterns"/*.onnx "$corpus/"
+    find "$corpus" -type f ! -name '*.onnx' -delete
     for d in "$root"/../shared/conformance/onnx_attention/*/; do
       [ -f "$d/model.onnx" ] && cp "$d/model.onnx" "$corpus/$(basename "$d").onnx"
     done
