@@ -1,4 +1,5 @@
-//===- attention-run.cpp - compile and run attention modules ---------------===//
+//===- attention-run.cpp - compile and run attention modules
+//---------------===//
 //
 // A thin client of the runtime: compiles an MLIR file (or loads a saved
 // shared object), binds .npy inputs to an entry point, runs it, optionally
@@ -24,18 +25,19 @@ using namespace llvm;
 using namespace attnrt;
 
 static cl::OptionCategory category("attention-run options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<module.mlir | model.onnx | module.so>"),
-                                      cl::cat(category));
+static cl::opt<std::string>
+    inputFile(cl::Positional, cl::Required,
+              cl::desc("<module.mlir | model.onnx | module.so>"),
+              cl::cat(category));
 static cl::opt<std::string> entry("entry", cl::desc("Entry point to run"),
                                   cl::init("main"), cl::cat(category));
 static cl::list<std::string>
-    inputs("input", cl::desc("[argN=|NAME=]PATH.npy, one per function argument "
-                             "(NAME: an ONNX graph input)"),
+    inputs("input",
+           cl::desc("[argN=|NAME=]PATH.npy, one per function argument "
+                    "(NAME: an ONNX graph input)"),
            cl::cat(category));
-static cl::list<std::string> outputs("output",
-                                     cl::desc("PATH.npy, one per result"),
-                                     cl::cat(category));
+static cl::list<std::string>
+    outputs("output", cl::desc("PATH.npy, one per result"), cl::cat(category));
 static cl::opt<unsigned> repeat("repeat",
                                 cl::desc("Timed runs after one warm-up"),
                                 cl::init(0), cl::cat(category));
@@ -58,9 +60,15 @@ static cl::opt<bool> printIR("print-ir-after-all",
 static cl::opt<bool> timing("mlir-timing",
                             cl::desc("Print the time of every pass"),
                             cl::init(false), cl::cat(category));
-static cl::opt<bool> printSignature("print-signature",
-                                    cl::desc("Print the entry point's signature"),
-                                    cl::init(false), cl::cat(category));
+static cl::opt<bool> onnxRaise(
+    "onnx-raise",
+    cl::desc("ONNX input: raise attention subgraphs to attn ops (default on; "
+             "=false imports op by op)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<bool>
+    printSignature("print-signature",
+                   cl::desc("Print the entry point's signature"),
+                   cl::init(false), cl::cat(category));
 
 static int fail(const std::string &msg) {
   std::fprintf(stderr, "attention-run: error: %s\n", msg.c_str());
@@ -95,9 +103,10 @@ int main(int argc, char **argv) {
     threads = std::stoi(value);
   }
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(static_cast<int>(rest.size()), rest.data(),
-                              "attention-run: compile and run attention modules\n"
-                              "  --threads N   worker threads (default: all cores)\n");
+  cl::ParseCommandLineOptions(
+      static_cast<int>(rest.size()), rest.data(),
+      "attention-run: compile and run attention modules\n"
+      "  --threads N   worker threads (default: all cores)\n");
 
   if (target != "cpu")
     return fail("unknown target '" + target + "' (supported: cpu)");
@@ -108,7 +117,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<CompiledModule> module;
   if (endsWith(inputFile, ".so")) {
     if (!emitSharedObject.empty())
-      return fail("--emit-shared-object needs an MLIR input, got a shared object");
+      return fail(
+          "--emit-shared-object needs an MLIR input, got a shared object");
     std::unique_ptr<SharedObjectModule> so;
     if (Status s = SharedObjectModule::load(inputFile, so); !s)
       return fail(s.message());
@@ -118,6 +128,7 @@ int main(int argc, char **argv) {
     options.pipelineOptions = pipelineOptions;
     options.printIRAfterAll = printIR;
     options.timing = timing;
+    options.onnxRaise = onnxRaise;
     std::unique_ptr<JitModule> jit;
     if (Status s = compileFile(inputFile, options, jit, emitSharedObject); !s)
       return fail(s.message());
@@ -172,8 +183,9 @@ int main(int argc, char **argv) {
     // bf16 travels as f32 .npy files: round to nearest even here.
     if (sig.inputs[index].dtype == DType::BF16 && t.dtype() == DType::F32)
       t = convertFloat(t, DType::BF16);
-    if (Status s = checkTensor(t, sig.inputs[index],
-                               "input " + std::to_string(index) + " (" + path + ")");
+    if (Status s =
+            checkTensor(t, sig.inputs[index],
+                        "input " + std::to_string(index) + " (" + path + ")");
         !s)
       return fail(s.message());
     args[index] = std::move(t);
@@ -218,8 +230,9 @@ int main(int argc, char **argv) {
                        .count());
     }
     std::sort(ms.begin(), ms.end());
-    double median = ms.size() % 2 ? ms[ms.size() / 2]
-                                  : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+    double median = ms.size() % 2
+                        ? ms[ms.size() / 2]
+                        : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
     std::printf("median_ms=%.3f min_ms=%.3f max_ms=%.3f\n", median, ms.front(),
                 ms.back());
   }

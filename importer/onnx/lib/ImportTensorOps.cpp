@@ -532,6 +532,25 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
     nodeError(n) << "1-D MatMul operands are not supported";
     return;
   }
+  int64_t ka = at.getDimSize(at.getRank() - 1),
+          kb = wt.getDimSize(wt.getRank() - 2);
+  bool batchOk = true;
+  for (int64_t i = 3; i <= std::min(at.getRank(), wt.getRank()); ++i) {
+    int64_t x = at.getDimSize(at.getRank() - i),
+            y = wt.getDimSize(wt.getRank() - i);
+    batchOk &= x == y || x == 1 || y == 1 || ShapedType::isDynamic(x) ||
+               ShapedType::isDynamic(y);
+  }
+  if ((!ShapedType::isDynamic(ka) && !ShapedType::isDynamic(kb) && ka != kb) ||
+      !batchOk) {
+    InFlightDiagnostic d = nodeError(n);
+    d << "operand shapes " << at << " and " << wt << " do not multiply: ";
+    if (batchOk)
+      d << "inner dims " << ka << " and " << kb << " differ";
+    else
+      d << "batch dims do not broadcast";
+    return;
+  }
   int64_t r = std::max(at.getRank(), wt.getRank()); // output rank
   // Loops: out dims (r) then k.
   unsigned nl = r + 1, kd = r;

@@ -491,6 +491,17 @@ Importer::valueInfoType(const onnx::ValueInfoProto &vi) {
       shape.push_back(ShapedType::kDynamic);
     }
   }
+  // Static dims whose product overflows (or could not be allocated).
+  int64_t count = 1;
+  for (int64_t d : shape)
+    if (!ShapedType::isDynamic(d) && d && count > (int64_t(1) << 40) / d) {
+      emitError(fileLoc) << "graph value '" << vi.name()
+                         << "' has too many elements ("
+                         << RankedTensorType::get(shape, *elem) << ")";
+      return std::nullopt;
+    } else if (!ShapedType::isDynamic(d)) {
+      count *= d;
+    }
   return RankedTensorType::get(shape, *elem);
 }
 

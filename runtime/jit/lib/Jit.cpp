@@ -255,7 +255,10 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   OwningOpRef<ModuleOp> module;
   if (llvm::StringRef(path).ends_with(".onnx")) {
     // ONNX models are imported (attention raised to attn ops) first.
-    module = attn::importOnnxModel(file->getBuffer(), path, &context);
+    attn::OnnxImportOptions importOptions;
+    importOptions.raise = options.onnxRaise;
+    module =
+        attn::importOnnxModel(file->getBuffer(), path, &context, importOptions);
     if (!module)
       return Status::error(path + ": ONNX import failed (see the diagnostics "
                                   "above)");

@@ -109,6 +109,14 @@ save("cycle",
       helper.make_node("Identity", ["a"], ["b"], name="b"),
       helper.make_node("Identity", ["a"], ["Y"], name="out")],
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])])
+# Inconsistent shapes: a MatMul whose inner dims differ; static dims whose
+# element count overflows.
+save("matmul_mismatch",
+     [helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")],
+     [vi("A", F, [2, 3]), vi("B", F, [4, 5])], [vi("Y", F, [2, 5])])
+save("huge_dims",
+     [helper.make_node("Identity", ["A"], ["Y"], name="copy")],
+     [vi("A", F, [1 << 40, 1 << 40])], [vi("Y", F, [1 << 40, 1 << 40])])
 # Truncated and non-ONNX files.
 with open(os.path.join(d, "attention_mask.onnx"), "rb") as f:
     whole = f.read()

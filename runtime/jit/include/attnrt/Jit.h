@@ -28,6 +28,8 @@ struct CompileOptions {
   bool printIRAfterAll = false;
   /// Print per-pass timing to stderr.
   bool timing = false;
+  /// ONNX input: raise recognised attention subgraphs to attn ops.
+  bool onnxRaise = true;
 };
 
 class JitModule : public CompiledModule {
