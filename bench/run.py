@@ -8,6 +8,9 @@ bench/peak/fma_peak.cpp) and the speed-up, and check that the outputs agree.
 Writes results/bench-<date>.md and .png. Usage (through bench/run.sh):
 
   run.py BUILD_DIR [--threads 2] [--repeat 10] [--sweep]
+
+Also reports each module's compile time (attention-run's pipeline + codegen)
+and, for causal attention at T=8192, the peak RSS beyond inputs and output.
 """
 import argparse
 import datetime
@@ -116,6 +119,51 @@ def mha_case(b, tt, dm, h, causal, rng):
     return mlir, model, [x] + ws + [bo], ["x"], [b, tt, dm], flops
 
 
+def torch_mha_case(b, tt, dm, h, rng):
+    """The seed's MultiHeadAttention (causal, GPT-2 sizes) as
+    torch.onnx.export writes it (opset 17, static shapes): both sides run
+    that same file; ours imports it and raises it to one
+    attn.multi_head_attention."""
+    import io
+    import torch
+    sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
+    import seed_modules
+    torch.manual_seed(int(rng.integers(1 << 30)))
+    module = seed_modules.MultiHeadAttention(dm, dm, tt, 0.0, num_heads=h).eval()
+    x = rng.standard_normal((b, tt, dm)).astype(np.float32)
+    buf = io.BytesIO()
+    torch.onnx.export(module, torch.from_numpy(x), buf, opset_version=17,
+                      input_names=["x"], output_names=["y"])
+    model = onnx.load_from_string(buf.getvalue())
+    flops = 8 * b * tt * dm * dm + 2 * b * h * tt * tt * (dm // h)
+    return None, model, [x], ["x"], [b, tt, dm], flops
+
+
+def memory_case(build, threads, work, tt=8192, h=12, d=64):
+    """Causal attention at T=8192: time and peak RSS of ours, against the same
+    module at T=512 (the difference beyond the larger inputs and output is
+    what the kernel itself allocates; a Tq x Tk buffer would be 3 GiB)."""
+    ty = "tensor<1x%dx?x%dxf32>" % (h, d)
+    mlir = ("func.func @main(%q: {0}, %k: {0}, %v: {0}) -> {0} {{\n"
+            "  %o = attn.sdpa %q, %k, %v causal(top_left) : {0}, {0}, {0} -> {0}\n"
+            "  return %o : {0}\n}}\n").format(ty)
+    path = os.path.join(work, "long.mlir")
+    with open(path, "w") as f:
+        f.write(mlir)
+    rng = np.random.default_rng(8192)
+    out = {}
+    for t_ in (512, tt):
+        arrays = [rng.standard_normal((1, h, t_, d), dtype=np.float32) for _ in range(3)]
+        proc, rss = run_ours(build, path, arrays, None, threads, 3,
+                             os.path.join(work, "long%d" % t_))
+        out[t_] = (parse_timing(proc.stdout)["median_ms"], rss)
+    io_growth = 4 * h * d * 4 * (tt - 512)
+    growth = out[tt][1] - out[512][1]
+    return {"ms": out[tt][0], "rss_mib": out[tt][1] / 2**20,
+            "extra_mib": (growth - io_growth) / 2**20,
+            "gflops": 2 * h * tt * tt * d / out[tt][0] / 1e6}
+
+
 # ---------------------------------------------------------------------------
 
 def parse_timing(text):
@@ -125,20 +173,56 @@ def parse_timing(text):
     raise RuntimeError("no timing line in:\n" + text)
 
 
-def run_case(name, spec, build, threads, repeat, work):
-    mlir, model, arrays, ort_names, ort_dims, flops = spec
-    tag = os.path.join(work, "".join(c if c.isalnum() else "_" for c in name))
-    with open(tag + ".mlir", "w") as f:
-        f.write(mlir)
-    onnx.save(model, tag + ".onnx")
-    cmd = [os.path.join(build, "bin", "attention-run"), tag + ".mlir",
+def parse_compile_s(stderr):
+    """attention-run's 'compiled X: pipeline A s, codegen B s' (for an .onnx
+    input the import and raising are part of the pipeline figure)."""
+    for line in stderr.splitlines():
+        if line.startswith("compiled ") and "pipeline" in line:
+            parts = line.split("pipeline ")[1].split(", codegen ")
+            return float(parts[0].split()[0]) + float(parts[1].split()[0])
+    return float("nan")
+
+
+def run_measured(cmd):
+    """Runs cmd in a fresh child and returns (CompletedProcess, its peak RSS
+    in bytes)."""
+    probe = ("import resource, subprocess, sys\n"
+             "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+             "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr)\n"
+             "print('peak_rss_kib=%d' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+             "sys.exit(p.returncode)\n")
+    proc = subprocess.run([sys.executable, "-c", probe] + cmd, capture_output=True, text=True)
+    rss = 0
+    for line in proc.stdout.splitlines():
+        if line.startswith("peak_rss_kib="):
+            rss = int(line.split("=")[1]) * 1024
+    return proc, rss
+
+
+def run_ours(build, source, arrays, names, threads, repeat, tag):
+    cmd = [os.path.join(build, "bin", "attention-run"), source,
            "--repeat", str(repeat), "--threads", str(threads), "--output", tag + ".ours.npy"]
     for i, a in enumerate(arrays):
         np.save("%s.in%d.npy" % (tag, i), a)
-        cmd += ["--input", "%s.in%d.npy" % (tag, i)]
-    ours = subprocess.run(cmd, capture_output=True, text=True)
+        prefix = names[i] + "=" if names else ""
+        cmd += ["--input", prefix + "%s.in%d.npy" % (tag, i)]
+    ours, rss = run_measured(cmd)
     if ours.returncode:
         raise RuntimeError("attention-run failed:\n" + ours.stderr)
+    return ours, rss
+
+
+def run_case(name, spec, build, threads, repeat, work):
+    mlir, model, arrays, ort_names, ort_dims, flops = spec
+    tag = os.path.join(work, "".join(c if c.isalnum() else "_" for c in name))
+    onnx.save(model, tag + ".onnx")
+    if mlir is None:
+        # Ours compiles the very ONNX file ORT runs (import + raising).
+        ours, _ = run_ours(build, tag + ".onnx", arrays, ort_names, threads, repeat, tag)
+    else:
+        with open(tag + ".mlir", "w") as f:
+            f.write(mlir)
+        ours, _ = run_ours(build, tag + ".mlir", arrays, None, threads, repeat, tag)
     inputs = []
     for i, (n, a) in enumerate(zip(ort_names, arrays)):
         a.tofile("%s.ort%d.bin" % (tag, i))
@@ -157,7 +241,7 @@ def run_case(name, spec, build, threads, repeat, work):
     err = float(np.abs(got - ref).max())
     mo, mr = parse_timing(ours.stdout), parse_timing(ort.stdout)
     return {"case": name, "flops": flops, "ours_ms": mo["median_ms"], "ort_ms": mr["median_ms"],
-            "max_abs_diff": err}
+            "max_abs_diff": err, "compile_s": parse_compile_s(ours.stderr)}
 
 
 def main():
@@ -179,7 +263,9 @@ def main():
 
     cases = [("causal core B=1 H=12 T=1024 d=64", core_case(1, 12, 1024, 64, True, rng)),
              ("core B=1 H=12 T=1024 d=64", core_case(1, 12, 1024, 64, False, rng)),
-             ("seed MHA GPT-2 small B=1 T=1024 causal", mha_case(1, 1024, 768, 12, True, rng))]
+             ("seed MHA GPT-2 small B=1 T=1024 causal", mha_case(1, 1024, 768, 12, True, rng)),
+             ("seed MHA GPT-2 small B=1 T=1024, torch.onnx.export",
+              torch_mha_case(1, 1024, 768, 12, rng))]
     if args.sweep:
         for dm, h in ((768, 12), (1600, 25)):
             for b in (1, 4):
@@ -196,9 +282,11 @@ def main():
             r["ort_gflops"] = r["flops"] / r["ort_ms"] / 1e6
             r["speedup"] = r["ort_ms"] / r["ours_ms"]
             rows.append(r)
-            print("%-44s ours %8.2f ms %6.1f GFLOP/s (%4.1f%% of peak) | ORT %8.2f ms | %5.2fx | max|diff| %.1e"
+            print("%-44s ours %8.2f ms %6.1f GFLOP/s (%4.1f%% of peak) | ORT %8.2f ms | %5.2fx | "
+                  "max|diff| %.1e | compile %.2f s"
                   % (name, r["ours_ms"], r["ours_gflops"], 100 * r["ours_gflops"] / peak,
-                     r["ort_ms"], r["speedup"], r["max_abs_diff"]), flush=True)
+                     r["ort_ms"], r["speedup"], r["max_abs_diff"], r["compile_s"]), flush=True)
+        mem = memory_case(args.build, args.threads, work)
 
     date = datetime.date.today().isoformat()
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
@@ -206,13 +294,18 @@ def main():
           "%s (bench/peak/fma_peak.cpp). ONNX Runtime 1.30.0 CPU (onnxruntime-node), "
           "graph optimizations on." % (date, args.threads, args.repeat, peak_line.split(" (")[0]),
           "",
-          "| case | GFLOP | ours ms | ours GFLOP/s | % of peak | ORT ms | ORT GFLOP/s | speed-up | max abs diff |",
-          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+          "| case | GFLOP | ours ms | ours GFLOP/s | % of peak | ORT ms | ORT GFLOP/s | speed-up | max abs diff | ours compile s |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        md.append("| %s | %.2f | %.2f | %.1f | %.1f%% | %.2f | %.1f | %.2fx | %.1e |" % (
+        md.append("| %s | %.2f | %.2f | %.1f | %.1f%% | %.2f | %.1f | %.2fx | %.1e | %.2f |" % (
             r["case"], r["flops"] / 1e9, r["ours_ms"], r["ours_gflops"],
             100 * r["ours_gflops"] / peak, r["ort_ms"], r["ort_gflops"], r["speedup"],
-            r["max_abs_diff"]))
+            r["max_abs_diff"], r["compile_s"]))
+    md += ["",
+           "Long sequence, ours only: causal B=1 H=12 T=8192 d=64 in %.0f ms (%.1f GFLOP/s, "
+           "useful causal FLOPs), peak RSS %.0f MiB, %.1f MiB beyond the growth of inputs "
+           "and output from T=512 (bound: 64 MiB)." % (mem["ms"], mem["gflops"], mem["rss_mib"],
+                                                      mem["extra_mib"])]
     md_path = os.path.join(HERE, "results", "bench-%s.md" % date)
     with open(md_path, "w") as f:
         f.write("\n".join(md) + "\n")
