@@ -7,6 +7,8 @@
 
 #include "Importer.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace mlir::attn::onnx_import {
 
 /// A constant tensor input as integers (shapes, permutations), if it is one.
@@ -691,14 +693,15 @@ void Importer::importReshape(const onnx::NodeProto &n) {
   }
   // Element counts as (static product, dynamic factors); equal SSA factors
   // cancel, so [B, T, 12, 64] -> [B, T, -1] infers a static 768.
-  auto factor = [](ArrayRef<OpFoldResult> sizes, int64_t skip, int64_t &c,
-                   SmallVector<Value> &dyn) {
+  bool overflow = false;
+  auto factor = [&](ArrayRef<OpFoldResult> sizes, int64_t skip, int64_t &c,
+                    SmallVector<Value> &dyn) {
     c = 1;
     for (auto [i, s] : llvm::enumerate(sizes)) {
       if (static_cast<int64_t>(i) == skip)
         continue;
       if (auto k = getConstantIntValue(s))
-        c *= *k;
+        overflow |= llvm::MulOverflow(c, *k, c);
       else
         dyn.push_back(cast<Value>(s));
     }
@@ -707,6 +710,10 @@ void Importer::importReshape(const onnx::NodeProto &n) {
   SmallVector<Value> inDyn, outDyn;
   factor(in, -1, inC, inDyn);
   factor(out, infer, outC, outDyn);
+  if (overflow || outC > (int64_t(1) << 40)) {
+    nodeError(n) << "the target shape has too many elements";
+    return;
+  }
   for (auto it = outDyn.begin(); it != outDyn.end();) {
     auto m = llvm::find(inDyn, *it);
     if (m != inDyn.end()) {

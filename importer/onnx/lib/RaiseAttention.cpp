@@ -11,6 +11,19 @@
 
 namespace mlir::attn::onnx_import {
 
+namespace {
+// Fuzzed models have nodes with fewer inputs or outputs than their op
+// needs; the matchers read names through these, which give "" instead.
+const std::string &inputName(const onnx::NodeProto &n, int i) {
+  static const std::string none;
+  return i < n.input_size() ? n.input(i) : none;
+}
+const std::string &outputName(const onnx::NodeProto &n, int i) {
+  static const std::string none;
+  return i < n.output_size() ? n.output(i) : none;
+}
+} // namespace
+
 std::optional<double> Importer::scalarConst(const std::string &name,
                                             int depth) {
   if (depth > 8)
@@ -86,7 +99,7 @@ std::optional<double> Importer::scalarConst(const std::string &name,
   }
   if ((op == "Cast" || op == "Identity" || op == "Sqrt") &&
       p.input_size() >= 1) {
-    auto x = scalarConst(p.input(0), depth + 1);
+    auto x = scalarConst(inputName(p, 0), depth + 1);
     if (x && op == "Sqrt")
       return *x >= 0 ? std::optional<double>(std::sqrt(*x)) : std::nullopt;
     return x;
@@ -94,8 +107,8 @@ std::optional<double> Importer::scalarConst(const std::string &name,
   if ((op == "Pow" || op == "Div" || op == "Mul" || op == "Add" ||
        op == "Sub") &&
       p.input_size() == 2) {
-    auto x = scalarConst(p.input(0), depth + 1),
-         y = scalarConst(p.input(1), depth + 1);
+    auto x = scalarConst(inputName(p, 0), depth + 1),
+         y = scalarConst(inputName(p, 1), depth + 1);
     if (!x || !y)
       return std::nullopt;
     if (op == "Pow")
@@ -149,36 +162,37 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
   };
   for (const auto &pv : g.node()) {
     if (pv.op_type() != "MatMul" || pv.input_size() != 2 ||
-        uses[pv.input(0)] != 1)
+        uses[inputName(pv, 0)] != 1)
       continue;
     AttentionChain chain;
-    std::string weights = pv.input(0);
+    std::string weights = inputName(pv, 0);
     // A no-op Cast of the weights (GPT-2: attn_weights.type(value.dtype)).
     if (const auto *cast = producedBy(weights, "Cast");
-        cast && uses[cast->input(0)] == 1) {
+        cast && uses[inputName(*cast, 0)] == 1) {
       chain.nodes.push_back(cast);
-      weights = cast->input(0);
+      weights = inputName(*cast, 0);
     }
     // The seed's first method of causal attention: the softmax weights
     // masked by a 0/1 matrix t and renormalised,
     //   softmax(s) * t / rowsum(softmax(s) * t) == softmax(t ? s : -inf).
     if (const auto *div = producedBy(weights, "Div");
         div && div->input_size() == 2) {
-      const auto *mul = producedBy(div->input(0), "Mul");
-      const auto *sum = producedBy(div->input(1), "ReduceSum");
-      if (mul && sum && sum->input(0) == div->input(0) &&
-          uses[div->input(0)] == 2 && uses[div->input(1)] == 1 &&
+      const auto *mul = producedBy(inputName(*div, 0), "Mul");
+      const auto *sum = producedBy(inputName(*div, 1), "ReduceSum");
+      if (mul && sum && inputName(*sum, 0) == inputName(*div, 0) &&
+          uses[inputName(*div, 0)] == 2 && uses[inputName(*div, 1)] == 1 &&
           intAttr(*sum, "keepdims", 1) == 1 && mul->input_size() == 2) {
-        auto axes =
-            sum->input_size() > 1 ? scalarConst(sum->input(1)) : std::nullopt;
+        auto axes = sum->input_size() > 1 ? scalarConst(inputName(*sum, 1))
+                                          : std::nullopt;
         for (int t : {1, 0}) {
-          if (!axes || !producedBy(mul->input(1 - t), "Softmax") ||
-              uses[mul->input(1 - t)] != 1)
+          if (!axes || !producedBy(inputName(*mul, 1 - t), "Softmax") ||
+              uses[inputName(*mul, 1 - t)] != 1)
             continue;
-          chain.masks.push_back({mul->input(t), MaskKind::attend_where_true, "",
-                                 true, int64_t(*axes)});
+          chain.masks.push_back({inputName(*mul, t),
+                                 MaskKind::attend_where_true, "", true,
+                                 int64_t(*axes)});
           chain.nodes.insert(chain.nodes.end(), {div, mul, sum});
-          weights = mul->input(1 - t);
+          weights = inputName(*mul, 1 - t);
           break;
         }
       }
@@ -192,7 +206,7 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
     if (intAttr(*softmax, "axis", -1) != -1)
       continue;
     chain.nodes.push_back(softmax);
-    if (!matchScores(softmax->input(0), chain, 0))
+    if (!matchScores(inputName(*softmax, 0), chain, 0))
       continue;
     llvm::sort(chain.nodes,
                [&](const onnx::NodeProto *a, const onnx::NodeProto *b) {
@@ -215,11 +229,12 @@ Importer::matchProjection(const std::string &name) {
   if (node->op_type() == "Add" && node->input_size() == 2) {
     // Add(MatMul(x, W), b) in either order, b an initializer.
     for (int bi : {1, 0}) {
-      auto m = producer.find(node->input(1 - bi));
-      if (initByName.count(node->input(bi)) && m != producer.end() &&
-          m->second->op_type() == "MatMul" && single(node->input(1 - bi))) {
+      auto m = producer.find(inputName(*node, 1 - bi));
+      if (initByName.count(inputName(*node, bi)) && m != producer.end() &&
+          m->second->op_type() == "MatMul" &&
+          single(inputName(*node, 1 - bi))) {
         proj.bias = node;
-        proj.b = node->input(bi);
+        proj.b = inputName(*node, bi);
         node = m->second;
         break;
       }
@@ -228,11 +243,11 @@ Importer::matchProjection(const std::string &name) {
       return std::nullopt;
   }
   if (node->op_type() != "MatMul" || node->input_size() != 2 ||
-      !initByName.count(node->input(1)))
+      !initByName.count(inputName(*node, 1)))
     return std::nullopt;
   proj.matmul = node;
-  proj.x = node->input(0);
-  proj.w = node->input(1);
+  proj.x = inputName(*node, 0);
+  proj.w = inputName(*node, 1);
   return proj;
 }
 
@@ -271,15 +286,15 @@ Importer::matchRegion(const onnx::NodeProto &pv, const AttentionChain &chain) {
     const onnx::NodeProto *t = producedBy(v, "Transpose");
     if (!t || perm(t) != SmallVector<int64_t>(want))
       return false;
-    const onnx::NodeProto *reshape = producedBy(t->input(0), "Reshape");
+    const onnx::NodeProto *reshape = producedBy(inputName(*t, 0), "Reshape");
     if (!reshape || reshape->input_size() != 2)
       return false;
-    auto p = matchProjection(reshape->input(0));
+    auto p = matchProjection(inputName(*reshape, 0));
     if (!p)
       return false;
     proj = *p;
     r.nodes.insert(r.nodes.end(), {t, reshape});
-    r.reshapeTargets.push_back(reshape->input(1));
+    r.reshapeTargets.push_back(inputName(*reshape, 1));
     return true;
   };
   auto addProjection = [&](const Projection &p) {
@@ -290,30 +305,30 @@ Importer::matchRegion(const onnx::NodeProto &pv, const AttentionChain &chain) {
   std::string result;
   if (headPath(chain.q, {0, 2, 1, 3}, r.q) &&
       headPath(chain.kT, {0, 2, 3, 1}, r.k) &&
-      headPath(pv.input(1), {0, 2, 1, 3}, r.v)) {
+      headPath(inputName(pv, 1), {0, 2, 1, 3}, r.v)) {
     r.multiHead = true;
     // Merge: Transpose(0, 2, 1, 3) -> Reshape [.., T, H*hd].
-    const onnx::NodeProto *t = onlyUser(pv.output(0));
+    const onnx::NodeProto *t = onlyUser(outputName(pv, 0));
     if (!t || t->op_type() != "Transpose" ||
         perm(t) != SmallVector<int64_t>{0, 2, 1, 3})
       return std::nullopt;
-    const onnx::NodeProto *reshape = onlyUser(t->output(0));
+    const onnx::NodeProto *reshape = onlyUser(outputName(*t, 0));
     if (!reshape || reshape->op_type() != "Reshape" ||
-        reshape->input(0) != t->output(0))
+        inputName(*reshape, 0) != outputName(*t, 0))
       return std::nullopt;
     r.nodes.insert(r.nodes.end(), {t, reshape});
-    r.reshapeTargets.push_back(reshape->input(1));
-    result = reshape->output(0);
+    r.reshapeTargets.push_back(inputName(*reshape, 1));
+    result = outputName(*reshape, 0);
   } else {
     // One head: Q = x W_q, K^T = Transpose(x W_k), V = x W_v.
     r.nodes.clear();
     r.reshapeTargets.clear();
     auto q = matchProjection(chain.q);
     const onnx::NodeProto *kt = producedBy(chain.kT, "Transpose");
-    auto v = matchProjection(pv.input(1));
+    auto v = matchProjection(inputName(pv, 1));
     if (!q || !kt || !v)
       return std::nullopt;
-    auto k = matchProjection(kt->input(0));
+    auto k = matchProjection(inputName(*kt, 0));
     SmallVector<int64_t> kp = perm(kt);
     bool swapsLastTwo = kp.size() >= 2 &&
                         kp[kp.size() - 1] == int64_t(kp.size()) - 2 &&
@@ -326,7 +341,7 @@ Importer::matchRegion(const onnx::NodeProto &pv, const AttentionChain &chain) {
     r.k = *k;
     r.v = *v;
     r.nodes.push_back(kt);
-    result = pv.output(0);
+    result = outputName(pv, 0);
   }
   if (r.q.x != r.k.x || r.q.x != r.v.x)
     return std::nullopt;
@@ -336,14 +351,15 @@ Importer::matchRegion(const onnx::NodeProto &pv, const AttentionChain &chain) {
   // An output projection: MatMul(merged, W_o) [+ b_o].
   if (r.multiHead) {
     if (const onnx::NodeProto *m = onlyUser(result);
-        m && m->op_type() == "MatMul" && m->input(0) == result &&
-        initByName.count(m->input(1))) {
+        m && m->op_type() == "MatMul" && inputName(*m, 0) == result &&
+        initByName.count(inputName(*m, 1))) {
       r.out.matmul = m;
-      r.out.w = m->input(1);
-      result = m->output(0);
+      r.out.w = inputName(*m, 1);
+      result = outputName(*m, 0);
       if (const onnx::NodeProto *a = onlyUser(result);
           a && a->op_type() == "Add") {
-        std::string other = a->input(0) == result ? a->input(1) : a->input(0);
+        std::string other =
+            inputName(*a, 0) == result ? inputName(*a, 1) : inputName(*a, 0);
         if (initByName.count(other)) {
           r.out.bias = a;
           r.out.b = other;
@@ -556,17 +572,17 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
     chain.nodes.push_back(&node);
     // PyTorch's SDPA export scales Q and K^T by sqrt(scale) each.
     for (int i = 0; i < 2; ++i) {
-      std::string in = node.input(i);
+      std::string in = inputName(node, i);
       auto m = producer.find(in);
       if (m != producer.end() && m->second->op_type() == "Mul" &&
           uses[in] == 1 && m->second->input_size() == 2) {
-        int f = scalarLike(m->second->input(1))   ? 1
-                : scalarLike(m->second->input(0)) ? 0
-                                                  : -1;
+        int f = scalarLike(inputName(*m->second, 1))   ? 1
+                : scalarLike(inputName(*m->second, 0)) ? 0
+                                                       : -1;
         if (f >= 0) {
-          chain.scaleFactors.push_back({m->second->input(f), false});
+          chain.scaleFactors.push_back({inputName(*m->second, f), false});
           chain.nodes.push_back(m->second);
-          in = m->second->input(1 - f);
+          in = inputName(*m->second, 1 - f);
         }
       }
       (i == 0 ? chain.q : chain.kT) = in;
@@ -578,9 +594,9 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
       if (op == "Div" && f == 0)
         break;
       if (tryWith([&](AttentionChain &c) {
-            c.scaleFactors.push_back({node.input(f), op == "Div"});
+            c.scaleFactors.push_back({inputName(node, f), op == "Div"});
             c.nodes.push_back(&node);
-            return matchScores(node.input(1 - f), c, depth + 1);
+            return matchScores(inputName(node, 1 - f), c, depth + 1);
           }))
         return true;
     }
@@ -591,12 +607,12 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
     // Where(m, s, fill): m marks kept ones (GPT-2's causal bias).
     for (int dataIdx : {2, 1})
       if (tryWith([&](AttentionChain &c) {
-            c.masks.push_back({node.input(0),
+            c.masks.push_back({inputName(node, 0),
                                dataIdx == 2 ? MaskKind::masked_where_true
                                             : MaskKind::attend_where_true,
-                               node.input(dataIdx == 2 ? 1 : 2)});
+                               inputName(node, dataIdx == 2 ? 1 : 2)});
             c.nodes.push_back(&node);
-            return matchScores(node.input(dataIdx), c, depth + 1);
+            return matchScores(inputName(node, dataIdx), c, depth + 1);
           }))
         return true;
     return false;
@@ -605,17 +621,17 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
     for (int dataIdx : {0, 1})
       if (tryWith([&](AttentionChain &c) {
             c.masks.push_back(
-                {node.input(1 - dataIdx), MaskKind::additive, ""});
+                {inputName(node, 1 - dataIdx), MaskKind::additive, ""});
             c.nodes.push_back(&node);
-            return matchScores(node.input(dataIdx), c, depth + 1);
+            return matchScores(inputName(node, dataIdx), c, depth + 1);
           }))
         return true;
     return false;
   }
   if (op == "Cast" && node.input_size() == 1) {
-    chain.casts.push_back(node.output(0));
+    chain.casts.push_back(outputName(node, 0));
     chain.nodes.push_back(&node);
-    return matchScores(node.input(0), chain, depth + 1);
+    return matchScores(inputName(node, 0), chain, depth + 1);
   }
   return false;
 }
@@ -685,31 +701,31 @@ bool Importer::isShapeCausalMask(const std::string &name, Value q, Value kT) {
     return c && *c == x;
   };
   const onnx::NodeProto *where = node(name, "Where");
-  if (!where || where->input_size() != 3 || !is(where->input(2), 0.0))
+  if (!where || where->input_size() != 3 || !is(inputName(*where, 2), 0.0))
     return false;
-  auto fill = scalarConst(where->input(1));
-  const onnx::NodeProto *eq = node(where->input(0), "Equal");
-  if (!fill || *fill > -1.0e4 || !eq || !is(eq->input(1), 0.0))
+  auto fill = scalarConst(inputName(*where, 1));
+  const onnx::NodeProto *eq = node(inputName(*where, 0), "Equal");
+  if (!fill || *fill > -1.0e4 || !eq || !is(inputName(*eq, 1), 0.0))
     return false;
-  const onnx::NodeProto *tril = node(eq->input(0), "Trilu");
+  const onnx::NodeProto *tril = node(inputName(*eq, 0), "Trilu");
   if (!tril || intAttr(*tril, "upper", 1) != 0 ||
-      (tril->input_size() > 1 && !tril->input(1).empty() &&
-       !is(tril->input(1), 0.0)))
+      (tril->input_size() > 1 && !inputName(*tril, 1).empty() &&
+       !is(inputName(*tril, 1), 0.0)))
     return false;
   // Ones of shape [Tq, Tk]: ConstantOfShape(value 1) or Expand(1, shape).
   std::string shape;
-  if (const auto *cos = node(tril->input(0), "ConstantOfShape")) {
+  if (const auto *cos = node(inputName(*tril, 0), "ConstantOfShape")) {
     const auto *a = attr(*cos, "value");
     auto v = a && a->has_t() ? tensorAttr(a->t()) : std::nullopt;
     if (!v || v->getNumElements() != 1 ||
         !isa<FloatType>(v->getElementType()) ||
         !(*v->getValues<APFloat>().begin()).isExactlyValue(1.0))
       return false;
-    shape = cos->input(0);
-  } else if (const auto *ex = node(tril->input(0), "Expand")) {
-    if (!is(ex->input(0), 1.0))
+    shape = inputName(*cos, 0);
+  } else if (const auto *ex = node(inputName(*tril, 0), "Expand")) {
+    if (!is(inputName(*ex, 0), 1.0))
       return false;
-    shape = ex->input(1);
+    shape = inputName(*ex, 1);
   } else {
     return false;
   }
