@@ -154,14 +154,15 @@ def memory_case(build, threads, work, tt=8192, h=12, d=64):
     out = {}
     for t_ in (512, tt):
         arrays = [rng.standard_normal((1, h, t_, d), dtype=np.float32) for _ in range(3)]
-        proc, rss = run_ours(build, path, arrays, None, threads, 3,
-                             os.path.join(work, "long%d" % t_))
-        out[t_] = (parse_timing(proc.stdout)["median_ms"], rss)
+        # One plain run for the memory (timing mode keeps more buffers).
+        _, rss = run_ours(build, path, arrays, None, threads, 0, os.path.join(work, "long%d" % t_))
+        out[t_] = rss
+    timed, _ = run_ours(build, path, arrays, None, threads, 3, os.path.join(work, "long"))
+    ms = parse_timing(timed.stdout)["median_ms"]
     io_growth = 4 * h * d * 4 * (tt - 512)
-    growth = out[tt][1] - out[512][1]
-    return {"ms": out[tt][0], "rss_mib": out[tt][1] / 2**20,
-            "extra_mib": (growth - io_growth) / 2**20,
-            "gflops": 2 * h * tt * tt * d / out[tt][0] / 1e6}
+    growth = out[tt] - out[512]
+    return {"ms": ms, "rss_mib": out[tt] / 2**20, "extra_mib": (growth - io_growth) / 2**20,
+            "gflops": 2 * h * tt * tt * d / ms / 1e6}
 
 
 # ---------------------------------------------------------------------------
@@ -201,7 +202,9 @@ def run_measured(cmd):
 
 def run_ours(build, source, arrays, names, threads, repeat, tag):
     cmd = [os.path.join(build, "bin", "attention-run"), source,
-           "--repeat", str(repeat), "--threads", str(threads), "--output", tag + ".ours.npy"]
+           "--threads", str(threads), "--output", tag + ".ours.npy"]
+    if repeat:
+        cmd += ["--repeat", str(repeat)]
     for i, a in enumerate(arrays):
         np.save("%s.in%d.npy" % (tag, i), a)
         prefix = names[i] + "=" if names else ""
@@ -303,8 +306,8 @@ def main():
             r["max_abs_diff"], r["compile_s"]))
     md += ["",
            "Long sequence, ours only: causal B=1 H=12 T=8192 d=64 in %.0f ms (%.1f GFLOP/s, "
-           "useful causal FLOPs), peak RSS %.0f MiB, %.1f MiB beyond the growth of inputs "
-           "and output from T=512 (bound: 64 MiB)." % (mem["ms"], mem["gflops"], mem["rss_mib"],
+           "useful causal FLOPs, median of 3), peak RSS of a single run %.0f MiB, %.1f MiB "
+           "beyond the growth of inputs and output from T=512 (bound: 64 MiB)." % (mem["ms"], mem["gflops"], mem["rss_mib"],
                                                       mem["extra_mib"])]
     md_path = os.path.join(HERE, "results", "bench-%s.md" % date)
     with open(md_path, "w") as f:

@@ -168,6 +168,17 @@ void Importer::importMsMultiHeadAttention(const onnx::NodeProto &n) {
                    << pt;
       return;
     }
+    // Its batch must be the query's, a 2-D mask's length the keys' (past
+    // included): equal sizes, or the mask would be read out of bounds.
+    bool sizesOk = isEqualConstantIntOrValue(dimOf(padding, 0), dimOf(q, 0)) &&
+                   (pt.getRank() == 1 ||
+                    isEqualConstantIntOrValue(dimOf(padding, 1), total));
+    if (!sizesOk) {
+      nodeError(n) << "key_padding_mask " << pt
+                   << " does not match the batch and total key length (or they "
+                      "cannot be proven equal)";
+      return;
+    }
     SmallVector<OpFoldResult> sizes{dimOf(padding, 0), b.getIndexAttr(1),
                                     b.getIndexAttr(1), total};
     Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
@@ -194,7 +205,8 @@ void Importer::importMsMultiHeadAttention(const onnx::NodeProto &n) {
                 hidden = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
                                                j, a[0]);
               } else {
-                hidden = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                // ORT keeps keys whose mask entry is > 0.
+                hidden = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle,
                                                a[0], zeroI);
               }
               Value f = arith::ConstantOp::create(

@@ -439,6 +439,13 @@ void Importer::importSplit(const onnx::NodeProto &n) {
       return;
     }
     lengths = k->elems;
+    // On a dynamic axis nothing would check that the lengths add up.
+    if (t.isDynamicDim(*axis)) {
+      nodeError(n)
+          << "explicit split lengths on a dynamic axis are not supported "
+             "(the axis size is only known at run time)";
+      return;
+    }
   } else {
     // Equal parts (the last one smaller when num_outputs does not divide).
     OpFoldResult dim = dimOf(x, *axis);
@@ -496,6 +503,12 @@ void Importer::importExpand(const onnx::NodeProto &n) {
       sizes.push_back(s);
     } else if (sc && *sc == 1) {
       sizes.push_back(dimOf(x, xi));
+    } else if (t.isDynamicDim(xi) &&
+               !isEqualConstantIntOrValue(dimOf(x, xi), s)) {
+      // 1 at run time would broadcast, anything else is a mismatch.
+      nodeError(n) << "cannot tell whether dynamic dim " << xi
+                   << " of the input broadcasts to the target shape";
+      return;
     } else {
       if (sc && !t.isDynamicDim(xi) && *sc != t.getDimSize(xi)) {
         nodeError(n) << "cannot expand dim " << xi << " of size "

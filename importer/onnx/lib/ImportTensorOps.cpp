@@ -66,6 +66,27 @@ bool Importer::broadcast(const onnx::NodeProto &n, ArrayRef<Value> ins,
       }
     }
   }
+  // A dynamic dim that is not the output's size could be 1 at run time
+  // (a broadcast the maps below would not do) or a mismatch: refuse rather
+  // than read out of bounds. Dims of one size are one SSA value here
+  // (shared dim_param names, sizes flowing through the graph).
+  for (auto [k, v] : llvm::enumerate(ins)) {
+    auto t = typeOf(v);
+    for (int64_t a = 0; a < t.getRank(); ++a) {
+      int64_t od = rank - t.getRank() + a;
+      if (t.getDimSize(a) == 1 ||
+          isEqualConstantIntOrValue(dimOf(v, a), sizes[od]))
+        continue;
+      nodeError(n)
+          << "cannot tell whether dim " << a << " of operand #" << k << " ("
+          << t << ") broadcasts against size "
+          << (getConstantIntValue(sizes[od])
+                  ? std::to_string(*getConstantIntValue(sizes[od]))
+                  : std::string("?"))
+          << ": give equal dynamic dims one dim_param name, or static sizes";
+      return false;
+    }
+  }
   for (Value v : ins) {
     auto t = typeOf(v);
     SmallVector<AffineExpr> e;
@@ -173,11 +194,15 @@ bool Importer::importKnownArith(const onnx::NodeProto &n) {
     return false;
   const std::string &op = n.op_type();
   char c = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
-  if (c == '/') // ONNX truncates, floorDiv floors: only exact for >= 0
+  if (c == '/') { // ONNX truncates, floorDiv floors: only exact for >= 0
     for (const auto *k : {&*x, &*y})
       for (OpFoldResult e : k->elems)
         if (auto v = getConstantIntValue(e); !v || *v < 0)
           return false;
+    for (OpFoldResult e : y->elems)
+      if (isConstantIntValue(e, 0))
+        return false; // the data path: division by zero gives 0
+  }
   KnownInts r;
   r.elemType = x->elemType;
   r.scalar = x->scalar && y->scalar;
@@ -397,6 +422,19 @@ void Importer::importGemm(const onnx::NodeProto &n) {
   // The accumulator starts as beta * C (broadcast), or 0.
   Value init =
       tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{m, nn}, elem);
+  if (c) {
+    auto ct = typeOf(c);
+    bool ok = ct.getRank() <= 2;
+    for (int64_t d = 0; ok && d < ct.getRank(); ++d) {
+      int64_t cd = ct.getDimSize(d);
+      OpFoldResult od = (2 - ct.getRank() + d) == 0 ? m : nn;
+      ok = cd == 1 || isEqualConstantIntOrValue(dimOf(c, d), od);
+    }
+    if (!ok) {
+      nodeError(n) << "C " << ct << " does not broadcast to the [M, N] result";
+      return;
+    }
+  }
   if (c && beta != 0.0f) {
     auto ct = typeOf(c);
     SmallVector<AffineExpr> ce;
@@ -583,6 +621,18 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
       sizes.push_back(dimOf(w, wi));
     else
       sizes.push_back(b.getIndexAttr(1));
+    // The other operand's batch dim must be 1 or this size (a dynamic one
+    // that is neither provably could broadcast at run time).
+    for (auto [v, vt, vi] :
+         {std::make_tuple(a, at, ai), std::make_tuple(w, wt, wi)})
+      if (vi >= 0 && vt.getDimSize(vi) != 1 &&
+          !isEqualConstantIntOrValue(dimOf(v, vi), sizes.back())) {
+        nodeError(n) << "cannot tell whether batch dim " << x << " of " << at
+                     << " and " << wt
+                     << " broadcasts: give equal dynamic dims one dim_param "
+                     << "name, or static sizes";
+        return;
+      }
   }
   sizes.push_back(dimOf(a, at.getRank() - 2));
   sizes.push_back(dimOf(w, wt.getRank() - 1));
@@ -735,6 +785,12 @@ void Importer::importReshape(const onnx::NodeProto &n) {
       nodeError(n) << "cannot reshape " << inC << " elements into " << outC;
       return;
     }
+  } else if (infer >= 0 && outDyn.empty() && outC != 0 && inC % outC == 0) {
+    // The remaining input sizes times the static quotient (view(-1, nx)).
+    OpFoldResult total = b.getIndexAttr(inC / outC);
+    for (Value v : inDyn)
+      total = foldIndex('*', total, v);
+    out[infer] = total;
   } else if (infer >= 0) {
     OpFoldResult total = b.getIndexAttr(inC), rest = b.getIndexAttr(outC);
     for (Value v : inDyn)
@@ -761,8 +817,34 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     }
     auto a = getConstantIntValue(in[i]), c = getConstantIntValue(out[j]);
     if (!a || !c) {
-      grouped = false;
-      break;
+      // A dynamic size that is a product of the other side's next sizes
+      // (B*T <-> B, T), built by foldIndex and so the same SSA value.
+      auto span = [&](ArrayRef<OpFoldResult> many, size_t from,
+                      OpFoldResult one, ReassociationIndices &group) {
+        OpFoldResult p = many[from];
+        group = {int64_t(from)};
+        for (size_t k = from + 1;
+             !isEqualConstantIntOrValue(p, one) && k < many.size(); ++k) {
+          p = foldIndex('*', p, many[k]);
+          group.push_back(k);
+        }
+        return isEqualConstantIntOrValue(p, one);
+      };
+      ReassociationIndices ig, og;
+      if (span(out, j, in[i], og)) {
+        ig = {int64_t(i)};
+      } else if (span(in, i, out[j], ig)) {
+        og = {int64_t(j)};
+      } else {
+        grouped = false;
+        break;
+      }
+      size_t ni = i + ig.size(), nj = j + og.size();
+      inGroups.push_back(ig);
+      outGroups.push_back(og);
+      i = ni;
+      j = nj;
+      continue;
     }
     ReassociationIndices ig{int64_t(i++)}, og{int64_t(j++)};
     int64_t pa = *a, pc = *c;
@@ -791,6 +873,19 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     if (grouped)
       outGroups.back().push_back(j);
   }
+  // MLIR 22.1's expand-strided-metadata crashes on reshapes of strided
+  // memrefs whose group holds two dynamic dims ([B*T, n] <-> [B, T, n]):
+  // those take the general reshape (the sizes stay known, see dimOf).
+  auto twoDynamic = [](ArrayRef<ReassociationIndices> groups,
+                       ArrayRef<OpFoldResult> sizes) {
+    return llvm::any_of(groups, [&](const ReassociationIndices &g) {
+      return llvm::count_if(g, [&](int64_t d) {
+               return !getConstantIntValue(sizes[d]);
+             }) > 1;
+    });
+  };
+  if (grouped && (twoDynamic(inGroups, in) || twoDynamic(outGroups, out)))
+    grouped = false;
   if (!grouped || inGroups.empty()) {
     // No view: a general reshape with the target as a shape tensor.
     SmallVector<Value> dims;
@@ -800,7 +895,9 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     Value shapeT = tensor::FromElementsOp::create(
         b, loc, RankedTensorType::get({int64_t(dims.size())}, b.getI64Type()),
         dims);
-    define(n, 0, tensor::ReshapeOp::create(b, loc, outType, x, shapeT));
+    Value r = tensor::ReshapeOp::create(b, loc, outType, x, shapeT);
+    reshapeSizes[r] = out;
+    define(n, 0, r);
     return;
   }
   Value v = x;

@@ -36,6 +36,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <optional>
 
 namespace mlir::attn::onnx_import {
@@ -115,6 +116,9 @@ private:
       std::string fill;          // Where's fill value
       bool renormalized = false; // softmax * t / rowsum(softmax * t)
       int64_t renormAxis = -1;
+      /// Scale factors applied after this mask (walk order): the mask is
+      /// scaled with the scores, softmax((s + m) / c) == softmax(s / c + m / c).
+      size_t scalesAfter = 0;
     };
     std::vector<Mask> masks; // at most two (GPT-2: causal Where + padding Add)
     std::vector<std::pair<std::string, bool>> scaleFactors; // (name, divides)
@@ -131,6 +135,11 @@ private:
   /// A scalar constant: an initializer, a Constant, known shape arithmetic,
   /// or Pow/Sqrt/Div/Mul/Add/Cast of those (the exports' 1/sqrt(d)).
   std::optional<double> scalarConst(const std::string &name, int depth = 0);
+  struct Scalar {
+    double value;
+    bool isInt;
+  };
+  std::optional<Scalar> scalarValue(const std::string &name, int depth);
 
   void findAttentionChains(const onnx::GraphProto &g);
   /// Walks from the softmax input `x` up to the Q.K^T MatMul.
@@ -157,6 +166,8 @@ private:
     const onnx::NodeProto *anchor = nullptr;    // the last node, in order
   };
   std::map<const onnx::NodeProto *, RaisedRegion> raiseRegionAt;
+  /// Chains whose attn.sdpa passed every check (their regions may raise).
+  std::set<const onnx::NodeProto *> raisedChains;
 
   std::optional<Projection> matchProjection(const std::string &name);
   /// The projections and head split/merge around a chain ending at `pv`.
@@ -168,7 +179,8 @@ private:
   std::map<const onnx::NodeProto *, std::pair<Location, std::string>> deferredRemarks;
   /// Whether `mask` (as the chain applies it) is exactly a top-left causal
   /// triangle: a constant, possibly sliced at the origin.
-  bool isCausalTriangle(Value mask, MaskKind kind);
+  /// `post` scales additive values (a scale applied after the mask).
+  bool isCausalTriangle(Value mask, MaskKind kind, double post = 1.0);
 
   /// A chain's scale and masks on the imported values: a causal triangle
   /// becomes `causal`, at most one other mask stays an operand.
@@ -181,7 +193,8 @@ private:
   std::optional<ResolvedChain> resolveChain(const AttentionChain &c, Value q, Value kT);
   /// PyTorch's SDPA export builds its causal mask from the sizes:
   /// Where(Equal(Trilu(ones [Tq, Tk], upper=0), 0), -inf, 0).
-  bool isShapeCausalMask(const std::string &name, Value q, Value kT);
+  bool isShapeCausalMask(const std::string &name, Value q, Value kT,
+                         double post = 1.0);
 
   /// attn.sdpa for a raised chain ending at `pv` (MatMul(P, V)).
   void emitRaisedAttention(const onnx::NodeProto &pv, const AttentionChain &c);
@@ -272,8 +285,16 @@ private:
   std::map<std::string, KnownInts> knownInts;
   /// One tensor.dim per (value, dim) not traceable to an op's sizes.
   llvm::DenseMap<std::pair<Value, int64_t>, Value> dimCache;
+  /// foldIndex's results, by (op, lhs, rhs): equal expressions, one value.
+  std::map<std::tuple<char, void *, void *>, Value> indexMemo;
+  /// The sizes each general tensor.reshape was created with.
+  llvm::DenseMap<Value, SmallVector<OpFoldResult>> reshapeSizes;
   /// (argument, dim) -> the largest size the graph accepts there.
   std::map<std::pair<unsigned, int64_t>, int64_t> inputBounds;
+  /// Graph inputs' named dynamic dims (dim_param): every (arg, dim) with a
+  /// name maps to the first (arg, dim) of that name; one SSA size for all,
+  /// and the runtime checks they agree (onnx.dim_params).
+  std::map<std::pair<unsigned, int64_t>, std::pair<unsigned, int64_t>> namedDims;
 
   /// Size `i` of `v`: static, or the SSA size it was created with.
   OpFoldResult dimOf(Value v, int64_t i);

@@ -17,7 +17,6 @@
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include <functional>
 
 namespace mlir::attn::onnx_import {
 
@@ -156,6 +155,8 @@ OpFoldResult Importer::dimOf(Value v, int64_t i) {
     return b.getIndexAttr(t.getDimSize(i));
   // Follow the value to the sizes it was created with, so that one dynamic
   // size (say the sequence length) is one SSA value wherever it flows.
+  if (auto it = reshapeSizes.find(v); it != reshapeSizes.end())
+    return it->second[i];
   if (auto r = dyn_cast<OpResult>(v)) {
     Operation *op = r.getOwner();
     if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
@@ -170,11 +171,25 @@ OpFoldResult Importer::dimOf(Value v, int64_t i) {
         return s.getMixedSizes()[i];
     if (auto c = dyn_cast<tensor::CastOp>(op))
       return dimOf(c.getSource(), i);
+    if (auto c = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      OpFoldResult p = b.getIndexAttr(1);
+      for (int64_t d : c.getReassociationIndices()[i])
+        p = foldIndex('*', p, dimOf(c.getSrc(), d));
+      return p;
+    }
     // Attention's result: the query's shape with the value's head size.
     if (auto s = dyn_cast<SdpaOp>(op))
       return i + 1 == t.getRank()
                  ? dimOf(s.getValue(), typeOf(s.getValue()).getRank() - 1)
                  : dimOf(s.getQuery(), i);
+  }
+  // Inputs' dims with one dim_param name are one size.
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto it = namedDims.find({arg.getArgNumber(), i});
+    if (it != namedDims.end() &&
+        it->second != std::make_pair(arg.getArgNumber(), i))
+      return dimOf(arg.getOwner()->getArgument(it->second.first),
+                   it->second.second);
   }
   auto key = std::make_pair(v, i);
   auto it = dimCache.find(key);
@@ -269,6 +284,10 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
   }
   if (op == '-' && isEqualConstantIntOrValue(a, c))
     return b.getIndexAttr(0);
+  // max(size, 0) of a tensor size is the size.
+  if (op == 'M' && y == 0)
+    if (auto v = dyn_cast<Value>(a); v && v.getDefiningOp<tensor::DimOp>())
+      return a;
   if ((op == '*' || op == '/') && y == 1)
     return a;
   if ((op == '+' || op == '-') && y == 0)
@@ -277,21 +296,39 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
     return c;
   if (op == '+' && x == 0)
     return c;
-  Value l = indexValue(a), r = indexValue(c);
+  // One SSA value per expression, so that sizes computed twice compare
+  // equal (B * T from a reshape and from its inverse).
+  auto memoKey = std::make_tuple(op, a.getOpaqueValue(), c.getOpaqueValue());
+  if (auto it = indexMemo.find(memoKey); it != indexMemo.end())
+    return it->second;
+  if (op == '*' || op == '+' || op == 'm' || op == 'M') // commutative
+    if (auto it = indexMemo.find(
+            std::make_tuple(op, c.getOpaqueValue(), a.getOpaqueValue()));
+        it != indexMemo.end())
+      return it->second;
+  Value l = indexValue(a), r = indexValue(c), result;
   switch (op) {
   case '+':
-    return arith::AddIOp::create(b, fileLoc, l, r).getResult();
+    result = arith::AddIOp::create(b, fileLoc, l, r);
+    break;
   case '-':
-    return arith::SubIOp::create(b, fileLoc, l, r).getResult();
+    result = arith::SubIOp::create(b, fileLoc, l, r);
+    break;
   case '*':
-    return arith::MulIOp::create(b, fileLoc, l, r).getResult();
+    result = arith::MulIOp::create(b, fileLoc, l, r);
+    break;
   case '/':
-    return arith::FloorDivSIOp::create(b, fileLoc, l, r).getResult();
+    result = arith::FloorDivSIOp::create(b, fileLoc, l, r);
+    break;
   case 'm':
-    return arith::MinSIOp::create(b, fileLoc, l, r).getResult();
+    result = arith::MinSIOp::create(b, fileLoc, l, r);
+    break;
   default:
-    return arith::MaxSIOp::create(b, fileLoc, l, r).getResult();
+    result = arith::MaxSIOp::create(b, fileLoc, l, r);
+    break;
   }
+  indexMemo[memoKey] = result;
+  return result;
 }
 
 void Importer::define(const onnx::NodeProto &n, int i, Value v) {
@@ -361,38 +398,44 @@ bool Importer::checkAcyclic(const onnx::GraphProto &g) {
       if (!o.empty())
         producedBy[o] = i;
   std::vector<int> state(g.node_size(), 0); // 0 new, 1 on the path, 2 done
-  std::vector<int> path;
   auto name = [&](int i) {
     const auto &n = g.node(i);
     return n.name().empty() ? n.op_type() + " #" + std::to_string(i) : n.name();
   };
-  std::function<bool(int)> visit = [&](int i) {
-    state[i] = 1;
-    path.push_back(i);
-    for (const auto &in : g.node(i).input()) {
-      auto it = producedBy.find(in);
+  // Iterative (graphs may be deep): a stack of (node, next input to visit).
+  std::vector<std::pair<int, int>> stack;
+  for (int root = 0; root < g.node_size(); ++root) {
+    if (state[root])
+      continue;
+    stack.push_back({root, 0});
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto &[i, next] = stack.back();
+      if (next >= g.node(i).input_size()) {
+        state[i] = 2;
+        stack.pop_back();
+        continue;
+      }
+      auto it = producedBy.find(g.node(i).input(next++));
       if (it == producedBy.end())
         continue;
       int j = it->second;
       if (state[j] == 1) {
         InFlightDiagnostic d = emitError(fileLoc);
         d << "the graph has a cycle: ";
-        auto start = llvm::find(path, j);
-        for (auto p = start; p != path.end(); ++p)
-          d << "'" << name(*p) << "' -> ";
+        auto start =
+            llvm::find_if(stack, [&](const auto &e) { return e.first == j; });
+        for (auto p = start; p != stack.end(); ++p)
+          d << "'" << name(p->first) << "' -> ";
         d << "'" << name(j) << "'";
         return false;
       }
-      if (state[j] == 0 && !visit(j))
-        return false;
+      if (state[j] == 0) {
+        state[j] = 1;
+        stack.push_back({j, 0});
+      }
     }
-    path.pop_back();
-    state[i] = 2;
-    return true;
-  };
-  for (int i = 0; i < g.node_size(); ++i)
-    if (state[i] == 0 && !visit(i))
-      return false;
+  }
   return true;
 }
 
@@ -532,6 +575,33 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
   auto fn = func::FuncOp::create(b, fileLoc, "main",
                                  b.getFunctionType(argTypes, resultTypes));
   Block *entry = fn.addEntryBlock();
+  // Named dynamic dims (dim_param), in argument order.
+  {
+    std::map<std::string, std::pair<unsigned, int64_t>> firstOf;
+    unsigned argNo = 0;
+    for (const auto &vi : g.input()) {
+      if (inits.count(vi.name()))
+        continue;
+      SmallVector<Attribute> names;
+      bool any = false;
+      const auto &dims = vi.type().tensor_type().shape().dim();
+      for (int64_t d = 0; d < dims.size(); ++d) {
+        const auto &dim = dims[d];
+        bool named = !dim.has_dim_value() && dim.has_dim_param() &&
+                     !dim.dim_param().empty();
+        names.push_back(b.getStringAttr(named ? dim.dim_param() : ""));
+        if (named) {
+          any = true;
+          auto [it, fresh] =
+              firstOf.emplace(dim.dim_param(), std::make_pair(argNo, d));
+          namedDims[{argNo, d}] = it->second;
+        }
+      }
+      if (any)
+        fn.setArgAttr(argNo, "onnx.dim_params", b.getArrayAttr(names));
+      ++argNo;
+    }
+  }
   for (auto [i, name] : llvm::enumerate(argNames)) {
     fn.setArgAttr(i, "onnx.name", b.getStringAttr(name));
     values[name] = entry->getArgument(i);

@@ -26,13 +26,20 @@ const std::string &outputName(const onnx::NodeProto &n, int i) {
 
 std::optional<double> Importer::scalarConst(const std::string &name,
                                             int depth) {
+  if (auto v = scalarValue(name, depth))
+    return v->value;
+  return std::nullopt;
+}
+
+std::optional<Importer::Scalar> Importer::scalarValue(const std::string &name,
+                                                      int depth) {
   if (depth > 8)
     return std::nullopt;
   // Already imported: a one-element constant or known shape arithmetic.
   if (auto k = knownInts.find(name); k != knownInts.end()) {
     if (k->second.elems.size() == 1)
       if (auto c = getConstantIntValue(k->second.elems[0]))
-        return double(*c);
+        return Scalar{double(*c), true};
     return std::nullopt;
   }
   if (auto v = values.find(name); v != values.end()) {
@@ -41,13 +48,15 @@ std::optional<double> Importer::scalarConst(const std::string &name,
       attr = *c;
     if (attr && attr.getNumElements() == 1) {
       if (isa<FloatType>(attr.getElementType()))
-        return (*attr.getValues<APFloat>().begin()).convertToDouble();
+        return Scalar{(*attr.getValues<APFloat>().begin()).convertToDouble(),
+                      false};
       if (isa<IntegerType>(attr.getElementType()) &&
           !attr.getElementType().isInteger(1))
-        return double((*attr.getValues<APInt>().begin()).getSExtValue());
+        return Scalar{double((*attr.getValues<APInt>().begin()).getSExtValue()),
+                      true};
     }
   }
-  auto fromTensor = [](const onnx::TensorProto &t) -> std::optional<double> {
+  auto fromTensor = [](const onnx::TensorProto &t) -> std::optional<Scalar> {
     int64_t count = 1;
     for (int64_t d : t.dims())
       count *= d;
@@ -57,27 +66,27 @@ std::optional<double> Importer::scalarConst(const std::string &name,
     switch (t.data_type()) {
     case onnx::TensorProto::FLOAT:
       if (t.float_data_size() == 1)
-        return t.float_data(0);
+        return Scalar{t.float_data(0), false};
       if (raw.size() == 4) {
         float f;
         std::memcpy(&f, raw.data(), 4);
-        return f;
+        return Scalar{f, false};
       }
       break;
     case onnx::TensorProto::DOUBLE:
       if (raw.size() == 8) {
         double d;
         std::memcpy(&d, raw.data(), 8);
-        return d;
+        return Scalar{d, false};
       }
       break;
     case onnx::TensorProto::INT64:
       if (t.int64_data_size() == 1)
-        return double(t.int64_data(0));
+        return Scalar{double(t.int64_data(0)), true};
       if (raw.size() == 8) {
         int64_t i;
         std::memcpy(&i, raw.data(), 8);
-        return double(i);
+        return Scalar{double(i), true};
       }
       break;
     default:
@@ -95,29 +104,58 @@ std::optional<double> Importer::scalarConst(const std::string &name,
   if (op == "Constant" || op == "ConstantOfShape") {
     if (const auto *a = attr(p, "value"); a && a->has_t())
       return fromTensor(a->t());
-    return op == "ConstantOfShape" ? std::optional<double>(0.0) : std::nullopt;
+    return op == "ConstantOfShape" ? std::optional<Scalar>(Scalar{0.0, false})
+                                   : std::nullopt;
   }
   if ((op == "Cast" || op == "Identity" || op == "Sqrt") &&
       p.input_size() >= 1) {
-    auto x = scalarConst(inputName(p, 0), depth + 1);
-    if (x && op == "Sqrt")
-      return *x >= 0 ? std::optional<double>(std::sqrt(*x)) : std::nullopt;
+    auto x = scalarValue(inputName(p, 0), depth + 1);
+    if (!x)
+      return std::nullopt;
+    if (op == "Sqrt")
+      return !x->isInt && x->value >= 0
+                 ? std::optional<Scalar>(Scalar{std::sqrt(x->value), false})
+                 : std::nullopt;
+    if (op == "Cast") {
+      // What the Cast does to the value: integers truncate, bool is != 0,
+      // float32 rounds.
+      std::optional<Type> to = elemType(intAttr(p, "to", 0));
+      if (!to)
+        return std::nullopt;
+      if (to->isInteger(1))
+        return Scalar{x->value != 0.0 ? 1.0 : 0.0, true};
+      if (isa<IntegerType>(*to))
+        return std::isfinite(x->value)
+                   ? std::optional<Scalar>(Scalar{std::trunc(x->value), true})
+                   : std::nullopt;
+      if (to->isF32())
+        return Scalar{double(float(x->value)), false};
+      return Scalar{x->value, false};
+    }
     return x;
   }
   if ((op == "Pow" || op == "Div" || op == "Mul" || op == "Add" ||
        op == "Sub") &&
       p.input_size() == 2) {
-    auto x = scalarConst(inputName(p, 0), depth + 1),
-         y = scalarConst(inputName(p, 1), depth + 1);
-    if (!x || !y)
+    auto x = scalarValue(inputName(p, 0), depth + 1),
+         y = scalarValue(inputName(p, 1), depth + 1);
+    if (!x || !y || x->isInt != y->isInt)
       return std::nullopt;
+    bool isInt = x->isInt;
+    double r;
     if (op == "Pow")
-      return std::pow(*x, *y);
-    if (op == "Div")
-      return *y != 0 ? std::optional<double>(*x / *y) : std::nullopt;
-    if (op == "Mul")
-      return *x * *y;
-    return op == "Add" ? *x + *y : *x - *y;
+      r = std::pow(x->value, y->value);
+    else if (op == "Div") {
+      if (y->value == 0)
+        return std::nullopt;
+      r = isInt ? std::trunc(x->value / y->value) : x->value / y->value;
+    } else if (op == "Mul")
+      r = x->value * y->value;
+    else
+      r = op == "Add" ? x->value + y->value : x->value - y->value;
+    if (isInt)
+      r = std::trunc(r);
+    return Scalar{r, isInt};
   }
   return std::nullopt;
 }
@@ -381,7 +419,7 @@ Importer::matchRegion(const onnx::NodeProto &pv, const AttentionChain &chain) {
   return r;
 }
 
-bool Importer::isCausalTriangle(Value mask, MaskKind kind) {
+bool Importer::isCausalTriangle(Value mask, MaskKind kind, double post) {
   while (auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>()) {
     if (!llvm::all_of(
             slice.getMixedOffsets(),
@@ -404,20 +442,23 @@ bool Importer::isCausalTriangle(Value mask, MaskKind kind) {
       return false;
   int64_t rows = t.getDimSize(t.getRank() - 2),
           cols = t.getDimSize(t.getRank() - 1);
-  if (rows < 2 || cols < 2)
+  // A uniform mask is no triangle (and may be huge: do not walk it).
+  if (rows < 2 || cols < 2 || attr.isSplat())
     return false;
   int64_t idx = 0;
+  // Masked additive entries must underflow exp() even after the scale
+  // applied with the scores; kept ones must be exactly 0.
   auto masked = [&](Attribute a) {
     if (auto i = dyn_cast<IntegerAttr>(a))
       return kind == MaskKind::attend_where_true ? i.getValue().isZero()
                                                  : !i.getValue().isZero();
     double v = cast<FloatAttr>(a).getValueAsDouble();
-    return v <= -1.0e4;
+    return v * post <= -1.0e4;
   };
   if (kind == MaskKind::additive)
     for (Attribute a : attr.getValues<Attribute>()) {
       double v = cast<FloatAttr>(a).getValueAsDouble();
-      if (v != 0.0 && v > -1.0e4)
+      if (v != 0.0 && v * post > -1.0e4)
         return false; // a bias, not a mask
     }
   for (Attribute a : attr.getValues<Attribute>()) {
@@ -434,8 +475,13 @@ std::string Importer::describeRaise(ArrayRef<const onnx::NodeProto *> nodes,
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "raised " << nodes.size() << " ONNX nodes to " << opName << ":";
-  for (auto [i, node] : llvm::enumerate(nodes))
-    os << (i ? ", " : " ") << node->op_type() << " '" << node->name() << "'";
+  for (auto [i, node] : llvm::enumerate(nodes)) {
+    os << (i ? ", " : " ") << node->op_type() << " ";
+    if (node->name().empty())
+      os << "#" << nodeOrder[node];
+    else
+      os << "'" << node->name() << "'";
+  }
   return text;
 }
 
@@ -448,6 +494,9 @@ void Importer::emitRaisedRegion(const RaisedRegion &r) {
       deferredRemarks.erase(it);
     }
   });
+  // The core passed every check of its own (types, ranks, casts, masks).
+  if (!raisedChains.count(r.pv))
+    return;
   auto value = [&](const std::string &name) -> Value {
     auto it = values.find(name);
     return it == values.end() ? Value() : it->second;
@@ -611,6 +660,7 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
                                dataIdx == 2 ? MaskKind::masked_where_true
                                             : MaskKind::attend_where_true,
                                inputName(node, dataIdx == 2 ? 1 : 2)});
+            c.masks.back().scalesAfter = c.scaleFactors.size();
             c.nodes.push_back(&node);
             return matchScores(inputName(node, dataIdx), c, depth + 1);
           }))
@@ -622,6 +672,7 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
       if (tryWith([&](AttentionChain &c) {
             c.masks.push_back(
                 {inputName(node, 1 - dataIdx), MaskKind::additive, ""});
+            c.masks.back().scalesAfter = c.scaleFactors.size();
             c.nodes.push_back(&node);
             return matchScores(inputName(node, dataIdx), c, depth + 1);
           }))
@@ -641,20 +692,27 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
   if (!q || !kT)
     return std::nullopt;
   ResolvedChain rc;
+  // Factors in walk order: the first ones found are applied last. Only
+  // positive scales: a negative one would turn masked scores into maxima.
+  SmallVector<double> factors;
   for (const auto &[name, divides] : c.scaleFactors) {
     auto f = scalarConst(name);
-    if (!f || *f == 0.0 || !std::isfinite(*f))
+    if (!f || *f <= 0.0 || !std::isfinite(*f))
       return std::nullopt;
-    rc.scale = divides ? rc.scale / *f : rc.scale * *f;
+    factors.push_back(divides ? 1.0 / *f : *f);
+    rc.scale *= factors.back();
   }
   for (const AttentionChain::Mask &m : c.masks) {
     auto it = values.find(m.name);
     Value mv = it == values.end() ? Value() : it->second;
     if (!mv)
       return std::nullopt;
+    double post = 1.0; // scaling applied to the mask with the scores
+    for (size_t i = 0; i < m.scalesAfter && i < factors.size(); ++i)
+      post *= factors[i];
     if (!m.fill.empty()) {
       auto fill = scalarConst(m.fill);
-      if (!fill || *fill > -1.0e4)
+      if (!fill || *fill * post > -1.0e4)
         return std::nullopt;
     }
     MaskKind kind = m.kind;
@@ -676,20 +734,41 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
       mv = arith::ConstantOp::create(
           b, fileLoc, DenseElementsAttr::get(bt, ArrayRef<bool>(keep)));
     }
-    if (isCausalTriangle(mv, kind) ||
-        (kind == MaskKind::additive && isShapeCausalMask(m.name, q, kT))) {
+    if (isCausalTriangle(mv, kind, post) ||
+        (kind == MaskKind::additive &&
+         isShapeCausalMask(m.name, q, kT, post))) {
       rc.causal = true;
       continue;
     }
     if (rc.mask)
       return std::nullopt; // two masks neither of which is causal
+    if (kind == MaskKind::additive && post != 1.0) {
+      // Added before the scale: the bias is scaled with the scores.
+      auto mt = typeOf(mv);
+      Value init =
+          tensor::EmptyOp::create(b, fileLoc, sizesOf(mv), mt.getElementType());
+      SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(mt.getRank()));
+      mv = linalg::GenericOp::create(
+               b, fileLoc, TypeRange{init.getType()}, ValueRange{mv},
+               ValueRange{init}, maps,
+               SmallVector<utils::IteratorType>(mt.getRank(),
+                                                utils::IteratorType::parallel),
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Value c = arith::ConstantOp::create(
+                     nb, l, nb.getFloatAttr(mt.getElementType(), post));
+                 linalg::YieldOp::create(
+                     nb, l, Value(arith::MulFOp::create(nb, l, a[0], c)));
+               })
+               .getResult(0);
+    }
     rc.mask = mv;
     rc.kind = kind;
   }
   return rc;
 }
 
-bool Importer::isShapeCausalMask(const std::string &name, Value q, Value kT) {
+bool Importer::isShapeCausalMask(const std::string &name, Value q, Value kT,
+                                 double post) {
   auto node = [&](const std::string &v,
                   StringRef op) -> const onnx::NodeProto * {
     auto p = producer.find(v);
@@ -705,7 +784,7 @@ bool Importer::isShapeCausalMask(const std::string &name, Value q, Value kT) {
     return false;
   auto fill = scalarConst(inputName(*where, 1));
   const onnx::NodeProto *eq = node(inputName(*where, 0), "Equal");
-  if (!fill || *fill > -1.0e4 || !eq || !is(inputName(*eq, 1), 0.0))
+  if (!fill || *fill * post > -1.0e4 || !eq || !is(inputName(*eq, 1), 0.0))
     return false;
   const onnx::NodeProto *tril = node(inputName(*eq, 0), "Trilu");
   if (!tril || intAttr(*tril, "upper", 1) != 0 ||
@@ -760,6 +839,15 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
                   isa<FloatType>(qt.getElementType()) &&
                   kt.getElementType() == qt.getElementType() &&
                   vt.getElementType() == qt.getElementType();
+  // The MatMuls broadcast their batch dims; attn.sdpa does not. Raise only
+  // when Q, K^T and V agree exactly (equal static or the same SSA size), and
+  // Q's head size is K^T's rows, K^T's columns V's rows.
+  auto same = [&](Value a, int64_t i, Value c, int64_t j) {
+    return isEqualConstantIntOrValue(dimOf(a, i), dimOf(c, j));
+  };
+  for (int64_t i = 0; shapesOk && i + 2 < r; ++i)
+    shapesOk = same(q, i, kT, i) && same(q, i, v, i);
+  shapesOk = shapesOk && same(q, r - 1, kT, r - 2) && same(kT, r - 1, v, r - 2);
   if (mask) {
     Type me = typeOf(mask).getElementType();
     shapesOk &= rc->kind == MaskKind::additive ? me == qt.getElementType()
@@ -805,6 +893,7 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
   all.push_back(&pv);
   std::string text = describeRaise(all, "attn.sdpa");
   define(pv, 0, sdpa);
+  raisedChains.insert(&pv);
   // Projections around this core may yet raise to a bigger op: then that
   // op's remark is the one that tells what happened.
   for (const auto &[anchor, region] : raiseRegionAt)

@@ -146,6 +146,21 @@ private:
 
 /// Records which dynamic argument dims `fn`'s ops require to be equal.
 void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
+  // ONNX inputs' dims sharing a dim_param name are one size by declaration
+  // (the importer compiles them as one).
+  std::map<std::string, std::pair<unsigned, int64_t>> named;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (auto names = fn.getArgAttrOfType<ArrayAttr>(i, "onnx.dim_params"))
+      for (auto [d, a] : llvm::enumerate(names)) {
+        auto s = dyn_cast<StringAttr>(a);
+        if (!s || s.getValue().empty())
+          continue;
+        auto [it, fresh] =
+            named.emplace(s.getValue().str(), std::make_pair(i, int64_t(d)));
+        if (!fresh)
+          groups.unite(fn.getArgument(it->second.first), it->second.second,
+                       fn.getArgument(i), d);
+      }
   fn.walk([&](Operation *op) {
     if (auto sdpa = dyn_cast<attn::SdpaOp>(op)) {
       Value q = sdpa.getQuery(), k = sdpa.getKey(), v = sdpa.getValue();

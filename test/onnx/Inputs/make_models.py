@@ -117,6 +117,34 @@ save("matmul_mismatch",
 save("huge_dims",
      [helper.make_node("Identity", ["A"], ["Y"], name="copy")],
      [vi("A", F, [1 << 40, 1 << 40])], [vi("Y", F, [1 << 40, 1 << 40])])
+# Dynamic dims that might broadcast at run time (size 1) or mismatch.
+save("broadcast_unknown",
+     [helper.make_node("Add", ["X", "Y"], ["Z"], name="add")],
+     [vi("X", F, [1, "n"]), vi("Y", F, [1, 3])], [vi("Z", F, [1, 3])])
+# Gemm whose C has a rank above 2.
+save("gemm_bad_c",
+     [helper.make_node("Gemm", ["A", "B", "C"], ["Y"], name="gemm")],
+     [vi("A", F, [3, 4]), vi("B", F, [4, 5])], [vi("Y", F, [3, 5])],
+     inits=[numpy_helper.from_array(np.zeros((2, 3, 5), np.float32), "C")])
+# Explicit split lengths on a dynamic axis.
+save("split_dynamic",
+     [helper.make_node("Split", ["X", "lens"], ["Y0", "Y1"], name="split", axis=1)],
+     [vi("X", F, [1, "n"])], [vi("Y0", F, [1, 3]), vi("Y1", F, [1, 3])],
+     inits=[numpy_helper.from_array(np.array([3, 3], np.int64), "lens")])
+# A bias added before the scale: softmax((Q K^T + bias) / 2) V, raised with
+# the bias scaled too.
+rng_b = np.random.default_rng(11)
+save("bias_before_scale",
+     [helper.make_node("Transpose", ["K"], ["KT"], perm=[0, 1, 3, 2], name="kt"),
+      helper.make_node("MatMul", ["Q", "KT"], ["S"], name="qk"),
+      helper.make_node("Add", ["S", "bias"], ["SB"], name="bias_add"),
+      helper.make_node("Div", ["SB", "two"], ["SC"], name="scale"),
+      helper.make_node("Softmax", ["SC"], ["P"], axis=-1, name="softmax"),
+      helper.make_node("MatMul", ["P", "V"], ["O"], name="pv")],
+     [vi("Q", F, [1, 2, 4, 8]), vi("K", F, [1, 2, 4, 8]), vi("V", F, [1, 2, 4, 8])],
+     [vi("O", F, [1, 2, 4, 8])],
+     inits=[numpy_helper.from_array((rng_b.standard_normal((4, 4)) * 3).astype(np.float32), "bias"),
+            numpy_helper.from_array(np.array(2.0, np.float32), "two")], opset=17)
 # Truncated and non-ONNX files.
 with open(os.path.join(d, "attention_mask.onnx"), "rb") as f:
     whole = f.read()
