@@ -173,7 +173,8 @@ OpFoldResult Importer::dimOf(Value v, int64_t i) {
       return dimOf(c.getSource(), i);
     if (auto c = dyn_cast<tensor::CollapseShapeOp>(op)) {
       OpFoldResult p = b.getIndexAttr(1);
-      for (int64_t d : c.getReassociationIndices()[i])
+      SmallVector<ReassociationIndices> groups = c.getReassociationIndices();
+      for (int64_t d : groups[i])
         p = foldIndex('*', p, dimOf(c.getSrc(), d));
       return p;
     }
