@@ -1,4 +1,4 @@
-//===- FoldMask.cpp - attn-fold-mask ---------------------------------------===//
+//===- FoldMask.cpp - attn-fold-mask --------------------------------------===//
 //
 // Models carry their causal mask as data: the seed registers
 // triu(ones(context, context), 1) as a buffer and slices [:T, :T] of it;
@@ -19,6 +19,7 @@
 
 #include "attn/AttnOps.h"
 #include "attn/ConstantElements.h"
+#include "attn/MaskAnalysis.h"
 #include "attn/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,72 +38,6 @@ namespace mlir::attn {
 #include "attn/Passes.h.inc"
 
 namespace {
-
-/// Additive values at or below this are "masked": -1e4 is the smallest
-/// magnitude exporters use (BERT, GPT-2's masked_bias).
-constexpr double kMaskedAdditive = -1.0e4;
-
-/// A constant mask read as a [rows, cols] grid of "masked?" flags, or
-/// nothing if it is not a pure mask (varies along leading dims, or has an
-/// additive value that is neither 0 nor a large negative number).
-struct MaskGrid {
-  int64_t rows = 0, cols = 0;
-  std::vector<bool> masked;
-  bool at(int64_t i, int64_t j) const { return masked[i * cols + j]; }
-};
-
-std::optional<MaskGrid> readMask(DenseElementsAttr attr, MaskKind kind) {
-  auto type = cast<RankedTensorType>(attr.getType());
-  if (type.getRank() < 2)
-    return std::nullopt;
-  MaskGrid g;
-  g.rows = type.getDimSize(type.getRank() - 2);
-  g.cols = type.getDimSize(type.getRank() - 1);
-  int64_t plane = g.rows * g.cols;
-  if (plane == 0 || plane > (int64_t(1) << 26))
-    return std::nullopt;
-  int64_t planes = type.getNumElements() / plane;
-  g.masked.assign(plane, false);
-  if (kind == MaskKind::additive) {
-    if (!isa<FloatType>(type.getElementType()))
-      return std::nullopt;
-    auto values = attr.getValues<APFloat>();
-    for (int64_t p = 0; p < planes; ++p)
-      for (int64_t e = 0; e < plane; ++e) {
-        double v = values[p * plane + e].convertToDouble();
-        bool m = v <= kMaskedAdditive;
-        if (!m && v != 0.0)
-          return std::nullopt; // a real bias, not a mask
-        if (p == 0)
-          g.masked[e] = m;
-        else if (g.masked[e] != m)
-          return std::nullopt; // differs between batch/head planes
-      }
-    return g;
-  }
-  if (!type.getElementType().isInteger(1))
-    return std::nullopt;
-  auto values = attr.getValues<bool>();
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t e = 0; e < plane; ++e) {
-      bool v = values[p * plane + e];
-      bool m = kind == MaskKind::masked_where_true ? v : !v;
-      if (p == 0)
-        g.masked[e] = m;
-      else if (g.masked[e] != m)
-        return std::nullopt;
-    }
-  return g;
-}
-
-/// True if the grid masks exactly the keys j > i + offset.
-bool isTriangle(const MaskGrid &g, int64_t offset) {
-  for (int64_t i = 0; i < g.rows; ++i)
-    for (int64_t j = 0; j < g.cols; ++j)
-      if (g.at(i, j) != (j > i + offset))
-        return false;
-  return true;
-}
 
 /// A scalar while evaluating a mask computation: integers (i1, index, iN)
 /// as int64, floats as double.
@@ -167,24 +102,59 @@ std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
       int64_t a = in[0].i, b = in[1].i;
       using P = arith::CmpIPredicate;
       switch (cmp.getPredicate()) {
-      case P::eq: r.i = a == b; break;
-      case P::ne: r.i = a != b; break;
-      case P::slt: case P::ult: r.i = a < b; break;
-      case P::sle: case P::ule: r.i = a <= b; break;
-      case P::sgt: case P::ugt: r.i = a > b; break;
-      case P::sge: case P::uge: r.i = a >= b; break;
+      case P::eq:
+        r.i = a == b;
+        break;
+      case P::ne:
+        r.i = a != b;
+        break;
+      case P::slt:
+      case P::ult:
+        r.i = a < b;
+        break;
+      case P::sle:
+      case P::ule:
+        r.i = a <= b;
+        break;
+      case P::sgt:
+      case P::ugt:
+        r.i = a > b;
+        break;
+      case P::sge:
+      case P::uge:
+        r.i = a >= b;
+        break;
       }
     } else if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
       double a = in[0].f, b = in[1].f;
       using P = arith::CmpFPredicate;
       switch (cmp.getPredicate()) {
-      case P::OEQ: case P::UEQ: r.i = a == b; break;
-      case P::ONE: case P::UNE: r.i = a != b; break;
-      case P::OLT: case P::ULT: r.i = a < b; break;
-      case P::OLE: case P::ULE: r.i = a <= b; break;
-      case P::OGT: case P::UGT: r.i = a > b; break;
-      case P::OGE: case P::UGE: r.i = a >= b; break;
-      default: return std::nullopt;
+      case P::OEQ:
+      case P::UEQ:
+        r.i = a == b;
+        break;
+      case P::ONE:
+      case P::UNE:
+        r.i = a != b;
+        break;
+      case P::OLT:
+      case P::ULT:
+        r.i = a < b;
+        break;
+      case P::OLE:
+      case P::ULE:
+        r.i = a <= b;
+        break;
+      case P::OGT:
+      case P::UGT:
+        r.i = a > b;
+        break;
+      case P::OGE:
+      case P::UGE:
+        r.i = a >= b;
+        break;
+      default:
+        return std::nullopt;
       }
     } else if (isa<arith::SelectOp>(op)) {
       r = in[0].i ? in[1] : in[2];
@@ -308,25 +278,16 @@ bool masksNothing(const MaskGrid &g) {
 
 struct FoldConstantMask : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SdpaOp op,
-                                PatternRewriter &rw) const override {
+  LogicalResult matchAndRewrite(SdpaOp op, PatternRewriter &rw) const override {
     Value mask = op.getMask();
     if (!mask)
       return rw.notifyMatchFailure(op, "no mask");
     // The seed slices its registered buffer: mask[:T, :T] at the origin
     // keeps a top-left triangle top-left whatever T is.
     bool originSlice = false;
-    // Exports slice one axis at a time: peel every slice at the origin.
-    while (auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>()) {
-      if (!llvm::all_of(slice.getMixedOffsets(),
-                        [](OpFoldResult o) { return isConstantIntValue(o, 0); }) ||
-          !llvm::all_of(slice.getMixedStrides(),
-                        [](OpFoldResult s) { return isConstantIntValue(s, 1); }) ||
-          slice.getSourceType().getRank() != slice.getResultType().getRank())
-        return rw.notifyMatchFailure(op, "mask is a slice away from the origin");
-      mask = slice.getSource();
-      originSlice = true;
-    }
+    mask = peelOriginSlices(mask, originSlice);
+    if (!mask)
+      return rw.notifyMatchFailure(op, "mask is a slice away from the origin");
     DenseElementsAttr attr;
     if (auto c = constantElements(mask)) {
       attr = *c;
@@ -444,8 +405,7 @@ struct FoldRenormalizedSoftmax : OpRewritePattern<linalg::DivOp> {
         reduce.getDimensions() != ArrayRef<int64_t>{last})
       return rw.notifyMatchFailure(div, "denominator is not rowsum(numerator)");
     Block &body = reduce.getCombiner().front();
-    if (body.getOperations().size() != 2 ||
-        !isa<arith::AddFOp>(body.front()))
+    if (body.getOperations().size() != 2 || !isa<arith::AddFOp>(body.front()))
       return rw.notifyMatchFailure(div, "reduction is not a sum");
     Value w, t;
     for (int side = 0; side < 2; ++side) {
@@ -490,9 +450,11 @@ struct FoldRenormalizedSoftmax : OpRewritePattern<linalg::DivOp> {
                   b, l, arith::CmpFPredicate::ONE, a[1], zero);
               Value ninf = arith::ConstantOp::create(
                   b, l,
-                  b.getFloatAttr(elem, -std::numeric_limits<double>::infinity()));
+                  b.getFloatAttr(elem,
+                                 -std::numeric_limits<double>::infinity()));
               linalg::YieldOp::create(
-                  b, l, ValueRange{arith::SelectOp::create(b, l, keep, a[0], ninf)});
+                  b, l,
+                  ValueRange{arith::SelectOp::create(b, l, keep, a[0], ninf)});
             })
             .getResult(0);
     Value out = linalg::SoftmaxOp::create(rw, loc, TypeRange{type}, masked,

@@ -20,17 +20,6 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-/// The constant values of `k`, if all are constant.
-std::optional<SmallVector<int64_t>> constants(const KnownInts &k) {
-  SmallVector<int64_t> r;
-  for (OpFoldResult e : k.elems) {
-    auto c = getConstantIntValue(e);
-    if (!c)
-      return std::nullopt;
-    r.push_back(*c);
-  }
-  return r;
-}
 } // namespace
 
 void Importer::importShape(const onnx::NodeProto &n) {
@@ -56,7 +45,7 @@ void Importer::importGather(const onnx::NodeProto &n) {
   auto indices = knownInput(n, 1);
   std::optional<SmallVector<int64_t>> idx;
   if (indices)
-    idx = constants(*indices);
+    idx = indices->constants();
   // Shape arithmetic: picking elements of a known 1-D integer tensor.
   if (auto data = knownInput(n, 0); data && !data->scalar && idx) {
     KnownInts k;
@@ -162,7 +151,7 @@ void Importer::importUnsqueeze(const onnx::NodeProto &n) {
   auto axesK = knownInput(n, 1);
   std::optional<SmallVector<int64_t>> axes;
   if (axesK)
-    axes = constants(*axesK);
+    axes = axesK->constants();
   if (!axes) {
     nodeError(n) << "axes must be constant";
     return;
@@ -207,7 +196,7 @@ void Importer::importSqueeze(const onnx::NodeProto &n) {
   std::optional<SmallVector<int64_t>> axes;
   if (n.input_size() > 1 && !n.input(1).empty()) {
     if (auto k = knownInput(n, 1))
-      axes = constants(*k);
+      axes = k->constants();
     if (!axes) {
       nodeError(n) << "axes must be constant";
       return;
@@ -310,11 +299,11 @@ void Importer::importSlice(const onnx::NodeProto &n) {
   size_t count = startsK->elems.size();
   std::optional<SmallVector<int64_t>> axes, steps;
   if (axesK)
-    axes = constants(*axesK);
+    axes = axesK->constants();
   else
     axes = llvm::to_vector(llvm::seq<int64_t>(0, count));
   if (stepsK)
-    steps = constants(*stepsK);
+    steps = stepsK->constants();
   else
     steps = SmallVector<int64_t>(count, 1);
   if (!axes || !steps || endsK->elems.size() != count ||
@@ -404,8 +393,12 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     }
     if (!hi)
       hi = bound(endsK->elems[i]);
+    // From the origin the length is the (non-negative) end itself, so
+    // mask[:T] keeps T's SSA value; otherwise max(end - start, 0).
     OpFoldResult len =
-        foldIndex('M', foldIndex('-', hi, lo), b.getIndexAttr(0));
+        isConstantIntValue(lo, 0)
+            ? hi
+            : foldIndex('M', foldIndex('-', hi, lo), b.getIndexAttr(0));
     offsets[*axis] = lo;
     // ceil(len / step) elements.
     sizes[*axis] =
@@ -561,7 +554,7 @@ void Importer::importConstantOfShape(const onnx::NodeProto &n) {
     }
   Location loc = nodeLoc(n);
   // A static shape gives a splat constant (cheap whatever its size).
-  if (auto c = constants(*shapeK)) {
+  if (auto c = shapeK->constants()) {
     auto type = RankedTensorType::get(*c, fill.getType());
     return define(
         n, 0,

@@ -11,18 +11,6 @@
 
 namespace mlir::attn::onnx_import {
 
-/// A constant tensor input as integers (shapes, permutations), if it is one.
-std::optional<SmallVector<int64_t>> Importer::constInts(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) ||
-      !isa<IntegerType>(attr.getElementType()))
-    return std::nullopt;
-  SmallVector<int64_t> r;
-  for (const APInt &x : attr.getValues<APInt>())
-    r.push_back(x.getSExtValue());
-  return r;
-}
-
 void Importer::importConstant(const onnx::NodeProto &n) {
   const auto *a = attr(n, "value");
   if (!a || !a->has_t()) {
@@ -256,17 +244,12 @@ void Importer::importCast(const onnx::NodeProto &n) {
       k->elemType = *to;
       return defineKnown(n, 0, *k);
     }
-    if (auto c = llvm::map_to_vector(k->elems,
-                                     [](OpFoldResult e) {
-                                       return getConstantIntValue(e).value_or(
-                                           INT64_MIN);
-                                     });
-        isa<FloatType>(*to) && !llvm::is_contained(c, INT64_MIN)) {
+    if (auto c = k->constants(); c && isa<FloatType>(*to)) {
       SmallVector<Attribute> fs;
-      for (int64_t v : c)
+      for (int64_t v : *c)
         fs.push_back(FloatAttr::get(*to, double(v)));
       auto type = k->scalar ? RankedTensorType::get({}, *to)
-                            : RankedTensorType::get({int64_t(c.size())}, *to);
+                            : RankedTensorType::get({int64_t(c->size())}, *to);
       return define(n, 0,
                     arith::ConstantOp::create(
                         b, nodeLoc(n), DenseElementsAttr::get(type, fs)));
@@ -500,10 +483,8 @@ void Importer::importReduceSum(const onnx::NodeProto &n) {
     auto k = knownInput(n, 1);
     std::optional<SmallVector<int64_t>> axes;
     if (k)
-      axes = llvm::map_to_vector(k->elems, [](OpFoldResult e) {
-        return getConstantIntValue(e).value_or(INT64_MIN);
-      });
-    if (!axes || llvm::is_contained(*axes, INT64_MIN)) {
+      axes = k->constants();
+    if (!axes) {
       nodeError(n) << "axes must be constant";
       return;
     }

@@ -18,26 +18,27 @@
 
 #include "attn/AttnOps.h"
 #include "attn/ConstantElements.h"
+#include "attn/MaskAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/DenseMap.h"
 #include "onnx/onnx_pb.h"
+#include "llvm/ADT/DenseMap.h"
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
-#include <optional>
 
 namespace mlir::attn::onnx_import {
 
@@ -47,6 +48,17 @@ struct KnownInts {
   SmallVector<OpFoldResult> elems;
   bool scalar = false; // rank 0 (else rank 1)
   Type elemType;       // i64 or i32
+  /// The values, if all are constant.
+  std::optional<SmallVector<int64_t>> constants() const {
+    SmallVector<int64_t> r;
+    for (OpFoldResult e : elems) {
+      std::optional<int64_t> c = getConstantIntValue(e);
+      if (!c)
+        return std::nullopt;
+      r.push_back(*c);
+    }
+    return r;
+  }
 };
 
 class Importer {
@@ -73,6 +85,8 @@ private:
 
   /// The value of input `i` of `n`, or null if absent ("" or past the end).
   Value input(const onnx::NodeProto &n, int i);
+  /// The value named `name` (known integers materialized), or null.
+  Value lookup(const std::string &name);
 
   void define(const onnx::NodeProto &n, int i, Value v);
 
@@ -81,7 +95,8 @@ private:
   /// A TensorProto's contents as an elements attribute.
   std::optional<DenseElementsAttr> tensorAttr(const onnx::TensorProto &t);
   /// An initializer's bytes from its external data file.
-  bool readExternalData(const onnx::TensorProto &t, size_t bytes, std::string &out);
+  bool readExternalData(const onnx::TensorProto &t, size_t bytes,
+                        std::string &out);
   /// Errors (naming the nodes) if the graph has a cycle.
   bool checkAcyclic(const onnx::GraphProto &g);
   /// An initializer's value as an attribute: large float ones as blobs.
@@ -109,7 +124,7 @@ private:
 
   struct AttentionChain {
     const onnx::NodeProto *qk = nullptr;
-    std::string q, kT;   // the first MatMul's operands, before any scaling
+    std::string q, kT; // the first MatMul's operands, before any scaling
     struct Mask {
       std::string name;
       MaskKind kind;
@@ -117,7 +132,8 @@ private:
       bool renormalized = false; // softmax * t / rowsum(softmax * t)
       int64_t renormAxis = -1;
       /// Scale factors applied after this mask (walk order): the mask is
-      /// scaled with the scores, softmax((s + m) / c) == softmax(s / c + m / c).
+      /// scaled with the scores, softmax((s + m) / c) == softmax(s / c + m /
+      /// c).
       size_t scalesAfter = 0;
     };
     std::vector<Mask> masks; // at most two (GPT-2: causal Where + padding Add)
@@ -175,8 +191,10 @@ private:
                                           const AttentionChain &chain);
   void emitRaisedRegion(const RaisedRegion &r);
   /// "raised N ONNX nodes to OP: Type 'name', ...".
-  std::string describeRaise(ArrayRef<const onnx::NodeProto *> nodes, StringRef opName);
-  std::map<const onnx::NodeProto *, std::pair<Location, std::string>> deferredRemarks;
+  std::string describeRaise(ArrayRef<const onnx::NodeProto *> nodes,
+                            StringRef opName);
+  std::map<const onnx::NodeProto *, std::pair<Location, std::string>>
+      deferredRemarks;
   /// Whether `mask` (as the chain applies it) is exactly a top-left causal
   /// triangle: a constant, possibly sliced at the origin.
   /// `post` scales additive values (a scale applied after the mask).
@@ -190,7 +208,8 @@ private:
     Value mask;
     MaskKind kind = MaskKind::masked_where_true;
   };
-  std::optional<ResolvedChain> resolveChain(const AttentionChain &c, Value q, Value kT);
+  std::optional<ResolvedChain> resolveChain(const AttentionChain &c, Value q,
+                                            Value kT);
   /// PyTorch's SDPA export builds its causal mask from the sizes:
   /// Where(Equal(Trilu(ones [Tq, Tk], upper=0), 0), -inf, 0).
   bool isShapeCausalMask(const std::string &name, Value q, Value kT,
@@ -201,22 +220,26 @@ private:
 
   // ----- the ops around attention in exported graphs -------------------------
 
-  RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+  RankedTensorType typeOf(Value v) {
+    return cast<RankedTensorType>(v.getType());
+  }
 
   /// A constant tensor input as integers (shapes, permutations), if it is one.
-  std::optional<SmallVector<int64_t>> constInts(Value v);
 
   void importConstant(const onnx::NodeProto &n);
 
   /// NumPy broadcasting of `ins` to one shape; returns the output sizes and
   /// each input's indexing map, or fails on incompatible static dims.
   bool broadcast(const onnx::NodeProto &n, ArrayRef<Value> ins,
-                 SmallVector<OpFoldResult> &sizes, SmallVector<AffineMap> &maps);
+                 SmallVector<OpFoldResult> &sizes,
+                 SmallVector<AffineMap> &maps);
 
   /// A linalg.generic over the NumPy broadcast of `ins` computing `body`
   /// per element; null (and an error) if the shapes do not broadcast.
-  Value broadcastGeneric(const onnx::NodeProto &n, ArrayRef<Value> ins, Type resultElem,
-                         function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+  Value
+  broadcastGeneric(const onnx::NodeProto &n, ArrayRef<Value> ins,
+                   Type resultElem,
+                   function_ref<Value(OpBuilder &, Location, ValueRange)> body);
   void importElementwise(const onnx::NodeProto &n);
 
   /// NumPy matmul: [..., M, K] x [..., K, N] with broadcast batch dims (a
@@ -252,9 +275,9 @@ private:
   /// bool masks are and-ed, float masks keep their values where visible and
   /// -inf elsewhere. A user mask shorter than Sk (opset 24) counts its
   /// missing columns as masked.
-  Value buildBandMask(Location loc, Value q, Value k, Value len, int64_t pastLen,
-                      Value userMask, MaskKind kind, bool causal, int64_t left,
-                      int64_t right);
+  Value buildBandMask(Location loc, Value q, Value k, Value len,
+                      int64_t pastLen, Value userMask, MaskKind kind,
+                      bool causal, int64_t left, int64_t right);
 
   /// [B, X, Y, D] -> [B, Y, X, D] (a copy).
   Value swapHeadsAndTokens(Location loc, Value x);
@@ -294,7 +317,8 @@ private:
   /// Graph inputs' named dynamic dims (dim_param): every (arg, dim) with a
   /// name maps to the first (arg, dim) of that name; one SSA size for all,
   /// and the runtime checks they agree (onnx.dim_params).
-  std::map<std::pair<unsigned, int64_t>, std::pair<unsigned, int64_t>> namedDims;
+  std::map<std::pair<unsigned, int64_t>, std::pair<unsigned, int64_t>>
+      namedDims;
 
   /// Size `i` of `v`: static, or the SSA size it was created with.
   OpFoldResult dimOf(Value v, int64_t i);

@@ -111,20 +111,24 @@ std::optional<float> Importer::floatAttr(const onnx::NodeProto &n,
 }
 
 /// The value of input `i` of `n`, or null if absent ("" or past the end).
+Value Importer::lookup(const std::string &name) {
+  if (auto it = values.find(name); it != values.end())
+    return it->second;
+  // Known integers consumed as data: materialized here, once.
+  if (auto k = knownInts.find(name); k != knownInts.end())
+    return values[name] = materialize(k->second);
+  return nullptr;
+}
+
 Value Importer::input(const onnx::NodeProto &n, int i) {
   if (i >= n.input_size() || n.input(i).empty())
     return nullptr;
-  auto it = values.find(n.input(i));
-  if (it == values.end()) {
-    // Known integers consumed as data: materialized here, once.
-    if (auto k = knownInts.find(n.input(i)); k != knownInts.end())
-      return values[n.input(i)] = materialize(k->second);
-    nodeError(n) << "uses '" << n.input(i)
-                 << "', which no graph input, initializer or earlier node "
-                    "defines (is the graph topologically sorted?)";
-    return nullptr;
-  }
-  return it->second;
+  if (Value v = lookup(n.input(i)))
+    return v;
+  nodeError(n) << "uses '" << n.input(i)
+               << "', which no graph input, initializer or earlier node "
+                  "defines (is the graph topologically sorted?)";
+  return nullptr;
 }
 
 ElementsAttr Importer::weightAttr(StringRef name, DenseElementsAttr attr) {
@@ -285,10 +289,6 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
   }
   if (op == '-' && isEqualConstantIntOrValue(a, c))
     return b.getIndexAttr(0);
-  // max(size, 0) of a tensor size is the size.
-  if (op == 'M' && y == 0)
-    if (auto v = dyn_cast<Value>(a); v && v.getDefiningOp<tensor::DimOp>())
-      return a;
   if ((op == '*' || op == '/') && y == 1)
     return a;
   if ((op == '+' || op == '-') && y == 0)

@@ -420,54 +420,17 @@ Importer::matchRegion(const onnx::NodeProto &pv, const AttentionChain &chain) {
 }
 
 bool Importer::isCausalTriangle(Value mask, MaskKind kind, double post) {
-  while (auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>()) {
-    if (!llvm::all_of(
-            slice.getMixedOffsets(),
-            [](OpFoldResult o) { return isConstantIntValue(o, 0); }) ||
-        !llvm::all_of(
-            slice.getMixedStrides(),
-            [](OpFoldResult s) { return isConstantIntValue(s, 1); }) ||
-        slice.getSourceType().getRank() != slice.getResultType().getRank())
-      return false;
-    mask = slice.getSource();
-  }
-  DenseElementsAttr attr;
-  auto t = typeOf(mask);
-  if (auto c = constantElements(mask))
-    attr = *c;
-  if (!attr || t.getRank() < 2)
-    return false;
-  for (int64_t d = 0; d + 2 < t.getRank(); ++d)
-    if (t.getDimSize(d) != 1)
-      return false;
-  int64_t rows = t.getDimSize(t.getRank() - 2),
-          cols = t.getDimSize(t.getRank() - 1);
+  // The analysis attn-fold-mask uses: a constant top-left triangle, possibly
+  // sliced at the origin, identical across leading dims. Masked additive
+  // entries must stay masked after the scale applied with the scores.
+  bool sliced = false;
+  mask = peelOriginSlices(mask, sliced);
+  std::optional<DenseElementsAttr> attr = constantElements(mask);
   // A uniform mask is no triangle (and may be huge: do not walk it).
-  if (rows < 2 || cols < 2 || attr.isSplat())
+  if (!attr || attr->isSplat())
     return false;
-  int64_t idx = 0;
-  // Masked additive entries must underflow exp() even after the scale
-  // applied with the scores; kept ones must be exactly 0.
-  auto masked = [&](Attribute a) {
-    if (auto i = dyn_cast<IntegerAttr>(a))
-      return kind == MaskKind::attend_where_true ? i.getValue().isZero()
-                                                 : !i.getValue().isZero();
-    double v = cast<FloatAttr>(a).getValueAsDouble();
-    return v * post <= -1.0e4;
-  };
-  if (kind == MaskKind::additive)
-    for (Attribute a : attr.getValues<Attribute>()) {
-      double v = cast<FloatAttr>(a).getValueAsDouble();
-      if (v != 0.0 && v * post > -1.0e4)
-        return false; // a bias, not a mask
-    }
-  for (Attribute a : attr.getValues<Attribute>()) {
-    int64_t i = idx / cols, j = idx % cols;
-    if (masked(a) != (j > i))
-      return false;
-    ++idx;
-  }
-  return true;
+  std::optional<MaskGrid> grid = readMask(*attr, kind, post);
+  return grid && grid->rows >= 2 && grid->cols >= 2 && isTriangle(*grid, 0);
 }
 
 std::string Importer::describeRaise(ArrayRef<const onnx::NodeProto *> nodes,
@@ -497,15 +460,11 @@ void Importer::emitRaisedRegion(const RaisedRegion &r) {
   // The core passed every check of its own (types, ranks, casts, masks).
   if (!raisedChains.count(r.pv))
     return;
-  auto value = [&](const std::string &name) -> Value {
-    auto it = values.find(name);
-    return it == values.end() ? Value() : it->second;
-  };
-  Value x = value(r.q.x), wq = value(r.q.w), wk = value(r.k.w),
-        wv = value(r.v.w);
-  Value bq = value(r.q.b), bk = value(r.k.b), bv = value(r.v.b);
-  Value wo = r.out.matmul ? value(r.out.w) : Value();
-  Value bo = r.out.bias ? value(r.out.b) : Value();
+  Value x = lookup(r.q.x), wq = lookup(r.q.w), wk = lookup(r.k.w),
+        wv = lookup(r.v.w);
+  Value bq = lookup(r.q.b), bk = lookup(r.k.b), bv = lookup(r.v.b);
+  Value wo = r.out.matmul ? lookup(r.out.w) : Value();
+  Value bo = r.out.bias ? lookup(r.out.b) : Value();
 
   if (!x || !wq || !wk || !wv || (r.q.bias && !bq) || (r.k.bias && !bk) ||
       (r.v.bias && !bv) || (r.out.matmul && !wo) || (r.out.bias && !bo))
@@ -552,7 +511,7 @@ void Importer::emitRaisedRegion(const RaisedRegion &r) {
   }
   // The attn ops here take no mask operand: causal or nothing.
   std::optional<ResolvedChain> rc =
-      resolveChain(r.chain, value(r.chain.q), value(r.chain.kT));
+      resolveChain(r.chain, lookup(r.chain.q), lookup(r.chain.kT));
   if (!rc || rc->mask)
     return;
   double scale = rc->scale;
@@ -703,8 +662,7 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
     rc.scale *= factors.back();
   }
   for (const AttentionChain::Mask &m : c.masks) {
-    auto it = values.find(m.name);
-    Value mv = it == values.end() ? Value() : it->second;
+    Value mv = lookup(m.name);
     if (!mv)
       return std::nullopt;
     double post = 1.0; // scaling applied to the mask with the scores
@@ -818,15 +776,7 @@ bool Importer::isShapeCausalMask(const std::string &name, Value q, Value kT,
 void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
                                    const AttentionChain &c) {
   Location loc = nodeLoc(pv);
-  auto value = [&](const std::string &name) -> Value {
-    if (values.count(name) || knownInts.count(name)) {
-      onnx::NodeProto use;
-      use.add_input(name);
-      return input(use, 0);
-    }
-    return nullptr;
-  };
-  Value q = value(c.q), kT = value(c.kT), v = input(pv, 1);
+  Value q = lookup(c.q), kT = lookup(c.kT), v = input(pv, 1);
   if (failed || !q || !kT || !v)
     return;
   std::optional<ResolvedChain> rc = resolveChain(c, q, kT);
