@@ -1,87 +1,284 @@
-//===- attention-run.cpp - compile and run attention modules
-//---------------===//
+//===- attention-run.cpp - compile and run attention modules --------------===//
 //
 // A thin client of the runtime: compiles an MLIR file (or loads a saved
 // shared object), binds .npy inputs to an entry point, runs it, optionally
 // times it, and writes .npy outputs atomically. Every failure is a message
 // on stderr and a non-zero exit; no output file is created then.
 //
+// Built without MLIR (ATTN_ENABLE_MLIR=OFF) it only runs saved shared
+// objects, CPU or GPU: a deployment tool. llvm::cl is then unavailable, so
+// that build parses the same flags by hand, with llvm::cl's messages.
+//
 //===----------------------------------------------------------------------===//
 
-#include "attnrt/Jit.h"
+#include "attnrt/Cuda.h"
 #include "attnrt/Module.h"
 #include "attnrt/Npy.h"
 #include "attnrt/Threads.h"
 
+#ifdef ATTN_HAVE_JIT
+#include "attnrt/Jit.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#endif
 
 #include <algorithm>
-#include <chrono>
+#include <climits>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
-using namespace llvm;
 using namespace attnrt;
 
-static cl::OptionCategory category("attention-run options");
-static cl::opt<std::string>
-    inputFile(cl::Positional, cl::Required,
-              cl::desc("<module.mlir | model.onnx | module.so>"),
-              cl::cat(category));
-static cl::opt<std::string> entry("entry", cl::desc("Entry point to run"),
-                                  cl::init("main"), cl::cat(category));
-static cl::list<std::string>
-    inputs("input",
-           cl::desc("[argN=|NAME=]PATH.npy, one per function argument "
-                    "(NAME: an ONNX graph input)"),
-           cl::cat(category));
-static cl::list<std::string>
-    outputs("output", cl::desc("PATH.npy, one per result"), cl::cat(category));
-static cl::opt<unsigned> repeat("repeat",
-                                cl::desc("Timed runs after one warm-up"),
-                                cl::init(0), cl::cat(category));
-// --threads is parsed by hand: libLLVM already registers a "threads" option.
-static int threads = 0;
-static cl::opt<std::string> target("target", cl::desc("cpu"), cl::init("cpu"),
-                                   cl::cat(category));
-static cl::opt<std::string>
-    pipelineOptions("pipeline-options",
-                    cl::desc("Options of attn-lower-to-cpu-pipeline"),
-                    cl::init(""), cl::cat(category));
-static cl::opt<std::string>
-    emitSharedObject("emit-shared-object",
-                     cl::desc("Also save the compiled module as a shared "
-                              "object loadable without the compiler"),
-                     cl::init(""), cl::cat(category));
-static cl::opt<bool> printIR("print-ir-after-all",
-                             cl::desc("Print the IR after every pass"),
-                             cl::init(false), cl::cat(category));
-static cl::opt<bool> timing("mlir-timing",
-                            cl::desc("Print the time of every pass"),
-                            cl::init(false), cl::cat(category));
-static cl::opt<bool> onnxRaise(
-    "onnx-raise",
-    cl::desc("ONNX input: raise attention subgraphs to attn ops (default on; "
-             "=false imports op by op)"),
-    cl::init(true), cl::cat(category));
-static cl::opt<bool>
-    printSignature("print-signature",
-                   cl::desc("Print the entry point's signature"),
-                   cl::init(false), cl::cat(category));
+namespace {
 
-static int fail(const std::string &msg) {
+/// Everything the command line sets.
+struct Options {
+  std::string inputFile;
+  std::string entry = "main";
+  std::vector<std::string> inputs, outputs;
+  unsigned repeat = 0;
+  int threads = 0;
+  std::string target = "cpu";
+  /// --target was given: a saved module must have been compiled for it.
+  bool targetGiven = false;
+  std::string pipelineOptions;
+  std::string emitSharedObject;
+  bool printIR = false;
+  bool timing = false;
+  bool onnxRaise = true;
+  bool printSignature = false;
+  bool compileOnly = false;
+};
+
+int fail(const std::string &msg) {
   std::fprintf(stderr, "attention-run: error: %s\n", msg.c_str());
   return 1;
 }
 
-static bool endsWith(const std::string &s, const std::string &suffix) {
+bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+constexpr const char *kOverview =
+    "attention-run: compile and run attention modules\n"
+    "  --threads N   worker threads (default: all cores)\n";
+constexpr const char *kTargetHelp =
+    "cpu or cuda (default cpu; a .so runs on the target it was compiled "
+    "for, which --target must match if given)";
+
+#ifdef ATTN_HAVE_JIT
+
+llvm::cl::OptionCategory category("attention-run options");
+llvm::cl::opt<std::string>
+    inputFileOpt(llvm::cl::Positional, llvm::cl::Required,
+                 llvm::cl::desc("<module.mlir | model.onnx | module.so>"),
+                 llvm::cl::cat(category));
+llvm::cl::opt<std::string> entryOpt("entry",
+                                    llvm::cl::desc("Entry point to run"),
+                                    llvm::cl::init("main"),
+                                    llvm::cl::cat(category));
+llvm::cl::list<std::string>
+    inputsOpt("input",
+              llvm::cl::desc("[argN=|NAME=]PATH.npy, one per function argument "
+                             "(NAME: an ONNX graph input)"),
+              llvm::cl::cat(category));
+llvm::cl::list<std::string>
+    outputsOpt("output", llvm::cl::desc("PATH.npy, one per result"),
+               llvm::cl::cat(category));
+llvm::cl::opt<unsigned>
+    repeatOpt("repeat", llvm::cl::desc("Timed runs after one warm-up"),
+              llvm::cl::init(0), llvm::cl::cat(category));
+llvm::cl::opt<std::string> targetOpt("target", llvm::cl::desc(kTargetHelp),
+                                     llvm::cl::init("cpu"),
+                                     llvm::cl::cat(category));
+llvm::cl::opt<std::string> pipelineOptionsOpt(
+    "pipeline-options",
+    llvm::cl::desc("Options of attn-lower-to-cpu-pipeline (or "
+                   "attn-lower-to-nvvm-pipeline for --target cuda)"),
+    llvm::cl::init(""), llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    emitSharedObjectOpt("emit-shared-object",
+                        llvm::cl::desc("Also save the compiled module as a "
+                                       "shared object loadable without the "
+                                       "compiler"),
+                        llvm::cl::init(""), llvm::cl::cat(category));
+llvm::cl::opt<bool> printIROpt("print-ir-after-all",
+                               llvm::cl::desc("Print the IR after every pass"),
+                               llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<bool> timingOpt("mlir-timing",
+                              llvm::cl::desc("Print the time of every pass"),
+                              llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<bool> onnxRaiseOpt(
+    "onnx-raise",
+    llvm::cl::desc("ONNX input: raise attention subgraphs to attn ops "
+                   "(default on; =false imports op by op)"),
+    llvm::cl::init(true), llvm::cl::cat(category));
+llvm::cl::opt<bool>
+    printSignatureOpt("print-signature",
+                      llvm::cl::desc("Print the entry point's signature"),
+                      llvm::cl::init(false), llvm::cl::cat(category));
+
+llvm::cl::opt<bool> compileOnlyOpt(
+    "compile-only",
+    llvm::cl::desc("Compile (and save with --emit-shared-object) but do not "
+                   "run: --target cuda then needs no GPU"),
+    llvm::cl::init(false), llvm::cl::cat(category));
+
+/// llvm::cl parses `args` (it exits on errors and --help itself).
+bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
+  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::ParseCommandLineOptions(static_cast<int>(args.size()), args.data(),
+                                    kOverview);
+  o.inputFile = inputFileOpt;
+  o.entry = entryOpt;
+  o.inputs.assign(inputsOpt.begin(), inputsOpt.end());
+  o.outputs.assign(outputsOpt.begin(), outputsOpt.end());
+  o.repeat = repeatOpt;
+  o.target = targetOpt;
+  o.targetGiven = targetOpt.getNumOccurrences() > 0;
+  o.pipelineOptions = pipelineOptionsOpt;
+  o.emitSharedObject = emitSharedObjectOpt;
+  o.printIR = printIROpt;
+  o.timing = timingOpt;
+  o.onnxRaise = onnxRaiseOpt;
+  o.printSignature = printSignatureOpt;
+  o.compileOnly = compileOnlyOpt;
+  return true;
+}
+
+#else // !ATTN_HAVE_JIT
+
+/// The llvm::cl subset attention-run uses: `-name` or `--name`, values after
+/// '=' or as the next argument (booleans only after '='), repeated options
+/// keep the last value, `--` ends the options. Messages are llvm::cl's.
+bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
+  std::string argv0 = args.empty() ? "attention-run" : args[0];
+  std::string prog = argv0.substr(argv0.rfind('/') + 1);
+  auto error = [&](const std::string &msg) {
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), msg.c_str());
+    exitCode = 1;
+    return false;
+  };
+  std::map<std::string, std::string *> strings = {
+      {"entry", &o.entry},
+      {"target", &o.target},
+      {"pipeline-options", &o.pipelineOptions},
+      {"emit-shared-object", &o.emitSharedObject}};
+  std::map<std::string, std::vector<std::string> *> lists = {
+      {"input", &o.inputs}, {"output", &o.outputs}};
+  std::map<std::string, bool *> bools = {
+      {"print-ir-after-all", &o.printIR},
+      {"mlir-timing", &o.timing},
+      {"onnx-raise", &o.onnxRaise},
+      {"print-signature", &o.printSignature}};
+
+  std::vector<std::string> positional;
+  bool optionsEnded = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (optionsEnded || a.size() < 2 || a[0] != '-') {
+      positional.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      optionsEnded = true;
+      continue;
+    }
+    std::string name = a.substr(a[1] == '-' ? 2 : 1), value;
+    size_t eq = name.find('=');
+    bool hasValue = eq != std::string::npos;
+    if (hasValue) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    auto takeValue = [&]() {
+      if (hasValue)
+        return true;
+      if (i + 1 < args.size()) {
+        value = args[++i];
+        return true;
+      }
+      return error("for the --" + name + " option: requires a value!");
+    };
+    if (name == "help" || name == "h" || name == "help-list") {
+      std::printf("OVERVIEW: %s\nUSAGE: %s [options] <module.so>\n\n"
+                  "OPTIONS:\n"
+                  "  --entry=<string>      - Entry point to run\n"
+                  "  --input=<string>      - [argN=|NAME=]PATH.npy, one per "
+                  "function argument (NAME: an ONNX graph input)\n"
+                  "  --output=<string>     - PATH.npy, one per result\n"
+                  "  --print-signature     - Print the entry point's "
+                  "signature\n"
+                  "  --repeat=<uint>       - Timed runs after one warm-up\n"
+                  "  --target=<string>     - %s\n\n"
+                  "This attention-run was built without the compiler "
+                  "(ATTN_ENABLE_MLIR=OFF): it runs modules saved with "
+                  "--emit-shared-object only.\n",
+                  kOverview, prog.c_str(), kTargetHelp);
+      exitCode = 0;
+      return false;
+    }
+    if (auto str = strings.find(name); str != strings.end()) {
+      if (!takeValue())
+        return false;
+      *str->second = value;
+      if (name == "target")
+        o.targetGiven = true;
+    } else if (auto list = lists.find(name); list != lists.end()) {
+      if (!takeValue())
+        return false;
+      list->second->push_back(value);
+    } else if (auto flag = bools.find(name); flag != bools.end()) {
+      if (!hasValue || value == "true" || value == "TRUE" || value == "True" ||
+          value == "1")
+        *flag->second = true;
+      else if (value == "false" || value == "FALSE" || value == "False" ||
+               value == "0")
+        *flag->second = false;
+      else
+        return error("for the --" + name + " option: '" + value +
+                     "' is invalid value for boolean argument! Try 0 or 1");
+    } else if (name == "repeat") {
+      if (!takeValue())
+        return false;
+      if (value.empty() || value.size() > 10 ||
+          value.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoull(value) > UINT_MAX)
+        return error("for the --repeat option: '" + value +
+                     "' value invalid for uint argument!");
+      o.repeat = static_cast<unsigned>(std::stoul(value));
+    } else {
+      return error("Unknown command line argument '" + a + "'.  Try: '" +
+                   argv0 + " --help'");
+    }
+  }
+  if (positional.empty())
+    return error("Not enough positional command line arguments specified!\n"
+                 "Must specify at least 1 positional argument: See: " +
+                 argv0 + " --help");
+  if (positional.size() > 1)
+    return error("Too many positional arguments specified!\n"
+                 "Can specify at most 1 positional arguments: See: " +
+                 argv0 + " --help");
+  o.inputFile = positional[0];
+  return true;
+}
+
+#endif // ATTN_HAVE_JIT
+
+} // namespace
+
 int main(int argc, char **argv) {
-  InitLLVM y(argc, argv);
+#ifdef ATTN_HAVE_JIT
+  llvm::InitLLVM y(argc, argv);
+#endif
+  Options opts;
+  // --threads is parsed by hand: libLLVM already registers a "threads"
+  // option.
   std::vector<char *> rest;
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
@@ -100,54 +297,82 @@ int main(int argc, char **argv) {
         value.find_first_not_of("0123456789") != std::string::npos ||
         std::stoi(value) < 1)
       return fail("--threads expects a positive integer, got '" + value + "'");
-    threads = std::stoi(value);
+    opts.threads = std::stoi(value);
   }
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      static_cast<int>(rest.size()), rest.data(),
-      "attention-run: compile and run attention modules\n"
-      "  --threads N   worker threads (default: all cores)\n");
+  int exitCode = 0;
+  if (!parseOptions(rest, opts, exitCode))
+    return exitCode;
 
-  if (target != "cpu")
-    return fail("unknown target '" + target + "' (supported: cpu)");
-  if (repeat > 100000)
+  if (opts.target != "cpu" && opts.target != "cuda")
+    return fail("unknown target '" + opts.target + "' (supported: cpu, cuda)");
+  if (opts.repeat > 100000)
     return fail("--repeat must be at most 100000");
+  const std::string &entry = opts.entry;
 
   // 1. The module.
   std::unique_ptr<CompiledModule> module;
-  if (endsWith(inputFile, ".so")) {
-    if (!emitSharedObject.empty())
+  if (endsWith(opts.inputFile, ".so")) {
+    if (!opts.emitSharedObject.empty())
       return fail(
           "--emit-shared-object needs an MLIR input, got a shared object");
     std::unique_ptr<SharedObjectModule> so;
-    if (Status s = SharedObjectModule::load(inputFile, so); !s)
+    if (Status s = SharedObjectModule::load(opts.inputFile, so); !s)
       return fail(s.message());
+    std::string compiledFor = so->target();
+    if (opts.targetGiven && compiledFor != opts.target)
+      return fail("--target " + opts.target + ": " + opts.inputFile +
+                  " was compiled for --target " + compiledFor);
     module = std::move(so);
   } else {
+#ifdef ATTN_HAVE_JIT
+    // Before compiling: without a GPU the compile would be wasted.
+    if (opts.target == "cuda" && !opts.compileOnly)
+      if (Status s = cuda::available(); !s)
+        return fail("--target cuda: " + s.message() +
+                    " (--compile-only compiles without one)");
     CompileOptions options;
-    options.pipelineOptions = pipelineOptions;
-    options.printIRAfterAll = printIR;
-    options.timing = timing;
-    options.onnxRaise = onnxRaise;
+    options.pipelineOptions = opts.pipelineOptions;
+    options.printIRAfterAll = opts.printIR;
+    options.timing = opts.timing;
+    options.onnxRaise = opts.onnxRaise;
+    options.target = opts.target;
+    options.compileOnly = opts.compileOnly;
     std::unique_ptr<JitModule> jit;
-    if (Status s = compileFile(inputFile, options, jit, emitSharedObject); !s)
+    if (Status s =
+            compileFile(opts.inputFile, options, jit, opts.emitSharedObject);
+        !s)
       return fail(s.message());
     std::fprintf(stderr, "compiled %s: pipeline %.3f s, codegen %.3f s\n",
-                 inputFile.c_str(), jit->pipelineSeconds, jit->codegenSeconds);
+                 opts.inputFile.c_str(), jit->pipelineSeconds,
+                 jit->codegenSeconds);
+    if (opts.compileOnly) {
+      if (!opts.emitSharedObject.empty())
+        std::fprintf(stderr, "saved %s (%s)\n", opts.emitSharedObject.c_str(),
+                     opts.target.c_str());
+      return 0;
+    }
     module = std::move(jit);
+#else
+    return fail(opts.inputFile +
+                ": this attention-run was built without the compiler; give it "
+                "a .so (a module saved with attention-run "
+                "--emit-shared-object)");
+#endif
   }
+  if (module->target() == "cuda")
+    std::fprintf(stderr, "device: %s\n", cuda::deviceName().c_str());
 
   FunctionSignature sig;
   if (Status s = module->signature(entry, sig); !s)
     return fail(s.message());
-  if (printSignature)
+  if (opts.printSignature)
     std::printf("@%s %s\n", entry.c_str(), sig.describe().c_str());
 
   // 2. Inputs: positional, or argN=PATH / N=PATH.
   std::vector<Tensor> args(sig.inputs.size());
   std::vector<bool> bound(sig.inputs.size(), false);
   size_t next = 0;
-  for (const std::string &spec : inputs) {
+  for (const std::string &spec : opts.inputs) {
     std::string path = spec;
     size_t index = next;
     // "argN=PATH" / "N=PATH" / "NAME=PATH" (an ONNX input name) bind by
@@ -206,29 +431,22 @@ int main(int argc, char **argv) {
     if (Status s = checkSameSizes(ptrs, sig.inputs, names); !s)
       return fail(s.message());
   }
-  if (!outputs.empty() && outputs.size() != sig.outputs.size())
+  if (!opts.outputs.empty() && opts.outputs.size() != sig.outputs.size())
     return fail("@" + entry + " returns " + std::to_string(sig.outputs.size()) +
-                " results, got " + std::to_string(outputs.size()) +
+                " results, got " + std::to_string(opts.outputs.size()) +
                 " --output paths");
 
-  int numThreads = threads > 0 ? threads : hardwareThreads();
+  int numThreads = opts.threads > 0 ? opts.threads : hardwareThreads();
   if (Status s = setNumThreads(*module, numThreads); !s)
     return fail(s.message());
 
-  // 3. Run (one warm-up + `repeat` timed runs when timing).
+  // 3. Run: one warm-up + `repeat` timed runs (GPU runs time the entry
+  // point without the transfers).
   std::vector<Tensor> results;
-  if (Status s = module->invoke(entry, args, results); !s)
+  std::vector<double> ms;
+  if (Status s = module->invokeTimed(entry, args, results, opts.repeat, ms); !s)
     return fail(s.message());
-  if (repeat > 0) {
-    std::vector<double> ms;
-    for (unsigned i = 0; i < repeat; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      if (Status s = module->invoke(entry, args, results); !s)
-        return fail(s.message());
-      ms.push_back(std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - t0)
-                       .count());
-    }
+  if (!ms.empty()) {
     std::sort(ms.begin(), ms.end());
     double median = ms.size() % 2
                         ? ms[ms.size() / 2]
@@ -238,10 +456,10 @@ int main(int argc, char **argv) {
   }
 
   // 4. Outputs.
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (Status s = writeNpyAtomic(outputs[i], results[i]); !s)
+  for (size_t i = 0; i < opts.outputs.size(); ++i)
+    if (Status s = writeNpyAtomic(opts.outputs[i], results[i]); !s)
       return fail(s.message());
-  if (outputs.empty())
+  if (opts.outputs.empty())
     for (size_t i = 0; i < results.size(); ++i)
       std::printf("result %zu: %s\n", i, results[i].describe().c_str());
   return 0;

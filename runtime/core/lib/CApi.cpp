@@ -1,8 +1,8 @@
 //===- CApi.cpp - C API of the attention runtime ---------------------------===//
 
-#include "attnrt/attnrt.h"
 #include "attnrt/Module.h"
 #include "attnrt/Npy.h"
+#include "attnrt/attnrt.h"
 
 #include <string>
 
@@ -10,6 +10,8 @@ using namespace attnrt;
 
 struct attnrt_module {
   std::unique_ptr<SharedObjectModule> impl;
+  /// Read once: attnrt_module_target hands out a pointer into it.
+  std::string target;
 };
 struct attnrt_tensor {
   Tensor impl;
@@ -34,11 +36,16 @@ int attnrt_module_load(const char *path, attnrt_module **out) {
   std::unique_ptr<SharedObjectModule> m;
   if (Status s = SharedObjectModule::load(path, m); !s)
     return fail(s);
-  *out = new attnrt_module{std::move(m)};
+  std::string target = m->target();
+  *out = new attnrt_module{std::move(m), std::move(target)};
   return 0;
 }
 
 void attnrt_module_free(attnrt_module *m) { delete m; }
+
+const char *attnrt_module_target(attnrt_module *m) {
+  return m ? m->target.c_str() : "";
+}
 
 int attnrt_num_inputs(attnrt_module *m, const char *entry) {
   FunctionSignature sig;
@@ -56,7 +63,8 @@ int attnrt_num_outputs(attnrt_module *m, const char *entry) {
 
 attnrt_tensor *attnrt_tensor_create(attnrt_dtype dtype, int64_t rank,
                                     const int64_t *shape) {
-  if (rank < 0 || (rank > 0 && !shape) || dtype < ATTNRT_F32 || dtype > ATTNRT_I32)
+  if (rank < 0 || (rank > 0 && !shape) || dtype < ATTNRT_F32 ||
+      dtype > ATTNRT_I32)
     return nullptr;
   std::vector<int64_t> s(shape, shape + rank);
   for (int64_t d : s)
@@ -66,8 +74,12 @@ attnrt_tensor *attnrt_tensor_create(attnrt_dtype dtype, int64_t rank,
 }
 
 void attnrt_tensor_free(attnrt_tensor *t) { delete t; }
-void *attnrt_tensor_data(attnrt_tensor *t) { return t ? t->impl.data() : nullptr; }
-int64_t attnrt_tensor_rank(const attnrt_tensor *t) { return t ? t->impl.rank() : -1; }
+void *attnrt_tensor_data(attnrt_tensor *t) {
+  return t ? t->impl.data() : nullptr;
+}
+int64_t attnrt_tensor_rank(const attnrt_tensor *t) {
+  return t ? t->impl.rank() : -1;
+}
 int64_t attnrt_tensor_dim(const attnrt_tensor *t, int64_t i) {
   if (!t || i < 0 || i >= t->impl.rank())
     return -1;
@@ -111,8 +123,8 @@ int attnrt_invoke(attnrt_module *m, const char *entry,
     return fail(s);
   if (sig.outputs.size() != num_outputs)
     return fail(std::string("@") + entry + " returns " +
-                std::to_string(sig.outputs.size()) + " outputs, caller expects " +
-                std::to_string(num_outputs));
+                std::to_string(sig.outputs.size()) +
+                " outputs, caller expects " + std::to_string(num_outputs));
   std::vector<Tensor> outs;
   if (Status s = m->impl->invoke(entry, ins, outs); !s)
     return fail(s);

@@ -1,15 +1,21 @@
-//===- Invoke.cpp - calling compiled entry points
-//--------------------------===//
+//===- Invoke.cpp - calling compiled entry points -------------------------===//
 //
 // Builds MLIR memref descriptors for the inputs, calls the packed C-interface
 // wrapper and copies the returned memrefs into runtime tensors. Every input
 // is checked against the embedded signature first: a wrong dtype, rank or
 // static size is an error message, never an out-of-bounds read.
 //
+// GPU ("cuda") entry points take device descriptors for the inputs and for
+// the outputs they write; the runtime sizes the outputs from the signature,
+// keeps every device buffer in RAII owners (freed on all paths) and reads
+// the errors of the launches from the CUDA backend after each call.
+//
 //===----------------------------------------------------------------------===//
 
+#include "attnrt/Cuda.h"
 #include "attnrt/Module.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -22,21 +28,25 @@ namespace {
 /// {ptr allocated, ptr aligned, i64 offset, i64 sizes[r], i64 strides[r]}.
 struct Descriptor {
   std::vector<int64_t> words;
-  static Descriptor forTensor(const Tensor &t) {
+  /// A dense row-major buffer at `data` (host or device memory).
+  static Descriptor dense(const void *data, const std::vector<int64_t> &shape) {
     Descriptor d;
-    int64_t r = t.rank();
+    int64_t r = static_cast<int64_t>(shape.size());
     d.words.resize(3 + 2 * r);
-    auto ptr = reinterpret_cast<int64_t>(t.data());
+    auto ptr = reinterpret_cast<int64_t>(data);
     d.words[0] = ptr;
     d.words[1] = ptr;
     d.words[2] = 0;
     int64_t stride = 1;
     for (int64_t i = r - 1; i >= 0; --i) {
-      d.words[3 + i] = t.shape()[i];
+      d.words[3 + i] = shape[i];
       d.words[3 + r + i] = stride;
-      stride *= t.shape()[i];
+      stride *= shape[i];
     }
     return d;
+  }
+  static Descriptor forTensor(const Tensor &t) {
+    return dense(t.data(), t.shape());
   }
 };
 
@@ -173,12 +183,44 @@ Status CompiledModule::signature(const std::string &entry,
   return parseSignature(text, out);
 }
 
-Status CompiledModule::invoke(const std::string &entry,
-                              const std::vector<Tensor> &inputs,
-                              std::vector<Tensor> &outputs) {
-  FunctionSignature sig;
-  if (Status s = signature(entry, sig); !s)
-    return s;
+Status CompiledModule::runInit() {
+  if (initialized_)
+    return Status::ok();
+  auto init = reinterpret_cast<void (*)()>(lookupSymbol("__attn_init"));
+  if (!init)
+    return Status::ok();
+  (void)cuda::takeError(); // errors recorded before are not this module's
+  init();
+  initialized_ = true;
+  if (Status s = cuda::takeError(); !s)
+    return Status::error("cannot load its GPU kernels: " + s.message());
+  return Status::ok();
+}
+
+void CompiledModule::runFini() {
+  if (!initialized_)
+    return;
+  initialized_ = false;
+  if (auto fini = reinterpret_cast<void (*)()>(lookupSymbol("__attn_fini")))
+    fini();
+  (void)cuda::takeError();
+}
+
+std::string CompiledModule::target() {
+  auto *text = static_cast<const char *>(lookupSymbol(kTargetSymbol));
+  return text ? std::string(text) : std::string("cpu");
+}
+
+namespace {
+
+double millisSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t0)
+      .count();
+}
+
+Status checkInputs(const std::string &entry, const FunctionSignature &sig,
+                   const std::vector<Tensor> &inputs) {
   if (inputs.size() != sig.inputs.size())
     return Status::error(
         "@" + entry + " takes " + std::to_string(sig.inputs.size()) +
@@ -191,11 +233,15 @@ Status CompiledModule::invoke(const std::string &entry,
     if (Status s = checkTensor(inputs[i], sig.inputs[i], names.back()); !s)
       return s;
   }
-  if (Status s = checkSameSizes(ptrs, sig.inputs, names); !s)
-    return s;
+  return checkSameSizes(ptrs, sig.inputs, names);
+}
 
+Status invokeCpu(CompiledModule &m, const std::string &entry,
+                 const FunctionSignature &sig,
+                 const std::vector<Tensor> &inputs,
+                 std::vector<Tensor> &outputs) {
   auto fn = reinterpret_cast<void (*)(void **)>(
-      lookupSymbol(packedEntrySymbol(entry)));
+      m.lookupSymbol(packedEntrySymbol(entry)));
   // Results: one descriptor, or a struct of descriptors, written by the callee.
   size_t resultWords = 0;
   for (const TensorSpec &o : sig.outputs)
@@ -239,6 +285,169 @@ Status CompiledModule::invoke(const std::string &entry,
   for (int64_t alloc : allocs)
     if (skip.insert(alloc).second)
       std::free(reinterpret_cast<void *>(alloc));
+  return Status::ok();
+}
+
+/// The shapes of a GPU entry point's outputs, which the runtime allocates:
+/// static dims from the signature, a dynamic dim from the input dims of its
+/// group ("?N" on both sides).
+Status outputShapes(const std::string &entry, const FunctionSignature &sig,
+                    const std::vector<Tensor> &inputs,
+                    std::vector<std::vector<int64_t>> &shapes) {
+  std::map<int, int64_t> groupSize;
+  for (size_t i = 0; i < sig.inputs.size(); ++i)
+    for (size_t d = 0; d < sig.inputs[i].sameAs.size(); ++d)
+      if (sig.inputs[i].sameAs[d] > 0 && d < inputs[i].shape().size())
+        groupSize.emplace(sig.inputs[i].sameAs[d], inputs[i].shape()[d]);
+  shapes.clear();
+  for (size_t o = 0; o < sig.outputs.size(); ++o) {
+    const TensorSpec &spec = sig.outputs[o];
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < spec.dims.size(); ++d) {
+      if (spec.dims[d] >= 0) {
+        shape.push_back(spec.dims[d]);
+        continue;
+      }
+      int g = d < spec.sameAs.size() ? spec.sameAs[d] : 0;
+      auto it = groupSize.find(g);
+      if (g <= 0 || it == groupSize.end())
+        return Status::error("@" + entry + " output " + std::to_string(o) +
+                             ": cannot size output: dim " + std::to_string(d) +
+                             " is dynamic and tied to no input dim (" +
+                             sig.describe() + ")");
+      shape.push_back(it->second);
+    }
+    shapes.push_back(std::move(shape));
+  }
+  return Status::ok();
+}
+
+/// Calls a GPU entry point once, plus `repeat` timed times when `millis` is
+/// given, on inputs copied to the device once.
+Status invokeCuda(CompiledModule &m, const std::string &entry,
+                  const FunctionSignature &sig,
+                  const std::vector<Tensor> &inputs,
+                  std::vector<Tensor> &outputs, unsigned repeat,
+                  std::vector<double> *millis) {
+  if (Status s = cuda::available(); !s)
+    return Status::error("@" + entry + " needs a CUDA GPU: " + s.message());
+  std::vector<std::vector<int64_t>> shapes;
+  if (Status s = outputShapes(entry, sig, inputs, shapes); !s)
+    return s;
+
+  // Inputs, then outputs: the order of the entry point's arguments.
+  size_t numIn = inputs.size(), numOut = sig.outputs.size();
+  std::vector<cuda::DeviceBuffer> buffers(numIn + numOut);
+  std::vector<Descriptor> descs;
+  for (size_t i = 0; i < numIn + numOut; ++i) {
+    bool isInput = i < numIn;
+    const std::vector<int64_t> &shape =
+        isInput ? inputs[i].shape() : shapes[i - numIn];
+    DType dtype = isInput ? inputs[i].dtype() : sig.outputs[i - numIn].dtype;
+    std::string what = "@" + entry + (isInput ? " input " : " output ") +
+                       std::to_string(isInput ? i : i - numIn);
+    // Static output sizes come from the module's signature text: a size
+    // that overflows must not become a small buffer.
+    size_t bytes = dtypeSize(dtype);
+    for (int64_t d : shape)
+      if (d < 0 ||
+          __builtin_mul_overflow(bytes, static_cast<size_t>(d), &bytes))
+        return Status::error(what + ": size overflows (" + sig.describe() +
+                             ")");
+    if (Status s = cuda::DeviceBuffer::create(bytes, buffers[i]); !s)
+      return Status::error(what + ": " + s.message());
+    if (isInput)
+      if (Status s =
+              cuda::copyToDevice(buffers[i].get(), inputs[i].data(), bytes);
+          !s)
+        return Status::error(what + ": " + s.message());
+    descs.push_back(Descriptor::dense(buffers[i].get(), shape));
+  }
+  std::vector<void *> descPtrs;
+  for (Descriptor &d : descs)
+    descPtrs.push_back(d.words.data());
+  std::vector<void *> packed;
+  for (void *&p : descPtrs)
+    packed.push_back(&p);
+
+  auto fn = reinterpret_cast<void (*)(void **)>(
+      m.lookupSymbol(packedEntrySymbol(entry)));
+  // An error left over from before (another module, an earlier failed call)
+  // is not this call's.
+  (void)cuda::takeError();
+  unsigned calls = millis ? repeat + 1 : 1;
+  for (unsigned c = 0; c < calls; ++c) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn(packed.data());
+    // The entry point synchronizes its own streams; this also catches work
+    // it left on others.
+    Status synced = cuda::synchronize();
+    double ms = millisSince(t0);
+    if (Status s = cuda::takeError(); !s)
+      return Status::error("@" + entry + " failed on the GPU: " + s.message());
+    if (!synced)
+      return Status::error("@" + entry +
+                           " failed on the GPU: " + synced.message());
+    if (millis && c > 0)
+      millis->push_back(ms);
+  }
+
+  outputs.clear();
+  for (size_t o = 0; o < numOut; ++o) {
+    Tensor t(sig.outputs[o].dtype, shapes[o]);
+    if (Status s =
+            cuda::copyToHost(t.data(), buffers[numIn + o].get(), t.byteSize());
+        !s)
+      return Status::error("@" + entry + " output " + std::to_string(o) + ": " +
+                           s.message());
+    outputs.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status CompiledModule::invoke(const std::string &entry,
+                              const std::vector<Tensor> &inputs,
+                              std::vector<Tensor> &outputs) {
+  FunctionSignature sig;
+  if (Status s = signature(entry, sig); !s)
+    return s;
+  if (Status s = checkInputs(entry, sig, inputs); !s)
+    return s;
+  std::string t = target();
+  if (t == "cuda")
+    return invokeCuda(*this, entry, sig, inputs, outputs, 0, nullptr);
+  if (t != "cpu")
+    return Status::error("the module was compiled for target '" + t +
+                         "', which this runtime cannot run (cpu, cuda)");
+  return invokeCpu(*this, entry, sig, inputs, outputs);
+}
+
+Status CompiledModule::invokeTimed(const std::string &entry,
+                                   const std::vector<Tensor> &inputs,
+                                   std::vector<Tensor> &outputs,
+                                   unsigned repeat,
+                                   std::vector<double> &millis) {
+  millis.clear();
+  if (target() == "cuda") {
+    FunctionSignature sig;
+    if (Status s = signature(entry, sig); !s)
+      return s;
+    if (Status s = checkInputs(entry, sig, inputs); !s)
+      return s;
+    return invokeCuda(*this, entry, sig, inputs, outputs, repeat, &millis);
+  }
+  // CPU: every call is whole (checks, the call, copying the results out),
+  // as a user of invoke sees it.
+  if (Status s = invoke(entry, inputs, outputs); !s)
+    return s;
+  for (unsigned i = 0; i < repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (Status s = invoke(entry, inputs, outputs); !s)
+      return s;
+    millis.push_back(millisSince(t0));
+  }
   return Status::ok();
 }
 

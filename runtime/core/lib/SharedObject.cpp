@@ -1,5 +1,15 @@
-//===- SharedObject.cpp - loading compiled modules without the compiler ----===//
+//===- SharedObject.cpp - loading compiled modules without the compiler ---===//
+//
+// A GPU module loads its kernels in `__attn_init` (the compiler turns the
+// GPU binary's static constructor into it), called here once the CUDA
+// driver is known to work, through the mgpu* functions this runtime exports
+// (Cuda.cpp); what fails there (an image the GPU cannot run) is only known
+// from the CUDA backend's error slot, so load() reads it before handing the
+// module out. `__attn_fini` unloads them before dlclose.
+//
+//===----------------------------------------------------------------------===//
 
+#include "attnrt/Cuda.h"
 #include "attnrt/Module.h"
 
 #include <dlfcn.h>
@@ -11,6 +21,8 @@ Status SharedObjectModule::load(const std::string &path,
   // dlopen searches the library path for names without a slash; a user
   // naming a file means that file.
   std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  // Errors recorded before are not this module's.
+  (void)cuda::takeError();
   void *h = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = ::dlerror();
@@ -22,12 +34,26 @@ Status SharedObjectModule::load(const std::string &path,
     return Status::error(path + ": not a module compiled by attention-run "
                                 "(no __attn_entry_points symbol)");
   }
-  out.reset(new SharedObjectModule());
-  out->handle_ = h;
+  std::unique_ptr<SharedObjectModule> m(new SharedObjectModule());
+  m->handle_ = h;
+  std::string target = m->target();
+  if (target == "cuda") {
+    if (Status s = cuda::available(); !s) {
+      (void)cuda::takeError();
+      return Status::error(path + ": needs a CUDA GPU: " + s.message());
+    }
+    if (Status s = m->runInit(); !s)
+      return Status::error(path + ": " + s.message());
+  } else if (target != "cpu") {
+    return Status::error(path + ": compiled for target '" + target +
+                         "', which this runtime cannot run (cpu, cuda)");
+  }
+  out = std::move(m);
   return Status::ok();
 }
 
 SharedObjectModule::~SharedObjectModule() {
+  runFini();
   if (handle_)
     ::dlclose(handle_);
 }

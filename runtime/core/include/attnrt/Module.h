@@ -9,6 +9,12 @@
 // The signature lets the runtime check every argument before compiled code
 // touches it.
 //
+// A module compiled for a GPU also exports `__attn_target` ("cuda"; absent
+// means "cpu"). Its entry points take device memref descriptors: one per
+// input, then one per output, which they write in place (destination
+// passing), and return nothing. They launch their kernels and synchronize
+// before returning; the runtime sizes, allocates and copies the buffers.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTNRT_MODULE_H
 #define ATTNRT_MODULE_H
@@ -52,6 +58,7 @@ Status parseSignature(const std::string &text, FunctionSignature &out);
 std::string signatureSymbol(const std::string &entry);
 std::string packedEntrySymbol(const std::string &entry);
 constexpr const char *kEntryListSymbol = "__attn_entry_points";
+constexpr const char *kTargetSymbol = "__attn_target";
 
 class CompiledModule {
 public:
@@ -62,13 +69,37 @@ public:
   /// Entry points, in the order of the source module.
   std::vector<std::string> entryPoints();
   Status signature(const std::string &entry, FunctionSignature &out);
+  /// What the module was compiled for: "cpu" or "cuda".
+  std::string target();
+
+  /// Runs the module's `__attn_init` (GPU modules: loads the kernels into
+  /// the CUDA driver) once; errors of the CUDA backend are returned.
+  Status runInit();
+  /// Runs `__attn_fini` (unloads the kernels) if `runInit` ran it.
+  void runFini();
   /// Checks `inputs` against the signature, calls the entry point and returns
-  /// its results as fresh tensors.
+  /// its results as fresh host tensors (a "cuda" module's inputs are copied
+  /// to the device and its results back).
   Status invoke(const std::string &entry, const std::vector<Tensor> &inputs,
                 std::vector<Tensor> &outputs);
+  /// Like invoke, one warm-up call and then `repeat` timed ones; `millis`
+  /// gets each timed call's wall time and `outputs` the last call's results.
+  /// A "cpu" call is timed whole; a "cuda" one without the transfers: the
+  /// inputs stay on the device, and only the entry point (its launches and
+  /// their completion) is timed.
+  Status invokeTimed(const std::string &entry,
+                     const std::vector<Tensor> &inputs,
+                     std::vector<Tensor> &outputs, unsigned repeat,
+                     std::vector<double> &millis);
+
+private:
+  bool initialized_ = false;
 };
 
 /// A module saved with `attention-run --emit-shared-object`, loaded by dlopen.
+/// Loading a "cuda" module fails, with the reason, where there is no usable
+/// GPU (its constructor loads the kernels through the runtime's mgpu*
+/// functions).
 class SharedObjectModule : public CompiledModule {
 public:
   static Status load(const std::string &path,

@@ -30,8 +30,13 @@ typedef struct attnrt_tensor attnrt_tensor;
 
 const char *attnrt_last_error(void);
 
+/* Fails for a GPU module where there is no usable CUDA driver and GPU. */
 int attnrt_module_load(const char *path, attnrt_module **out);
 void attnrt_module_free(attnrt_module *m);
+/* What the module was compiled for: "cpu" or "cuda" ("" for a null module).
+   Tensors stay host tensors either way: attnrt_invoke copies a "cuda"
+   module's inputs to the GPU and its outputs back. */
+const char *attnrt_module_target(attnrt_module *m);
 /* Number of inputs/outputs of `entry`, or -1 if it does not exist. */
 int attnrt_num_inputs(attnrt_module *m, const char *entry);
 int attnrt_num_outputs(attnrt_module *m, const char *entry);

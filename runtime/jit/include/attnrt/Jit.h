@@ -30,6 +30,12 @@ struct CompileOptions {
   bool timing = false;
   /// ONNX input: raise recognised attention subgraphs to attn ops.
   bool onnxRaise = true;
+  /// What to compile for: "cpu", or "cuda" (GPU kernels launched through
+  /// the runtime's CUDA backend, attnrt/Cuda.h).
+  std::string target = "cpu";
+  /// Compile (and save, with a shared object path) without loading GPU
+  /// kernels into a driver: for machines without a GPU.
+  bool compileOnly = false;
 };
 
 class JitModule : public CompiledModule {
