@@ -11,7 +11,8 @@ config.suffixes = [".mlir", ".py", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 # Helper modules and inputs used by tests, not tests themselves.
-config.excludes = ["lit.cfg.py", "attn_exec.py", "Inputs", "CMakeLists.txt"]
+config.excludes = ["lit.cfg.py", "attn_exec.py", "gpu_cases.py", "Inputs",
+                   "CMakeLists.txt", "GpuKernelEmulator.cpp"]
 
 llvm_config.use_default_substitutions()
 config.substitutions.append(("%python", config.python_executable))
@@ -24,7 +25,35 @@ tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 for d in tool_dirs:
     llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["attention-opt", "attention-run", "attention-translate", "attnrt-c-demo"], tool_dirs)
+    ["attention-opt", "attention-run", "attention-translate", "attnrt-c-demo",
+     "attn-gpu-emulator"], tool_dirs)
 config.environment["ATTENTION_RUN"] = os.path.join(config.attn_tools_dir, "attention-run")
 config.environment["ATTENTION_OPT"] = os.path.join(config.attn_tools_dir, "attention-opt")
+config.environment["ATTN_GPU_EMULATOR"] = os.path.join(config.attn_tools_dir, "attn-gpu-emulator")
 
+
+# GPU: compile-only tests need the CUDA toolkit's ptxas (PTX -> sm_90 code,
+# register and spill report); execution tests need a CUDA driver and GPU.
+cuda_toolkit = os.environ.get("ATTN_CUDA_TOOLKIT", "/usr/local/cuda")
+ptxas = os.path.join(cuda_toolkit, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+    config.substitutions.append(("%cuda_toolkit", cuda_toolkit))
+else:
+    lit_config.note("no %s: the PTX assembly tests are unsupported" % ptxas)
+
+
+def _has_cuda_driver():
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL(os.environ.get("ATTNRT_LIBCUDA", "libcuda.so.1"))
+        count = ctypes.c_int(0)
+        return lib.cuInit(0) == 0 and lib.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    except (OSError, AttributeError):
+        return False
+
+
+if _has_cuda_driver():
+    config.available_features.add("cuda")

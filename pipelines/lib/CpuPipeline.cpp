@@ -77,6 +77,11 @@ void registerAttnPipelines() {
       "attn-lower-to-cpu-pipeline",
       "Lower attn/linalg IR to the LLVM dialect for the host CPU",
       buildAttnLowerToCpuPipeline);
+  PassPipelineRegistration<NvvmPipelineOptions>(
+      "attn-lower-to-nvvm-pipeline",
+      "Lower attn IR to host LLVM code launching tensor-core kernels (NVVM, "
+      "embedded cubin/PTX)",
+      buildAttnLowerToNvvmPipeline);
 }
 
 } // namespace mlir::attn

@@ -311,4 +311,70 @@ def AttnSerializeNestedParallelLoopsPass
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
+def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
+  let summary = "attn.sdpa entry points -> a flash-attention GPU kernel on tensor cores";
+  let description = [{
+    Rewrites every public function whose results are `attn.sdpa` ops of its
+    arguments into a host function on device buffers (destination passing:
+    one memref argument per input, then one per result) that launches one
+    generated kernel per `attn.sdpa`, and puts the kernels into
+    `gpu.module @attn_gpu_kernels`.
+
+    The kernel is FlashAttention-2 shaped: one block of 4 warps per
+    (query tile of 64 rows, head, batch); each warp owns 16 query rows and
+    keeps its Q fragments, the running max and sum and the output
+    accumulator in registers. K and V tiles are staged in shared memory
+    (rows padded by 16 bytes so that fragment loads are free of bank
+    conflicts); Q K^T and P V run on tensor cores (m16n8k16 MMAs with f32
+    accumulation: `nvgpu.mma.sync` for f16, `nvvm.mma.sync` for bf16, which
+    nvgpu cannot lower); P never leaves
+    registers (the accumulator layout of Q K^T is the operand layout of
+    P V). Causal tiles past the diagonal are never loaded; only tiles that
+    straddle the diagonal or the end of the keys are masked. Grouped-query
+    heads read their K/V head by index.
+
+    f32 operands are rounded to bf16 (or f16, option `f32-as-f16`) as they
+    are loaded; accumulation, softmax and the result stay f32.
+
+    Supported: f16, bf16 and f32 operands of rank 2 to 4, either head layout, head
+    dims that are multiples of 16 up to 256, any sequence lengths, causal
+    none/top_left/bottom_right, any scale. Anything else (an explicit mask,
+    dropout, windows, softcap, other ops in the function) is
+    an error naming the op and what the GPU path would need.
+
+    Before: `func.func @f(%q: tensor<1x12x1024x64xf16>, ...) -> tensor<...>`
+    with `attn.sdpa ... causal(top_left)`. After: `func.func @f(%q:
+    memref<1x12x1024x64xf16>, ..., %out: memref<...>)` with a
+    `gpu.launch_func @attn_gpu_kernels::@f_sdpa0 blocks in (16, 12, 1)
+    threads in (128, 1, 1)`, and the `gpu.func ... kernel` with
+    `nvgpu.mma.sync`, `gpu.shuffle xor` and `math.exp2`.
+  }];
+  let options = [
+    Option<"useLdmatrix", "ldmatrix", "bool", "true",
+           "Load K and V operand fragments from shared memory with "
+           "ldmatrix (false: one shared-memory load per element pair)">,
+    Option<"warps", "warps", "int64_t", "4",
+           "Warps per block; each owns 16 query rows (4: 64-row tiles, 8: "
+           "128-row tiles sharing each staged K/V tile)">,
+    Option<"blockKV", "block-kv", "int64_t", "64",
+           "Keys per staged K/V tile (a multiple of 16; halved until both "
+           "tiles fit 48 KiB of shared memory)">,
+    Option<"stages", "stages", "int64_t", "2",
+           "K/V staging: 2 = double-buffered asynchronous copies (cp.async; "
+           "the next tile loads while this one is computed), 1 = load, "
+           "barrier, compute. f32 operands always use 1">,
+    Option<"f32AsF16", "f32-as-f16", "bool", "false",
+           "Feed f32 operands to the tensor cores as f16 (more mantissa, "
+           "overflows past 65504) instead of bf16 (f32 range)">,
+  ];
+  let dependentDialects = [
+    "mlir::gpu::GPUDialect", "mlir::nvgpu::NVGPUDialect",
+    "mlir::NVVM::NVVMDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::scf::SCFDialect", "mlir::arith::ArithDialect",
+    "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+    "mlir::vector::VectorDialect", "mlir::func::FuncDialect",
+    "mlir::ub::UBDialect"
+  ];
+}
+
 #endif // ATTN_PASSES_TD

@@ -21,18 +21,18 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run the attn optimization passes (false: the plain "
                      "reference lowering)"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> fuseHeads{
-      *this, "fuse-heads", llvm::cl::desc("Run attn-fuse-heads"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> decompose{
-      *this, "decompose", llvm::cl::desc("Run attn-decompose"),
-      llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseHeads{*this, "fuse-heads",
+                                      llvm::cl::desc("Run attn-fuse-heads"),
+                                      llvm::cl::init(true)};
+  PassOptions::Option<bool> decompose{*this, "decompose",
+                                      llvm::cl::desc("Run attn-decompose"),
+                                      llvm::cl::init(true)};
   PassOptions::Option<bool> foldHeadTransposes{
       *this, "fold-head-transposes",
       llvm::cl::desc("Run attn-fold-head-transposes"), llvm::cl::init(true)};
-  PassOptions::Option<bool> foldMask{
-      *this, "fold-mask", llvm::cl::desc("Run attn-fold-mask"),
-      llvm::cl::init(true)};
+  PassOptions::Option<bool> foldMask{*this, "fold-mask",
+                                     llvm::cl::desc("Run attn-fold-mask"),
+                                     llvm::cl::init(true)};
   PassOptions::Option<bool> fuseSoftmax{
       *this, "fuse-softmax",
       llvm::cl::desc("Run attn-fuse-softmax (flash-style SDPA)"),
@@ -60,6 +60,54 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// attn or linalg-on-tensors IR -> LLVM dialect for the host CPU.
 void buildAttnLowerToCpuPipeline(OpPassManager &pm,
                                  const CpuPipelineOptions &options);
+
+struct NvvmPipelineOptions : public PassPipelineOptions<NvvmPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture (sm_90, sm_80, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (PTX ISA version)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("LLVM/ptxas optimization level"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the kernels become: fatbin (cubin + PTX, needs "
+                     "ptxas and fatbinary), bin (cubin), isa (PTX text, "
+                     "compiled by the driver at load)"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit root holding bin/ptxas and nvvm/libdevice"),
+      llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<bool> optimize{
+      *this, "optimize", llvm::cl::desc("Run the attn optimization passes"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> ldmatrix{
+      *this, "ldmatrix",
+      llvm::cl::desc("convert-attn-to-gpu: load K/V fragments with ldmatrix"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> warps{
+      *this, "warps",
+      llvm::cl::desc("convert-attn-to-gpu: warps per block (16 query rows "
+                     "each)"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> blockKV{
+      *this, "block-kv",
+      llvm::cl::desc("convert-attn-to-gpu: keys per staged K/V tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("convert-attn-to-gpu: 2 = cp.async double buffering, "
+                     "1 = synchronous staging"),
+      llvm::cl::init(2)};
+};
+
+/// attn IR -> LLVM dialect host code that launches tensor-core kernels
+/// embedded as a GPU binary.
+void buildAttnLowerToNvvmPipeline(OpPassManager &pm,
+                                  const NvvmPipelineOptions &options);
 
 /// Registers every pipeline with the global pass registry.
 void registerAttnPipelines();

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnrt/Jit.h"
+#include "attnrt/Cuda.h"
 
 #include "attn/AttnDialect.h"
 #include "attn/AttnOps.h"
@@ -31,6 +32,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -103,7 +107,19 @@ public:
       parent[find(*ka)] = find(*kb);
   }
 
-  /// sameAs ids for argument `arg` (0: no group).
+  /// Unites dim `dr` of result `result` with dim `da` of `a` (GPU entry
+  /// points write into buffers the runtime sizes from the inputs).
+  void uniteResult(unsigned result, int64_t dr, Value a, int64_t da) {
+    auto ka = key(a, da);
+    if (!ka)
+      return;
+    Key kr{fn.getNumArguments() + result, dr};
+    parent.try_emplace(kr, kr);
+    parent[find(kr)] = find(*ka);
+  }
+
+  /// sameAs ids for argument `arg` (0: no group); results count on from
+  /// the last argument.
   std::vector<int> idsFor(unsigned arg, int64_t rank) {
     std::map<std::pair<unsigned, int64_t>, int> size;
     for (auto &[k, _] : parent)
@@ -208,6 +224,47 @@ void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
   });
 }
 
+/// Turns the module's static constructors and destructors into the exported
+/// functions `__attn_init` and `__attn_fini`. GPU modules load their kernels
+/// in a constructor (gpu-module-to-binary's embedding); the runtime calls
+/// `__attn_init` itself, after checking that a CUDA driver is there, and in
+/// a saved shared object as well (where the JIT's renamed constructors would
+/// otherwise never run).
+void hoistStaticConstructors(llvm::Module &m) {
+  for (bool ctors : {true, false}) {
+    const char *global = ctors ? "llvm.global_ctors" : "llvm.global_dtors";
+    const char *name = ctors ? "__attn_init" : "__attn_fini";
+    auto *fnType =
+        llvm::FunctionType::get(llvm::Type::getVoidTy(m.getContext()),
+                                /*isVarArg=*/false);
+    auto *fn = llvm::Function::Create(
+        fnType, llvm::GlobalValue::ExternalLinkage, name, m);
+    llvm::IRBuilder<> builder(
+        llvm::BasicBlock::Create(m.getContext(), "entry", fn));
+    std::vector<std::pair<uint64_t, llvm::Function *>> calls;
+    if (auto *gv = m.getNamedGlobal(global)) {
+      if (auto *list =
+              llvm::dyn_cast<llvm::ConstantArray>(gv->getInitializer()))
+        for (llvm::Value *entry : list->operands())
+          if (auto *item = llvm::dyn_cast<llvm::ConstantStruct>(entry))
+            if (auto *callee = llvm::dyn_cast<llvm::Function>(
+                    item->getOperand(1)->stripPointerCasts()))
+              calls.emplace_back(
+                  llvm::cast<llvm::ConstantInt>(item->getOperand(0))
+                      ->getZExtValue(),
+                  callee);
+      gv->eraseFromParent();
+    }
+    // Constructors run by ascending priority, destructors descending.
+    std::sort(calls.begin(), calls.end(), [&](auto &a, auto &b) {
+      return ctors ? a.first < b.first : a.first > b.first;
+    });
+    for (auto &[priority, callee] : calls)
+      builder.CreateCall(callee);
+    builder.CreateRetVoid();
+  }
+}
+
 /// Adds `name = "text\0"` as an exported constant global.
 void addStringGlobal(ModuleOp module, const std::string &name,
                      const std::string &text) {
@@ -237,7 +294,10 @@ DialectRegistry &registry() {
 
 } // namespace
 
-JitModule::~JitModule() = default;
+JitModule::~JitModule() {
+  if (engine_)
+    runFini(); // unload GPU kernels while the code is still there
+}
 
 void *JitModule::lookupSymbol(const std::string &name) {
   auto sym = engine_->lookup(name);
@@ -285,6 +345,11 @@ Status compileFile(const std::string &path, const CompileOptions &options,
                                   "diagnostics above)");
   }
 
+  bool gpu = options.target == "cuda";
+  if (!gpu && options.target != "cpu")
+    return Status::error("unknown target '" + options.target +
+                         "' (supported: cpu, cuda)");
+
   // Entry points and their signatures, from the source-level functions.
   std::string entryList;
   std::vector<std::pair<std::string, std::string>> signatures;
@@ -327,6 +392,23 @@ Status compileFile(const std::string &path, const CompileOptions &options,
               toSpec(fn, t, "result " + std::to_string(i), sig.outputs.back())))
         return Status::error(path + ": unsupported entry point signature");
     }
+    if (gpu) {
+      // The runtime allocates GPU results itself: a dynamic result dim is
+      // tied to the query dim it comes from.
+      auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+      if (ret)
+        for (auto [i, r] : llvm::enumerate(ret.getOperands()))
+          if (auto sdpa = r.getDefiningOp<attn::SdpaOp>())
+            for (int64_t dim = 0; dim + 1 < sdpa.getType().getRank(); ++dim)
+              groups.uniteResult(i, dim, sdpa.getQuery(), dim);
+      for (size_t i = 0; i < sig.outputs.size(); ++i)
+        sig.outputs[i].sameAs =
+            groups.idsFor(fn.getNumArguments() + i,
+                          static_cast<int64_t>(sig.outputs[i].dims.size()));
+      for (size_t i = 0; i < sig.inputs.size(); ++i)
+        sig.inputs[i].sameAs =
+            groups.idsFor(i, static_cast<int64_t>(sig.inputs[i].dims.size()));
+    }
     std::string name = fn.getSymName().str();
     entryList += (entryList.empty() ? "" : ",") + name;
     signatures.emplace_back(name, formatSignature(sig));
@@ -345,7 +427,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   }
   if (options.timing)
     pm.enableTiming();
-  std::string pipeline = "attn-lower-to-cpu-pipeline";
+  std::string pipeline =
+      gpu ? "attn-lower-to-nvvm-pipeline" : "attn-lower-to-cpu-pipeline";
   if (!options.pipelineOptions.empty())
     pipeline += "{" + options.pipelineOptions + "}";
   std::string pipelineErr;
@@ -358,6 +441,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
                          ": lowering failed (see the diagnostics above)");
 
   addStringGlobal(*module, kEntryListSymbol, entryList);
+  if (gpu)
+    addStringGlobal(*module, "__attn_target", "cuda");
   for (auto &[name, sig] : signatures)
     addStringGlobal(*module, signatureSymbol(name), sig);
   auto t1 = std::chrono::steady_clock::now();
@@ -376,9 +461,17 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (!tm)
     return Status::error("cannot create a target machine: " +
                          llvm::toString(tm.takeError()));
-  auto transformer = makeOptimizingTransformer(3, 0, tm->get());
+  auto optimize = makeOptimizingTransformer(3, 0, tm->get());
   ExecutionEngineOptions eeOptions;
-  eeOptions.transformer = transformer;
+  // (ExecutionEngineOptions holds a function_ref: the callable must outlive
+  // ExecutionEngine::create.)
+  std::function<llvm::Error(llvm::Module *)> transform =
+      [optimize, gpu](llvm::Module *m) -> llvm::Error {
+    if (gpu)
+      hoistStaticConstructors(*m);
+    return optimize(m);
+  };
+  eeOptions.transformer = transform;
   eeOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   eeOptions.enableObjectDump = !sharedObjectPath.empty();
   // Parallel loops call into libomp; the JIT resolves them from it.
@@ -388,12 +481,28 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (!engine)
     return Status::error(path + ": code generation failed: " +
                          llvm::toString(engine.takeError()));
-  (*engine)->initialize();
+  if (gpu) {
+    // Launches call the runtime's mgpu* functions (CUDA driver API).
+    (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      for (auto &[name, address] : cuda::mgpuSymbols())
+        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+      return map;
+    });
+  }
+  // CPU modules have no constructors worth running; GPU ones have theirs
+  // in __attn_init, run below unless only compiling.
+  if (!gpu)
+    (*engine)->initialize();
 
   out.reset(new JitModule());
   out->engine_ = std::move(*engine);
   if (!out->lookupSymbol(kEntryListSymbol))
     return Status::error(path + ": compiled module lacks its entry list");
+  if (gpu && !options.compileOnly)
+    if (Status s = out->runInit(); !s)
+      return Status::error(path + ": " + s.message());
   out->pipelineSeconds = std::chrono::duration<double>(t1 - t0).count();
   out->codegenSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1)
@@ -418,8 +527,12 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     std::string ompDir =
         llvm::sys::path::parent_path(ATTN_OPENMP_LIBRARY).str();
     std::string rpath = "-Wl,-rpath," + ompDir;
-    llvm::SmallVector<llvm::StringRef> args{
-        *cc, "-shared", "-o", so, obj, ATTN_OPENMP_LIBRARY, rpath, "-lm"};
+    llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-o", so, obj};
+    // CPU modules run their parallel loops on libomp; GPU modules only
+    // call the runtime's mgpu* functions, resolved when they are loaded.
+    if (!gpu)
+      args.append({ATTN_OPENMP_LIBRARY, rpath});
+    args.push_back("-lm");
     std::string msg;
     int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &msg);
     std::remove(obj.c_str());

@@ -1,0 +1,816 @@
+//===- ConvertAttnToGpu.cpp - convert-attn-to-gpu -------------------------===//
+//
+// attn.sdpa -> a FlashAttention-2 style kernel built from gpu, nvgpu, vector
+// and scf ops, plus the host function that launches it.
+//
+// Work split (BM = 64 query rows per block, 4 warps of 16 rows each):
+//   grid  = (ceil(Tq / BM), Hq, B), block = 128 threads.
+//   Each warp keeps, in registers, its Q operand fragments, the running row
+//   max m and partial row sum l (per thread: two rows, g and g + 8, of its
+//   16), and the output accumulator (DV / 8 m16n8 f32 tiles).
+//   Per key tile of BN rows the block stages K and V into shared memory,
+//   then each warp computes S = Q K^T (m16n8k16 mma.sync), the online
+//   softmax update in the log2 domain, and O += P V, where P is the S
+//   accumulator converted in place: the m16n8 C-fragment layout of two
+//   adjacent key tiles is exactly the m16n8k16 A-fragment layout.
+//
+// Fragment layouts (PTX ISA, mma.m16n8k16, lane = 4 * g + t):
+//   A (16x16, row-major): [0] = (g, 2t..2t+1)   [1] = (g+8, 2t..2t+1)
+//                         [2] = (g, 2t+8..+9)   [3] = (g+8, 2t+8..+9)
+//   B (16x8, "col"):      [0] = (k 2t..2t+1, n g) [1] = (k 2t+8..+9, n g)
+//   C (16x8, f32):        [0] = (g, 2t..2t+1)   [1] = (g+8, 2t..2t+1)
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/AttnOps.h"
+#include "attn/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOGPUPASS
+#include "attn/Passes.h.inc"
+
+namespace {
+
+constexpr llvm::StringLiteral kKernelModule = "attn_gpu_kernels";
+
+/// Why `op` cannot run on the GPU path, or "" if it can.
+std::string unsupportedReason(SdpaOp op) {
+  auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
+       vt = op.getValue().getType();
+  Type e = qt.getElementType();
+  if (!e.isF16() && !e.isBF16() && !e.isF32())
+    return "has element type " + [&] {
+      std::string s;
+      llvm::raw_string_ostream os(s);
+      os << e;
+      return s;
+    }() + "; the GPU kernel takes f16, bf16 or f32";
+  if (kt.getElementType() != e || vt.getElementType() != e)
+    return "mixes element types";
+  if (qt.getRank() < 2 || qt.getRank() > 4)
+    return "has rank-" + std::to_string(qt.getRank()) +
+           " operands; the GPU kernel takes ranks 2 to 4 ([B, H, T, d])";
+  if (op.getMask())
+    return "has an explicit mask operand; the GPU kernel supports causal "
+           "masking only (attn-fold-mask turns triangular masks into it)";
+  if (op.getDropoutP().convertToDouble() != 0.0)
+    return "has dropout; the GPU kernel is inference-only";
+  if (op.getWindowLeft() || op.getWindowRight())
+    return "has a sliding window, which the GPU kernel does not implement";
+  if (op.getSoftcap())
+    return "has a softcap, which the GPU kernel does not implement";
+  int64_t d = qt.getShape().back(), dv = vt.getShape().back();
+  for (int64_t x : {d, dv})
+    if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256)
+      return "has head dim " +
+             (ShapedType::isDynamic(x) ? std::string("?") : std::to_string(x)) +
+             "; the GPU kernel needs static head dims that are multiples of "
+             "16 up to 256";
+  return "";
+}
+
+/// Builds one flash-attention kernel and the host-side launch for one op.
+class FlashKernelBuilder {
+public:
+  FlashKernelBuilder(SdpaOp op, bool useLdmatrix, bool f32AsF16, int64_t warps,
+                     int64_t requestedBlockKV, int64_t stages)
+      : op(op), useLdmatrix(useLdmatrix), kThreads(32 * warps),
+        kBlockQ(16 * warps) {
+    auto qt = op.getQuery().getType();
+    rank = qt.getRank();
+    seqMajor = op.getLayout() == HeadLayout::seq_major;
+    ioElem = qt.getElementType();
+    // f32 operands feed the tensor cores rounded to bf16 (f32 range) or f16
+    // (more mantissa); products and sums stay f32.
+    elem = ioElem.isF32()
+               ? (f32AsF16 ? Type(b.getF16Type()) : Type(b.getBF16Type()))
+               : ioElem;
+    d = qt.getShape().back();
+    dv = op.getValue().getType().getShape().back();
+    // Asynchronous copies move raw bytes: f32 operands, converted on the
+    // way in, are staged synchronously.
+    async = stages > 1 && !ioElem.isF32();
+    numBuffers = async ? 2 : 1;
+    // numBuffers x (K and V tiles of BN x (d + 8) elements) must fit the
+    // 48 KiB of static shared memory.
+    blockKV = requestedBlockKV;
+    int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
+    while (blockKV > 16 &&
+           numBuffers * blockKV * (d + dv + 16) * bytes > 48 * 1024)
+      blockKV /= 2;
+  }
+
+  /// The kernel's gpu.func inside `kernels`, named `name`.
+  gpu::GPUFuncOp buildKernel(gpu::GPUModuleOp kernels, StringRef name,
+                             TypeRange argTypes);
+  /// Launches `kernel` on `args` (q, k, v, out memrefs) at `b`.
+  void buildLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
+                   ValueRange args);
+
+private:
+  // --- small builders (kernel body) ---
+  Value cIdx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value cF32(float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t c) { return c ? add(x, cIdx(c)) : x; }
+  Value mul(Value x, int64_t c) {
+    return arith::MulIOp::create(b, loc, x, cIdx(c));
+  }
+  Value dimOf(Value memref, int64_t i) {
+    auto t = cast<MemRefType>(memref.getType());
+    if (!t.isDynamicDim(i))
+      return cIdx(t.getDimSize(i));
+    return memref::DimOp::create(b, loc, memref, i);
+  }
+  int64_t seqDim() const {
+    return rank == 2 ? 0 : (seqMajor ? rank - 3 : rank - 2);
+  }
+  int64_t headDim() const { return seqMajor ? rank - 2 : rank - 3; }
+  /// Indices of (batch, head, token, column) in an operand.
+  SmallVector<Value> at(Value batch, Value head, Value tok, Value col) {
+    SmallVector<Value> idx(rank);
+    if (rank == 4)
+      idx[0] = batch;
+    if (rank >= 3)
+      idx[headDim()] = head;
+    idx[seqDim()] = tok;
+    idx[rank - 1] = col;
+    return idx;
+  }
+  /// Two adjacent elements, in the compute type.
+  /// Indices into a staged tile: [buffer, row, col] when double-buffered.
+  SmallVector<Value> tileIdx(Value buf, Value row, Value col) {
+    if (numBuffers > 1)
+      return {buf, row, col};
+    return {row, col};
+  }
+  Value loadPair(Value memref, ValueRange idx) {
+    Type t = cast<MemRefType>(memref.getType()).getElementType();
+    Value pair = vector::LoadOp::create(
+        b, loc, VectorType::get({2}, t), memref, idx, /*nontemporal=*/false,
+        llvm::MaybeAlign(2 * t.getIntOrFloatBitWidth() / 8));
+    return toCompute(pair);
+  }
+  Value toCompute(Value vec) {
+    auto vt = cast<VectorType>(vec.getType());
+    if (vt.getElementType() == elem)
+      return vec;
+    return arith::TruncFOp::create(b, loc, vt.clone(elem), vec);
+  }
+  Value mma(Value a, Value bFrag, Value c) {
+    if (elem.isF16())
+      return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
+                                      ArrayRef<int64_t>{16, 8, 16});
+    return mmaBF16(a, bFrag, c);
+  }
+  /// nvgpu.mma.sync has no bf16 lowering: emit nvvm.mma.sync on the packed
+  /// registers (each i32 holds an element pair) directly.
+  Value mmaBF16(Value a, Value bFrag, Value c) {
+    auto i32 = b.getI32Type();
+    auto f32 = b.getF32Type();
+    auto regs = [&](Value frag, int64_t n) {
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < n; ++i) {
+        Value pair =
+            vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{i});
+        Value word =
+            vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair);
+        out.push_back(
+            vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
+      }
+      return out;
+    };
+    SmallVector<Value> cRegs;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t e = 0; e < 2; ++e)
+        cRegs.push_back(
+            vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{r, e}));
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4, f32));
+    Value d = NVVM::MmaOp::create(
+        b, loc, resultType, regs(a, 4), regs(bFrag, 2), cRegs,
+        ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> outs;
+    for (int64_t i = 0; i < 4; ++i)
+      outs.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
+    return vector::FromElementsOp::create(b, loc, c.getType(), outs);
+  }
+  /// Sum or max over the 4 lanes of a quad (the threads sharing a row).
+  Value quadReduce(Value x, bool isMax) {
+    for (int32_t offset : {1, 2}) {
+      Value other =
+          gpu::ShuffleOp::create(b, loc, x, offset, 32, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      x = isMax ? Value(arith::MaximumFOp::create(b, loc, x, other))
+                : Value(arith::AddFOp::create(b, loc, x, other));
+    }
+    return x;
+  }
+
+  void stageTile(Value src, Value smem, int64_t width, Value kv0);
+  SmallVector<Value> stageTileAsync(Value src, Value smem, int64_t width,
+                                    Value kv0, Value buf, Value wanted);
+  SmallVector<Value> emitKeyTile(Value kv0, Value buf, ValueRange state,
+                                 bool masked);
+
+  SdpaOp op;
+  bool useLdmatrix;
+  int64_t kThreads, kBlockQ; // threads per block, query rows per block
+  bool async = false;        // cp.async double buffering of K/V tiles
+  int64_t numBuffers = 1;
+  int64_t rank = 0;
+  bool seqMajor = false;
+  Type ioElem, elem;
+  int64_t d = 0, dv = 0, blockKV = 64;
+
+  // Kernel-body state, valid while buildKernel runs.
+  OpBuilder b{op.getContext()};
+  Location loc = op.getLoc();
+  Value q, k, v, out, kSmem, vSmem;
+  Value tid, lane, g, t, batch, head, kvHead, tq, tk, rowA, rowB, offset;
+  Value log2Scale, kvLimit;
+  SmallVector<Value> qFrags;
+};
+
+/// Copies rows [kv0, kv0 + BN) of `src` (key/value head `kvHead`) into the
+/// shared tile `smem`, 16 bytes per thread and step; rows past the end
+/// repeat the last row (they are masked out of the softmax).
+void FlashKernelBuilder::stageTile(Value src, Value smem, int64_t width,
+                                   Value kv0) {
+  int64_t chunksPerRow = width / 8;
+  int64_t chunks = blockKV * chunksPerRow;
+  Value lastRow = arith::SubIOp::create(b, loc, tk, cIdx(1));
+  auto chunkType = VectorType::get({8}, ioElem);
+  for (int64_t step = 0; step * kThreads < chunks; ++step) {
+    Value c = add(tid, step * kThreads);
+    Value row = arith::DivUIOp::create(b, loc, c, cIdx(chunksPerRow));
+    Value col = mul(arith::RemUIOp::create(b, loc, c, cIdx(chunksPerRow)), 8);
+    auto copy = [&] {
+      Value srcRow = arith::MinUIOp::create(b, loc, add(kv0, row), lastRow);
+      Value data = toCompute(vector::LoadOp::create(
+          b, loc, chunkType, src, at(batch, kvHead, srcRow, col),
+          /*nontemporal=*/false, llvm::MaybeAlign(16)));
+      vector::StoreOp::create(b, loc, data, smem, ValueRange{row, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(16));
+    };
+    if ((step + 1) * kThreads <= chunks) {
+      copy();
+      continue;
+    }
+    // The last step of a tile whose chunk count is not a multiple of the
+    // block size.
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                         cIdx(chunks));
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    copy();
+  }
+}
+
+/// Issues cp.async copies (16 bytes each, L2 only) of rows [kv0, kv0 + BN)
+/// into buffer `buf` of `smem`. Rows past the keys, and every row when
+/// `wanted` is false (the prefetch after the last tile), copy 0 source bytes:
+/// the hardware zero-fills them and reads nothing.
+SmallVector<Value> FlashKernelBuilder::stageTileAsync(Value src, Value smem,
+                                                      int64_t width, Value kv0,
+                                                      Value buf, Value wanted) {
+  int64_t chunksPerRow = width / 8;
+  int64_t chunks = blockKV * chunksPerRow;
+  Value lastRow = arith::SubIOp::create(b, loc, tk, cIdx(1));
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  SmallVector<Value> tokens;
+  for (int64_t step = 0; step * kThreads < chunks; ++step) {
+    Value c = add(tid, step * kThreads);
+    if ((step + 1) * kThreads > chunks) // keep the tail chunks in range
+      c = arith::MinUIOp::create(b, loc, c, cIdx(chunks - 1));
+    Value row = arith::DivUIOp::create(b, loc, c, cIdx(chunksPerRow));
+    Value col = mul(arith::RemUIOp::create(b, loc, c, cIdx(chunksPerRow)), 8);
+    Value keyRow = add(kv0, row);
+    Value inRange = arith::AndIOp::create(
+        b, loc, wanted,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, keyRow, tk));
+    Value srcRow = arith::MinUIOp::create(b, loc, keyRow, lastRow);
+    Value srcElems = arith::SelectOp::create(b, loc, inRange, cIdx(8), cIdx(0));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType, smem, tileIdx(buf, row, col), src,
+        at(batch, kvHead, srcRow, col), b.getIndexAttr(8), srcElems,
+        b.getUnitAttr()));
+  }
+  return tokens;
+}
+
+/// One key tile of the online softmax: `state` is (mA, mB, lA, lB, acc...).
+SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
+                                                   ValueRange state,
+                                                   bool masked) {
+  auto fragB = VectorType::get({2, 2}, elem);
+  auto fragA = VectorType::get({4, 2}, elem);
+  auto accType = VectorType::get({2, 2}, b.getF32Type());
+  float negInf = -std::numeric_limits<float>::infinity();
+
+  if (async) {
+    // Prefetch the next tile into the other buffer, then wait for this
+    // one: every iteration commits one group (empty copies past the end),
+    // so "all but the newest group" is always this tile.
+    Value next = add(kv0, blockKV);
+    Value wanted =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, next, kvLimit);
+    Value nextBuf = arith::SubIOp::create(b, loc, cIdx(1), buf);
+    SmallVector<Value> tokens =
+        stageTileAsync(k, kSmem, d, next, nextBuf, wanted);
+    tokens.append(stageTileAsync(v, vSmem, dv, next, nextBuf, wanted));
+    Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(1));
+    gpu::BarrierOp::create(b, loc);
+  } else {
+    gpu::BarrierOp::create(b, loc); // the previous tile is consumed
+    stageTile(k, kSmem, d, kv0);
+    stageTile(v, vSmem, dv, kv0);
+    gpu::BarrierOp::create(b, loc);
+  }
+
+  // S = Q K^T for this warp's 16 rows and the tile's BN keys.
+  int64_t nTiles = blockKV / 8;
+  Value zeroAcc = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  SmallVector<Value> s(nTiles, zeroAcc);
+  for (int64_t ks = 0; ks < d / 16; ++ks) {
+    for (int64_t nt = 0; nt < nTiles; ++nt) {
+      Value bFrag;
+      if (useLdmatrix) {
+        // x2 non-transposed: lanes 0-7 address keys nt*8.. at columns
+        // 16ks.., lanes 8-15 the same keys at 16ks + 8.. (b0b1, b2b3).
+        Value l8 = arith::RemUIOp::create(b, loc, lane, cIdx(8));
+        Value hi = arith::RemUIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, lane, cIdx(8)), cIdx(2));
+        Value row = add(l8, nt * 8);
+        Value col = add(mul(hi, 8), ks * 16);
+        bFrag = nvgpu::LdMatrixOp::create(b, loc, fragB, kSmem,
+                                          tileIdx(buf, row, col),
+                                          /*transpose=*/false, /*numTiles=*/2);
+      } else {
+        Value row = add(g, nt * 8);
+        Value col = add(mul(t, 2), ks * 16);
+        Value lo = loadPair(kSmem, tileIdx(buf, row, col));
+        Value hi = loadPair(kSmem, tileIdx(buf, row, add(col, 8)));
+        Value frag = ub::PoisonOp::create(b, loc, fragB);
+        frag = vector::InsertOp::create(b, loc, lo, frag, ArrayRef<int64_t>{0});
+        bFrag =
+            vector::InsertOp::create(b, loc, hi, frag, ArrayRef<int64_t>{1});
+      }
+      s[nt] = mma(qFrags[ks], bFrag, s[nt]);
+    }
+  }
+
+  // Scores in the log2 domain, masked where needed.
+  // x[nt][r][e]: row (r ? g+8 : g), key kv0 + nt*8 + 2t + e.
+  Value negInfV = cF32(negInf);
+  SmallVector<SmallVector<Value, 4>> x(nTiles);
+  Value twoT = mul(t, 2);
+  for (int64_t nt = 0; nt < nTiles; ++nt)
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value val =
+            vector::ExtractOp::create(b, loc, s[nt], ArrayRef<int64_t>{r, e});
+        val = arith::MulFOp::create(b, loc, val, log2Scale);
+        if (masked) {
+          Value key = add(add(kv0, twoT), nt * 8 + e);
+          Value ok =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key, tk);
+          if (op.getCausal() != CausalKind::none) {
+            Value limit = add(r ? rowB : rowA, offset);
+            ok = arith::AndIOp::create(
+                b, loc, ok,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key,
+                                      limit));
+          }
+          val = arith::SelectOp::create(b, loc, ok, val, negInfV);
+        }
+        x[nt].push_back(val);
+      }
+
+  // Online softmax: new running max, rescale factor, probabilities.
+  SmallVector<Value> next;
+  SmallVector<Value, 2> alpha, newM, mSub;
+  Value zero = cF32(0.0f);
+  for (int64_t r = 0; r < 2; ++r) {
+    Value m = x[0][2 * r];
+    for (int64_t nt = 0; nt < nTiles; ++nt)
+      for (int64_t e = 0; e < 2; ++e)
+        if (nt || e)
+          m = arith::MaximumFOp::create(b, loc, m, x[nt][2 * r + e]);
+    m = quadReduce(m, /*isMax=*/true);
+    Value mNew = arith::MaximumFOp::create(b, loc, state[r], m);
+    // Rows that have seen no key yet keep m = -inf; subtract 0 instead so
+    // that exp2 gives 0, not NaN.
+    Value isNone =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInfV);
+    Value mSafe = arith::SelectOp::create(b, loc, isNone, zero, mNew);
+    alpha.push_back(math::Exp2Op::create(
+        b, loc, arith::SubFOp::create(b, loc, state[r], mSafe)));
+    newM.push_back(mNew);
+    mSub.push_back(mSafe);
+  }
+  SmallVector<SmallVector<Value, 4>> p(nTiles);
+  SmallVector<Value, 2> sums{zero, zero};
+  for (int64_t nt = 0; nt < nTiles; ++nt)
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t e = 0; e < 2; ++e) {
+        Value pe = math::Exp2Op::create(
+            b, loc, arith::SubFOp::create(b, loc, x[nt][2 * r + e], mSub[r]));
+        sums[r] = arith::AddFOp::create(b, loc, sums[r], pe);
+        p[nt].push_back(pe);
+      }
+  next.append(newM.begin(), newM.end());
+  for (int64_t r = 0; r < 2; ++r)
+    next.push_back(arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, state[2 + r], alpha[r]),
+        sums[r]));
+
+  // Rescale the accumulator rows: [[aA, aA], [aB, aB]].
+  Value scaleVec = vector::FromElementsOp::create(
+      b, loc, accType, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+  SmallVector<Value> acc;
+  for (Value a : state.drop_front(4))
+    acc.push_back(arith::MulFOp::create(b, loc, a, scaleVec));
+
+  // P as A operands: key slab kk covers key tiles 2kk and 2kk + 1.
+  SmallVector<Value> pFrags;
+  for (int64_t kk = 0; kk < blockKV / 16; ++kk) {
+    SmallVector<Value, 8> elems;
+    for (int64_t half = 0; half < 2; ++half)
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e)
+          elems.push_back(arith::TruncFOp::create(b, loc, elem,
+                                                  p[2 * kk + half][2 * r + e]));
+    pFrags.push_back(vector::FromElementsOp::create(b, loc, fragA, elems));
+  }
+
+  // O += P V.
+  for (int64_t kk = 0; kk < blockKV / 16; ++kk) {
+    for (int64_t nt = 0; nt < dv / 8; ++nt) {
+      Value bFrag;
+      if (useLdmatrix) {
+        // x2 transposed: lanes 0-7 address keys 16kk.., lanes 8-15 keys
+        // 16kk + 8.., all at columns nt*8..; each lane receives keys
+        // 2t, 2t+1 (+8) of column g.
+        Value l16 = arith::RemUIOp::create(b, loc, lane, cIdx(16));
+        Value row = add(l16, kk * 16);
+        bFrag = nvgpu::LdMatrixOp::create(b, loc, fragB, vSmem,
+                                          tileIdx(buf, row, cIdx(nt * 8)),
+                                          /*transpose=*/true, /*numTiles=*/2);
+      } else {
+        Value col = add(g, nt * 8);
+        SmallVector<Value, 4> elems;
+        for (int64_t off : {0, 1, 8, 9})
+          elems.push_back(memref::LoadOp::create(
+              b, loc, vSmem, tileIdx(buf, add(twoT, kk * 16 + off), col)));
+        bFrag = vector::FromElementsOp::create(b, loc, fragB, elems);
+      }
+      acc[nt] = mma(pFrags[kk], bFrag, acc[nt]);
+    }
+  }
+  next.append(acc.begin(), acc.end());
+  if (async) // the buffer is refilled two tiles from now
+    gpu::BarrierOp::create(b, loc);
+  return next;
+}
+
+gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
+                                               StringRef name,
+                                               TypeRange argTypes) {
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto ws =
+      gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
+  // Rows padded by 8 elements (16 bytes): the 8 rows one fragment load
+  // touches start in different banks.
+  auto tileType = [&](int64_t width) {
+    SmallVector<int64_t> shape{blockKV, width + 8};
+    if (numBuffers > 1)
+      shape.insert(shape.begin(), numBuffers);
+    return MemRefType::get(shape, elem, MemRefLayoutAttrInterface(), ws);
+  };
+  auto kTile = tileType(d), vTile = tileType(dv);
+  auto fn = gpu::GPUFuncOp::create(
+      b, loc, name, FunctionType::get(op.getContext(), argTypes, {}),
+      TypeRange{kTile, vTile});
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  // 16-byte stores (staging) and ldmatrix rows need 16-byte alignment.
+  for (unsigned i = 0; i < 2; ++i)
+    fn.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                   b.getI64IntegerAttr(16));
+  fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(kThreads), 1, 1}));
+  Block &entry = fn.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  q = fn.getArgument(0);
+  k = fn.getArgument(1);
+  v = fn.getArgument(2);
+  out = fn.getArgument(3);
+  kSmem = fn.getWorkgroupAttributions()[0];
+  vSmem = fn.getWorkgroupAttributions()[1];
+
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = arith::DivUIOp::create(b, loc, tid, cIdx(32));
+  lane = arith::RemUIOp::create(b, loc, tid, cIdx(32));
+  g = arith::DivUIOp::create(b, loc, lane, cIdx(4));
+  t = arith::RemUIOp::create(b, loc, lane, cIdx(4));
+  Value qTile = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (rank >= 3) {
+    // Grouped-query attention: query head h reads K/V head h / (Hq / Hk).
+    Value hq = dimOf(q, headDim()), hk = dimOf(k, headDim());
+    Value group = arith::DivUIOp::create(b, loc, hq, hk);
+    kvHead = arith::DivUIOp::create(b, loc, head, group);
+  } else {
+    kvHead = head;
+  }
+  tq = dimOf(q, seqDim());
+  tk = dimOf(k, seqDim());
+  offset = op.getCausal() == CausalKind::bottom_right
+               ? Value(arith::SubIOp::create(b, loc, tk, tq))
+               : cIdx(0);
+  Value blockRow0 = mul(qTile, kBlockQ);
+  rowA = add(add(blockRow0, mul(warp, 16)), g);
+  rowB = add(rowA, 8);
+  float scale = static_cast<float>(op.getEffectiveScale());
+  log2Scale = cF32(scale * static_cast<float>(M_LOG2E));
+
+  // Q fragments for the whole head dim, loaded once (rows past Tq read the
+  // last row; their results are never stored).
+  Value lastQ = arith::SubIOp::create(b, loc, tq, cIdx(1));
+  Value rowAc = arith::MinUIOp::create(b, loc, rowA, lastQ);
+  Value rowBc = arith::MinUIOp::create(b, loc, rowB, lastQ);
+  auto fragA = VectorType::get({4, 2}, elem);
+  Value twoT = mul(t, 2);
+  for (int64_t ks = 0; ks < d / 16; ++ks) {
+    Value col = add(twoT, ks * 16);
+    Value frag = ub::PoisonOp::create(b, loc, fragA);
+    int64_t i = 0;
+    for (Value c : {col, add(col, 8)})
+      for (Value r : {rowAc, rowBc})
+        frag =
+            vector::InsertOp::create(b, loc, loadPair(q, at(batch, head, r, c)),
+                                     frag, ArrayRef<int64_t>{i++});
+    qFrags.push_back(frag);
+  }
+
+  // Key tiles: [0, nFull) need no mask, [nFull, nTiles) do (the causal
+  // diagonal, the end of the keys). Tiles wholly above the diagonal are
+  // never visited.
+  Value bn = cIdx(blockKV);
+  Value zeroIdx = cIdx(0);
+  Value kvEnd = tk, nFull;
+  if (op.getCausal() != CausalKind::none) {
+    // The block's last row sees keys <= its index + offset.
+    kvEnd = arith::MinSIOp::create(b, loc, tk,
+                                   add(add(blockRow0, offset), kBlockQ));
+    kvEnd = arith::MaxSIOp::create(b, loc, kvEnd, zeroIdx);
+    // Its first row sees a whole tile j when (j + 1) * BN - 1 <= row0 + off.
+    nFull =
+        arith::FloorDivSIOp::create(b, loc, add(add(blockRow0, offset), 1), bn);
+    nFull = arith::MaxSIOp::create(b, loc, nFull, zeroIdx);
+    nFull = arith::MinSIOp::create(b, loc, nFull,
+                                   arith::DivUIOp::create(b, loc, tk, bn));
+  } else {
+    nFull = arith::DivUIOp::create(b, loc, tk, bn);
+  }
+  Value nTiles = arith::CeilDivUIOp::create(b, loc, kvEnd, bn);
+  kvLimit = mul(nTiles, blockKV);
+  if (async) {
+    // Prologue: tile 0 into buffer 0.
+    Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+    SmallVector<Value> tokens =
+        stageTileAsync(k, kSmem, d, zeroIdx, zeroIdx, yes);
+    tokens.append(stageTileAsync(v, vSmem, dv, zeroIdx, zeroIdx, yes));
+    nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  }
+
+  auto accType = VectorType::get({2, 2}, b.getF32Type());
+  SmallVector<Value> init{cF32(-std::numeric_limits<float>::infinity()),
+                          cF32(-std::numeric_limits<float>::infinity()),
+                          cF32(0.0f), cF32(0.0f)};
+  Value zeroAcc = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  init.append(dv / 8, zeroAcc);
+  auto loopOver = [&](Value lo, Value hi, ValueRange state, bool masked) {
+    auto loop = scf::ForOp::create(b, loc, lo, hi, cIdx(1), state);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value j = loop.getInductionVar();
+    Value buf = arith::RemUIOp::create(b, loc, j, cIdx(2));
+    SmallVector<Value> nextState =
+        emitKeyTile(mul(j, blockKV), buf, loop.getRegionIterArgs(), masked);
+    scf::YieldOp::create(b, loc, nextState);
+    return SmallVector<Value>(loop.getResults());
+  };
+  SmallVector<Value> state = loopOver(zeroIdx, nFull, init, false);
+  state = loopOver(nFull, nTiles, state, true);
+
+  // out = acc / l; a row with no visible key gets 0.
+  for (int64_t r = 0; r < 2; ++r) {
+    Value l = quadReduce(state[2 + r], /*isMax=*/false);
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, cF32(0));
+    Value inv = arith::SelectOp::create(
+        b, loc, positive, arith::DivFOp::create(b, loc, cF32(1.0f), l),
+        cF32(0.0f));
+    Value row = r ? rowB : rowA;
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, tq);
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    for (int64_t nt = 0; nt < dv / 8; ++nt) {
+      Value acc = state[4 + nt];
+      SmallVector<Value, 2> pair;
+      for (int64_t e = 0; e < 2; ++e) {
+        Value o = arith::MulFOp::create(
+            b, loc,
+            vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r, e}),
+            inv);
+        if (!ioElem.isF32())
+          o = arith::TruncFOp::create(b, loc, ioElem, o);
+        pair.push_back(o);
+      }
+      Value vec = vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, ioElem), pair);
+      vector::StoreOp::create(
+          b, loc, vec, out, at(batch, head, row, add(twoT, nt * 8)),
+          /*nontemporal=*/false,
+          llvm::MaybeAlign(2 * ioElem.getIntOrFloatBitWidth() / 8));
+    }
+  }
+  gpu::ReturnOp::create(b, loc);
+  return fn;
+}
+
+void FlashKernelBuilder::buildLaunch(OpBuilder &hb, Location l,
+                                     gpu::GPUFuncOp kernel, ValueRange args) {
+  auto dim = [&](Value m, int64_t i) -> Value {
+    auto ty = cast<MemRefType>(m.getType());
+    if (!ty.isDynamicDim(i))
+      return arith::ConstantIndexOp::create(hb, l, ty.getDimSize(i));
+    return memref::DimOp::create(hb, l, m, i);
+  };
+  Value one = arith::ConstantIndexOp::create(hb, l, 1);
+  Value tqv = dim(args[0], seqDim());
+  Value gridX = arith::CeilDivUIOp::create(
+      hb, l, tqv, arith::ConstantIndexOp::create(hb, l, kBlockQ));
+  Value gridY = rank >= 3 ? dim(args[0], headDim()) : one;
+  Value gridZ = rank == 4 ? dim(args[0], 0) : one;
+  Value threads = arith::ConstantIndexOp::create(hb, l, kThreads);
+  gpu::LaunchFuncOp::create(hb, l, kernel, gpu::KernelDim3{gridX, gridY, gridZ},
+                            gpu::KernelDim3{threads, one, one},
+                            /*dynamicSharedMemorySize=*/Value(), args);
+}
+
+struct ConvertAttnToGpuPass
+    : impl::ConvertAttnToGpuPassBase<ConvertAttnToGpuPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    SmallVector<func::FuncOp> entries;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn.isPublic() && !fn.isExternal())
+        entries.push_back(fn);
+    if (entries.empty())
+      return;
+    if (warps < 1 || warps > 16 || blockKV < 16 || blockKV > 256 ||
+        blockKV % 16 != 0 || stages < 1 || stages > 2) {
+      module.emitError() << "convert-attn-to-gpu: warps must be in [1, 16], "
+                            "block-kv a multiple of 16 in [16, 256] and "
+                            "stages 1 or 2, got warps="
+                         << warps << " block-kv=" << blockKV
+                         << " stages=" << stages;
+      return signalPassFailure();
+    }
+
+    // Check everything first: the module is rewritten only if every entry
+    // point can run on the GPU.
+    for (func::FuncOp fn : entries) {
+      for (Operation &o : fn.getBody().front()) {
+        if (isa<func::ReturnOp>(o))
+          continue;
+        auto sdpa = dyn_cast<SdpaOp>(o);
+        if (!sdpa) {
+          o.emitError() << "the GPU target compiles entry points whose "
+                           "results are attn.sdpa of the arguments; '"
+                        << o.getName() << "' in @" << fn.getSymName()
+                        << " has no GPU lowering yet (use the CPU target)";
+          return signalPassFailure();
+        }
+        std::string why = unsupportedReason(sdpa);
+        if (!why.empty()) {
+          sdpa.emitError() << "cannot run on the GPU: attn.sdpa " << why;
+          return signalPassFailure();
+        }
+        for (Value operand : sdpa->getOperands())
+          if (!isa<BlockArgument>(operand)) {
+            sdpa.emitError() << "cannot run on the GPU: its operands must be "
+                                "arguments of @"
+                             << fn.getSymName()
+                             << " (the GPU target compiles attention cores)";
+            return signalPassFailure();
+          }
+      }
+      auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+      for (Value r : ret.getOperands())
+        if (!r.getDefiningOp<SdpaOp>()) {
+          fn.emitError() << "cannot run on the GPU: @" << fn.getSymName()
+                         << " returns a value that is not an attn.sdpa result";
+          return signalPassFailure();
+        }
+    }
+
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    auto kernels = gpu::GPUModuleOp::create(mb, module.getLoc(), kKernelModule);
+    for (func::FuncOp fn : entries)
+      rewriteEntry(fn, kernels);
+  }
+
+  /// @f(tensors) -> results  becomes  @f(memrefs..., outs...) launching one
+  /// kernel per returned attn.sdpa.
+  void rewriteEntry(func::FuncOp fn, gpu::GPUModuleOp kernels) {
+    MLIRContext *ctx = &getContext();
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    auto toMemRef = [](Type t) {
+      auto rt = cast<RankedTensorType>(t);
+      return MemRefType::get(rt.getShape(), rt.getElementType());
+    };
+    SmallVector<Type> argTypes;
+    for (Type t : fn.getArgumentTypes())
+      argTypes.push_back(toMemRef(t));
+    for (Type t : fn.getResultTypes())
+      argTypes.push_back(toMemRef(t));
+
+    // A fresh body on memrefs: the old one is dropped afterwards.
+    Block *newBody = new Block();
+    SmallVector<Location> locs(argTypes.size(), fn.getLoc());
+    newBody->addArguments(argTypes, locs);
+    OpBuilder hb(ctx);
+    hb.setInsertionPointToStart(newBody);
+    unsigned numIn = fn.getNumArguments();
+    for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
+      auto sdpa = r.getDefiningOp<SdpaOp>();
+      auto argOf = [&](Value x) {
+        return newBody->getArgument(cast<BlockArgument>(x).getArgNumber());
+      };
+      SmallVector<Value> args{argOf(sdpa.getQuery()), argOf(sdpa.getKey()),
+                              argOf(sdpa.getValue()),
+                              newBody->getArgument(numIn + i)};
+      FlashKernelBuilder builder(sdpa, useLdmatrix, f32AsF16, warps, blockKV,
+                                 stages);
+      std::string name = (fn.getSymName() + "_sdpa" + Twine(i)).str();
+      auto kernel =
+          builder.buildKernel(kernels, name, ValueRange(args).getTypes());
+      builder.buildLaunch(hb, sdpa.getLoc(), kernel, args);
+    }
+    func::ReturnOp::create(hb, fn.getLoc());
+
+    fn.getBody().front().dropAllDefinedValueUses();
+    fn.getBody().front().erase();
+    fn.getBody().push_back(newBody);
+    fn.setFunctionType(FunctionType::get(ctx, argTypes, {}));
+    // Argument attributes (ONNX names...) no longer line up; the runtime
+    // takes the signature from the source function before this pass.
+    fn.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+    fn.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(ctx));
+    fn->setAttr("attn.gpu_entry", UnitAttr::get(ctx));
+  }
+};
+
+} // namespace
+} // namespace mlir::attn

@@ -1,0 +1,55 @@
+// RUN: attention-opt %s --convert-attn-to-gpu --split-input-file --verify-diagnostics
+
+func.func @rank5(%q: tensor<2x1x2x64x64xf16>, %k: tensor<2x1x2x64x64xf16>, %v: tensor<2x1x2x64x64xf16>) -> tensor<2x1x2x64x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has rank-5 operands; the GPU kernel takes ranks 2 to 4 ([B, H, T, d])}}
+  %o = attn.sdpa %q, %k, %v : tensor<2x1x2x64x64xf16>, tensor<2x1x2x64x64xf16>, tensor<2x1x2x64x64xf16> -> tensor<2x1x2x64x64xf16>
+  return %o : tensor<2x1x2x64x64xf16>
+}
+
+// -----
+
+func.func @mask(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %m: tensor<64x64xi1>) -> tensor<1x2x64x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has an explicit mask operand}}
+  %o = attn.sdpa %q, %k, %v mask(%m : masked_where_true) : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<64x64xi1> -> tensor<1x2x64x64xf16>
+  return %o : tensor<1x2x64x64xf16>
+}
+
+// -----
+
+func.func @dropout(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has dropout; the GPU kernel is inference-only}}
+  %o = attn.sdpa %q, %k, %v {dropout_p = 0.1 : f32} : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  return %o : tensor<1x2x64x64xf16>
+}
+
+// -----
+
+func.func @head_dim(%q: tensor<1x2x64x40xf16>, %k: tensor<1x2x64x40xf16>, %v: tensor<1x2x64x40xf16>) -> tensor<1x2x64x40xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has head dim 40; the GPU kernel needs static head dims that are multiples of 16 up to 256}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16> -> tensor<1x2x64x40xf16>
+  return %o : tensor<1x2x64x40xf16>
+}
+
+// -----
+
+func.func @window(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has a sliding window}}
+  %o = attn.sdpa %q, %k, %v causal(top_left) {window_left = 16 : i64} : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  return %o : tensor<1x2x64x64xf16>
+}
+
+// -----
+
+func.func @other_op(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments; 'arith.addf' in @other_op has no GPU lowering yet (use the CPU target)}}
+  %s = arith.addf %q, %q : tensor<1x2x64x64xf16>
+  %o = attn.sdpa %s, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  return %o : tensor<1x2x64x64xf16>
+}
+
+// -----
+
+func.func @returns_argument(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+  // expected-error @-1 {{cannot run on the GPU: @returns_argument returns a value that is not an attn.sdpa result}}
+  return %q : tensor<1x2x64x64xf16>
+}
