@@ -1,0 +1,884 @@
+//===- GpuKernelEmulator.cpp - runs convert-attn-to-gpu kernels on the CPU ===//
+//
+// A test tool: executes the IR that convert-attn-to-gpu generates (the host
+// function and its gpu.func kernels, before NVVM lowering) on the CPU, so
+// that every machine, with or without a GPU, checks the kernels' numbers.
+//
+// Each thread block runs in lockstep: every SSA value holds one entry per
+// thread, so warp-collective operations see all 32 lanes at once and a
+// block-wide barrier is already satisfied. The hardware operations follow
+// the PTX ISA:
+//   - mma.sync m16n8k16: fragments gathered from and scattered to the lanes
+//     by the documented layouts; products and sums in f64, rounded to f32.
+//   - ldmatrix (x1/x2/x4, optionally .trans): lane 8*i + r addresses row r
+//     of matrix i; lane l receives (row l/4, cols 2(l%4), +1), or for
+//     .trans (rows 2(l%4), +1, col l/4).
+//   - shfl.bfly: lane l reads lane l ^ offset.
+//   - cp.async: copies srcElements, zero-fills the rest (completes at once).
+// f32 arithmetic is rounded to f32 after each op; truncf rounds to
+// f16/bf16 (nearest even); i32 registers holding two 16-bit values are bit
+// patterns, as on the hardware.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/AttnDialect.h"
+#include "attn/Passes.h"
+#include "attnrt/Npy.h"
+#include "attnrt/Tensor.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+using namespace mlir;
+
+namespace {
+
+[[noreturn]] void die(const std::string &msg) {
+  std::fprintf(stderr, "attn-gpu-emulator: error: %s\n", msg.c_str());
+  std::exit(1);
+}
+
+double roundTo(Type t, double x) {
+  if (t.isF32())
+    return static_cast<float>(x);
+  if (t.isF16())
+    return attnrt::f16ToFloat(attnrt::floatToF16(static_cast<float>(x)));
+  if (t.isBF16())
+    return attnrt::bf16ToFloat(attnrt::floatToBF16(static_cast<float>(x)));
+  return x;
+}
+uint32_t bitsOf(Type t, double x) {
+  if (t.isF16())
+    return attnrt::floatToF16(static_cast<float>(x));
+  if (t.isBF16())
+    return attnrt::floatToBF16(static_cast<float>(x));
+  die("bitcast of unsupported element type");
+}
+double fromBits(bool bf16, uint32_t bits) {
+  return bf16 ? attnrt::bf16ToFloat(bits & 0xFFFF)
+              : attnrt::f16ToFloat(bits & 0xFFFF);
+}
+
+Type elementOf(Type t) {
+  if (auto s = dyn_cast<ShapedType>(t))
+    return s.getElementType();
+  return t;
+}
+int64_t widthOf(Type t) {
+  if (auto v = dyn_cast<VectorType>(t))
+    return v.getNumElements();
+  if (auto s = dyn_cast<LLVM::LLVMStructType>(t))
+    return s.getBody().size();
+  return 1;
+}
+
+/// A memref: dense row-major doubles holding values of its element type.
+struct Buffer {
+  std::vector<int64_t> shape;
+  std::vector<double> data;
+  Type elem;
+  int64_t offset(ArrayRef<int64_t> idx) const {
+    int64_t off = 0;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (idx[i] < 0 || idx[i] >= shape[i])
+        die("out-of-bounds access: index " + std::to_string(idx[i]) +
+            " of dim " + std::to_string(i) + " (size " +
+            std::to_string(shape[i]) + ")");
+      off = off * shape[i] + idx[i];
+    }
+    return off;
+  }
+};
+
+/// One SSA value for every thread: data[lane * width + i].
+struct Val {
+  int64_t width = 1;
+  std::vector<double> data;
+};
+
+class Emulator {
+public:
+  explicit Emulator(int64_t threads) : n(threads) {}
+
+  int64_t n;
+  int64_t blockId[3] = {0, 0, 0};
+  // Element references stay valid while other values are added.
+  std::unordered_map<void *, Val> vals;
+  DenseMap<Value, Buffer *> bufs;
+
+  Val &def(Value v) {
+    Val &x = vals[v.getAsOpaquePointer()];
+    x.width = widthOf(v.getType());
+    x.data.assign(n * x.width, 0.0);
+    return x;
+  }
+  const Val &get(Value v) {
+    auto it = vals.find(v.getAsOpaquePointer());
+    if (it == vals.end())
+      die("use of a value without a definition");
+    return it->second;
+  }
+  double at(Value v, int64_t lane, int64_t i = 0) {
+    const Val &x = get(v);
+    return x.data[lane * x.width + i];
+  }
+  int64_t idx(Value v, int64_t lane) {
+    return static_cast<int64_t>(at(v, lane));
+  }
+  Buffer *buf(Value v) {
+    auto it = bufs.find(v);
+    if (it == bufs.end())
+      die("memref without a buffer");
+    return it->second;
+  }
+  int64_t uniform(Value v, const std::vector<char> &mask) {
+    int64_t r = 0;
+    bool first = true;
+    for (int64_t l = 0; l < n; ++l)
+      if (mask[l]) {
+        int64_t x = idx(v, l);
+        if (!first && x != r)
+          die("non-uniform loop bound");
+        r = x;
+        first = false;
+      }
+    return r;
+  }
+
+  void run(Block &block, const std::vector<char> &mask);
+  void runOp(Operation &op, const std::vector<char> &mask);
+  void mma(Operation &op, Value a, Value b, Value c, bool packed, bool bf16,
+           const std::vector<char> &mask);
+};
+
+void Emulator::run(Block &block, const std::vector<char> &mask) {
+  for (Operation &op : block)
+    runOp(op, mask);
+}
+
+int64_t intBinary(StringRef name, int64_t a, int64_t b) {
+  if (name == "arith.addi")
+    return a + b;
+  if (name == "arith.subi")
+    return a - b;
+  if (name == "arith.muli")
+    return a * b;
+  if (name == "arith.divui")
+    return static_cast<int64_t>(static_cast<uint64_t>(a) /
+                                static_cast<uint64_t>(b));
+  if (name == "arith.remui")
+    return static_cast<int64_t>(static_cast<uint64_t>(a) %
+                                static_cast<uint64_t>(b));
+  if (name == "arith.divsi")
+    return a / b;
+  if (name == "arith.remsi")
+    return a % b;
+  if (name == "arith.minui")
+    return static_cast<uint64_t>(a) < static_cast<uint64_t>(b) ? a : b;
+  if (name == "arith.maxui")
+    return static_cast<uint64_t>(a) > static_cast<uint64_t>(b) ? a : b;
+  if (name == "arith.minsi")
+    return std::min(a, b);
+  if (name == "arith.maxsi")
+    return std::max(a, b);
+  if (name == "arith.floordivsi")
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+  if (name == "arith.ceildivui")
+    return static_cast<int64_t>(
+        (static_cast<uint64_t>(a) + static_cast<uint64_t>(b) - 1) /
+        static_cast<uint64_t>(b));
+  if (name == "arith.ceildivsi")
+    return a / b + ((a % b != 0) && ((a < 0) == (b < 0)));
+  if (name == "arith.andi")
+    return a & b;
+  if (name == "arith.ori")
+    return a | b;
+  if (name == "arith.xori")
+    return a ^ b;
+  if (name == "arith.shli")
+    return a << b;
+  if (name == "arith.shrui")
+    return static_cast<int64_t>(static_cast<uint64_t>(a) >> b);
+  die("unsupported integer op " + name.str());
+}
+
+double floatBinary(StringRef name, double a, double b) {
+  if (name == "arith.addf")
+    return a + b;
+  if (name == "arith.subf")
+    return a - b;
+  if (name == "arith.mulf")
+    return a * b;
+  if (name == "arith.divf")
+    return a / b;
+  if (name == "arith.maximumf")
+    return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+  if (name == "arith.minimumf")
+    return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+  if (name == "arith.maxnumf")
+    return std::fmax(a, b);
+  if (name == "arith.minnumf")
+    return std::fmin(a, b);
+  die("unsupported float op " + name.str());
+}
+
+bool compareInt(arith::CmpIPredicate p, int64_t a, int64_t b) {
+  uint64_t ua = a, ub = b;
+  switch (p) {
+  case arith::CmpIPredicate::eq:
+    return a == b;
+  case arith::CmpIPredicate::ne:
+    return a != b;
+  case arith::CmpIPredicate::slt:
+    return a < b;
+  case arith::CmpIPredicate::sle:
+    return a <= b;
+  case arith::CmpIPredicate::sgt:
+    return a > b;
+  case arith::CmpIPredicate::sge:
+    return a >= b;
+  case arith::CmpIPredicate::ult:
+    return ua < ub;
+  case arith::CmpIPredicate::ule:
+    return ua <= ub;
+  case arith::CmpIPredicate::ugt:
+    return ua > ub;
+  case arith::CmpIPredicate::uge:
+    return ua >= ub;
+  }
+  return false;
+}
+
+bool compareFloat(arith::CmpFPredicate p, double a, double b) {
+  bool unordered = std::isnan(a) || std::isnan(b);
+  switch (p) {
+  case arith::CmpFPredicate::OEQ:
+    return !unordered && a == b;
+  case arith::CmpFPredicate::ONE:
+    return !unordered && a != b;
+  case arith::CmpFPredicate::OGT:
+    return !unordered && a > b;
+  case arith::CmpFPredicate::OGE:
+    return !unordered && a >= b;
+  case arith::CmpFPredicate::OLT:
+    return !unordered && a < b;
+  case arith::CmpFPredicate::OLE:
+    return !unordered && a <= b;
+  case arith::CmpFPredicate::UNE:
+    return unordered || a != b;
+  case arith::CmpFPredicate::UEQ:
+    return unordered || a == b;
+  default:
+    die("unsupported cmpf predicate");
+  }
+}
+
+/// Linear offset of a static position in a vector's leading dims, and the
+/// number of elements it selects.
+std::pair<int64_t, int64_t> slice(VectorType t, ArrayRef<int64_t> pos) {
+  int64_t off = 0, stride = t.getNumElements();
+  for (size_t i = 0; i < pos.size(); ++i) {
+    stride /= t.getDimSize(i);
+    off += pos[i] * stride;
+  }
+  return {off, stride};
+}
+
+void Emulator::mma(Operation &op, Value a, Value b, Value c, bool packed,
+                   bool bf16, const std::vector<char> &mask) {
+  // packed: operands a, b are lists of i32 registers (nvvm.mma.sync); else
+  // vector<4x2> / vector<2x2> of 16-bit floats (nvgpu.mma.sync).
+  ValueRange aRegs = packed ? op.getOperands().slice(0, 4) : ValueRange{};
+  ValueRange bRegs = packed ? op.getOperands().slice(4, 2) : ValueRange{};
+  ValueRange cRegs = packed ? op.getOperands().slice(6, 4) : ValueRange{};
+  auto aElem = [&](int64_t lane, int64_t reg, int64_t e) {
+    if (!packed)
+      return at(a, lane, reg * 2 + e);
+    uint32_t bits = static_cast<uint32_t>(at(aRegs[reg], lane));
+    return fromBits(bf16, e ? bits >> 16 : bits);
+  };
+  auto bElem = [&](int64_t lane, int64_t reg, int64_t e) {
+    if (!packed)
+      return at(b, lane, reg * 2 + e);
+    uint32_t bits = static_cast<uint32_t>(at(bRegs[reg], lane));
+    return fromBits(bf16, e ? bits >> 16 : bits);
+  };
+  auto cElem = [&](int64_t lane, int64_t reg, int64_t e) {
+    return packed ? at(cRegs[reg * 2 + e], lane) : at(c, lane, reg * 2 + e);
+  };
+  Val &d = def(op.getResult(0));
+  for (int64_t warp = 0; warp < n / 32; ++warp) {
+    int64_t base = warp * 32;
+    for (int64_t l = 0; l < 32; ++l)
+      if (!mask[base + l])
+        die("mma.sync with inactive lanes");
+    double A[16][16], B[16][8], C[16][8];
+    for (int64_t l = 0; l < 32; ++l) {
+      int64_t g = l / 4, t = l % 4, lane = base + l;
+      for (int64_t e = 0; e < 2; ++e) {
+        A[g][2 * t + e] = aElem(lane, 0, e);
+        A[g + 8][2 * t + e] = aElem(lane, 1, e);
+        A[g][2 * t + 8 + e] = aElem(lane, 2, e);
+        A[g + 8][2 * t + 8 + e] = aElem(lane, 3, e);
+        B[2 * t + e][g] = bElem(lane, 0, e);
+        B[2 * t + 8 + e][g] = bElem(lane, 1, e);
+        C[g][2 * t + e] = cElem(lane, 0, e);
+        C[g + 8][2 * t + e] = cElem(lane, 1, e);
+      }
+    }
+    for (int64_t l = 0; l < 32; ++l) {
+      int64_t g = l / 4, t = l % 4, lane = base + l;
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t e = 0; e < 2; ++e) {
+          int64_t row = g + 8 * r, col = 2 * t + e;
+          double acc = C[row][col];
+          for (int64_t k = 0; k < 16; ++k)
+            acc += A[row][k] * B[k][col];
+          d.data[lane * d.width + r * 2 + e] = static_cast<float>(acc);
+        }
+    }
+  }
+}
+
+void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
+  StringRef name = op.getName().getStringRef();
+  auto lanes = [&](auto fn) {
+    for (int64_t l = 0; l < n; ++l)
+      if (mask[l])
+        fn(l);
+  };
+
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    Val &r = def(c.getResult());
+    Attribute attr = c.getValue();
+    std::vector<double> elems;
+    if (auto i = dyn_cast<IntegerAttr>(attr))
+      elems.push_back(i.getType().isInteger(1)
+                          ? (i.getValue().getBoolValue() ? 1 : 0)
+                          : static_cast<double>(i.getInt()));
+    else if (auto f = dyn_cast<FloatAttr>(attr))
+      elems.push_back(f.getValueAsDouble());
+    else if (auto d = dyn_cast<DenseFPElementsAttr>(attr))
+      for (APFloat v : d.getValues<APFloat>())
+        elems.push_back(v.convertToDouble());
+    else if (auto d = dyn_cast<DenseIntElementsAttr>(attr))
+      for (APInt v : d.getValues<APInt>())
+        elems.push_back(static_cast<double>(v.getSExtValue()));
+    else
+      die("unsupported constant");
+    for (int64_t l = 0; l < n; ++l)
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] = elems[elems.size() == 1 ? 0 : i];
+    return;
+  }
+  if (isa<ub::PoisonOp>(op)) {
+    def(op.getResult(0));
+    return;
+  }
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    Val &r = def(cmp.getResult());
+    lanes([&](int64_t l) {
+      r.data[l] = compareInt(cmp.getPredicate(), idx(cmp.getLhs(), l),
+                             idx(cmp.getRhs(), l));
+    });
+    return;
+  }
+  if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+    Val &r = def(cmp.getResult());
+    lanes([&](int64_t l) {
+      r.data[l] = compareFloat(cmp.getPredicate(), at(cmp.getLhs(), l),
+                               at(cmp.getRhs(), l));
+    });
+    return;
+  }
+  if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+    Val &r = def(sel.getResult());
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] = at(sel.getCondition(), l) != 0
+                                      ? at(sel.getTrueValue(), l, i)
+                                      : at(sel.getFalseValue(), l, i);
+    });
+    return;
+  }
+  if (name.starts_with("arith.") && op.getNumOperands() == 2 &&
+      op.getNumResults() == 1) {
+    Type t = elementOf(op.getResult(0).getType());
+    Val &r = def(op.getResult(0));
+    Value lhs = op.getOperand(0), rhs = op.getOperand(1);
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < r.width; ++i) {
+        double a = at(lhs, l, i), b = at(rhs, l, i);
+        r.data[l * r.width + i] =
+            isa<FloatType>(t)
+                ? roundTo(t, floatBinary(name, a, b))
+                : static_cast<double>(intBinary(name, static_cast<int64_t>(a),
+                                                static_cast<int64_t>(b)));
+      }
+    });
+    return;
+  }
+  if (isa<arith::TruncFOp, arith::ExtFOp>(op)) {
+    Type t = elementOf(op.getResult(0).getType());
+    Val &r = def(op.getResult(0));
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] = roundTo(t, at(op.getOperand(0), l, i));
+    });
+    return;
+  }
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op)) {
+    Val &r = def(op.getResult(0));
+    lanes([&](int64_t l) { r.data[l] = at(op.getOperand(0), l); });
+    return;
+  }
+  if (auto e = dyn_cast<math::Exp2Op>(op)) {
+    Type t = elementOf(e.getType());
+    Val &r = def(e.getResult());
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] =
+            roundTo(t, std::exp2(at(e.getOperand(), l, i)));
+    });
+    return;
+  }
+
+  // --- memory ---
+  if (auto d = dyn_cast<memref::DimOp>(op)) {
+    Val &r = def(d.getResult());
+    Buffer *b = buf(d.getSource());
+    lanes([&](int64_t l) { r.data[l] = b->shape[idx(d.getIndex(), l)]; });
+    return;
+  }
+  auto indicesOf = [&](ValueRange indices, int64_t l) {
+    SmallVector<int64_t> out;
+    for (Value i : indices)
+      out.push_back(idx(i, l));
+    return out;
+  };
+  if (auto ld = dyn_cast<memref::LoadOp>(op)) {
+    Val &r = def(ld.getResult());
+    Buffer *b = buf(ld.getMemRef());
+    lanes([&](int64_t l) {
+      r.data[l] = b->data[b->offset(indicesOf(ld.getIndices(), l))];
+    });
+    return;
+  }
+  if (auto ld = dyn_cast<vector::LoadOp>(op)) {
+    Val &r = def(ld.getResult());
+    Buffer *b = buf(ld.getBase());
+    lanes([&](int64_t l) {
+      SmallVector<int64_t> ix = indicesOf(ld.getIndices(), l);
+      int64_t off = b->offset(ix);
+      ix.back() += r.width - 1;
+      b->offset(ix); // bounds of the last element
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] = b->data[off + i];
+    });
+    return;
+  }
+  if (auto st = dyn_cast<vector::StoreOp>(op)) {
+    Buffer *b = buf(st.getBase());
+    Value v = st.getValueToStore();
+    int64_t w = widthOf(v.getType());
+    lanes([&](int64_t l) {
+      SmallVector<int64_t> ix = indicesOf(st.getIndices(), l);
+      int64_t off = b->offset(ix);
+      ix.back() += w - 1;
+      b->offset(ix);
+      for (int64_t i = 0; i < w; ++i)
+        b->data[off + i] = roundTo(b->elem, at(v, l, i));
+    });
+    return;
+  }
+
+  // --- vectors ---
+  if (auto ins = dyn_cast<vector::InsertOp>(op)) {
+    auto vt = cast<VectorType>(ins.getDestVectorType());
+    std::pair<int64_t, int64_t> sl = slice(vt, ins.getStaticPosition());
+    int64_t off = sl.first, len = sl.second;
+    Val &r = def(ins.getResult());
+    Value src = ins.getValueToStore(), dst = ins.getDest();
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] = at(dst, l, i);
+      for (int64_t i = 0; i < len; ++i)
+        r.data[l * r.width + off + i] = at(src, l, i);
+    });
+    return;
+  }
+  if (auto ex = dyn_cast<vector::ExtractOp>(op)) {
+    auto vt = cast<VectorType>(ex.getSourceVectorType());
+    std::pair<int64_t, int64_t> sl = slice(vt, ex.getStaticPosition());
+    int64_t off = sl.first, len = sl.second;
+    Val &r = def(ex.getResult());
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < len; ++i)
+        r.data[l * r.width + i] = at(ex.getSource(), l, off + i);
+    });
+    return;
+  }
+  if (auto fe = dyn_cast<vector::FromElementsOp>(op)) {
+    Val &r = def(fe.getResult());
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] = at(fe.getElements()[i], l);
+    });
+    return;
+  }
+  if (auto te = dyn_cast<vector::ToElementsOp>(op)) {
+    for (auto [i, res] : llvm::enumerate(te.getResults())) {
+      Val &r = def(res);
+      int64_t e = static_cast<int64_t>(i);
+      lanes([&](int64_t l) { r.data[l] = at(te.getSource(), l, e); });
+    }
+    return;
+  }
+  if (auto bc = dyn_cast<vector::BroadcastOp>(op)) {
+    Val &r = def(bc.getResult());
+    int64_t w = widthOf(bc.getSource().getType());
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] = at(bc.getSource(), l, i % w);
+    });
+    return;
+  }
+  if (auto sc = dyn_cast<vector::ShapeCastOp>(op)) {
+    Val &r = def(sc.getResult());
+    lanes([&](int64_t l) {
+      for (int64_t i = 0; i < r.width; ++i)
+        r.data[l * r.width + i] = at(sc.getSource(), l, i);
+    });
+    return;
+  }
+  if (auto bc = dyn_cast<vector::BitCastOp>(op)) {
+    // vector<2xf16|bf16> -> vector<1xi32>: the register's bit pattern.
+    Type from = bc.getSourceVectorType().getElementType();
+    if (bc.getSourceVectorType().getNumElements() != 2 ||
+        !bc.getResultVectorType().getElementType().isInteger(32))
+      die("unsupported vector.bitcast");
+    Val &r = def(bc.getResult());
+    lanes([&](int64_t l) {
+      r.data[l] =
+          static_cast<double>(bitsOf(from, at(bc.getSource(), l, 0)) |
+                              (bitsOf(from, at(bc.getSource(), l, 1)) << 16));
+    });
+    return;
+  }
+
+  // --- gpu ---
+  if (auto t = dyn_cast<gpu::ThreadIdOp>(op)) {
+    Val &r = def(t.getResult());
+    lanes([&](int64_t l) {
+      r.data[l] = t.getDimension() == gpu::Dimension::x ? l : 0;
+    });
+    return;
+  }
+  if (auto bid = dyn_cast<gpu::BlockIdOp>(op)) {
+    Val &r = def(bid.getResult());
+    int64_t v = blockId[static_cast<int>(bid.getDimension())];
+    lanes([&](int64_t l) { r.data[l] = v; });
+    return;
+  }
+  if (isa<gpu::BarrierOp>(op)) {
+    for (int64_t l = 0; l < n; ++l)
+      if (!mask[l])
+        die("barrier reached by part of the block");
+    return;
+  }
+  if (auto sh = dyn_cast<gpu::ShuffleOp>(op)) {
+    if (sh.getMode() != gpu::ShuffleMode::XOR)
+      die("unsupported shuffle mode");
+    Val &r = def(sh.getShuffleResult());
+    Val &valid = def(sh.getValid());
+    lanes([&](int64_t l) {
+      int64_t offset = idx(sh.getOffset(), l);
+      int64_t src = (l & ~31) | ((l & 31) ^ offset);
+      if (!mask[src])
+        die("shuffle from an inactive lane");
+      r.data[l] = at(sh.getValue(), src);
+      valid.data[l] = 1;
+    });
+    return;
+  }
+
+  // --- nvgpu / nvvm ---
+  if (auto ldm = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+    Val &r = def(ldm.getRes());
+    Buffer *b = buf(ldm.getSrcMemref());
+    int64_t tiles = ldm.getNumTiles();
+    bool trans = ldm.getTranspose();
+    for (int64_t warp = 0; warp < n / 32; ++warp) {
+      int64_t base = warp * 32;
+      // rows[i][r][c]: row r of matrix i, read at lane 8i + r's address.
+      std::vector<std::array<std::array<double, 8>, 8>> rows(tiles);
+      for (int64_t i = 0; i < tiles; ++i)
+        for (int64_t rr = 0; rr < 8; ++rr) {
+          SmallVector<int64_t> ix =
+              indicesOf(ldm.getIndices(), base + 8 * i + rr);
+          int64_t off = b->offset(ix);
+          for (int64_t c = 0; c < 8; ++c)
+            rows[i][rr][c] = b->data[off + c];
+        }
+      for (int64_t l = 0; l < 32; ++l)
+        for (int64_t i = 0; i < tiles; ++i)
+          for (int64_t e = 0; e < 2; ++e)
+            r.data[(base + l) * r.width + i * 2 + e] =
+                trans ? rows[i][2 * (l % 4) + e][l / 4]
+                      : rows[i][l / 4][2 * (l % 4) + e];
+    }
+    return;
+  }
+  if (auto m = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+    mma(op, m.getMatrixA(), m.getMatrixB(), m.getMatrixC(), false, false, mask);
+    return;
+  }
+  if (auto m = dyn_cast<NVVM::MmaOp>(op)) {
+    auto type = m.getMultiplicandAPtxType();
+    if (!type ||
+        (*type != NVVM::MMATypes::bf16 && *type != NVVM::MMATypes::f16) ||
+        m.getOperandA().size() != 4 || m.getOperandB().size() != 2 ||
+        m.getOperandC().size() != 4)
+      die("unsupported nvvm.mma.sync");
+    mma(op, Value(), Value(), Value(), true, *type == NVVM::MMATypes::bf16,
+        mask);
+    return;
+  }
+  if (auto ev = dyn_cast<LLVM::ExtractValueOp>(op)) {
+    Val &r = def(ev.getResult());
+    int64_t i = ev.getPosition()[0];
+    lanes([&](int64_t l) { r.data[l] = at(ev.getContainer(), l, i); });
+    return;
+  }
+  if (auto cp = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+    Buffer *dst = buf(cp.getDst()), *src = buf(cp.getSrc());
+    int64_t count = cp.getDstElements().getZExtValue();
+    lanes([&](int64_t l) {
+      int64_t from = cp.getSrcElements() ? idx(cp.getSrcElements(), l) : count;
+      int64_t dOff = dst->offset(indicesOf(cp.getDstIndices(), l));
+      int64_t sOff = from ? src->offset(indicesOf(cp.getSrcIndices(), l)) : 0;
+      for (int64_t i = 0; i < count; ++i)
+        dst->data[dOff + i] = i < from ? src->data[sOff + i] : 0.0;
+    });
+    def(cp.getAsyncToken());
+    return;
+  }
+  if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+    def(op.getResult(0));
+    return;
+  }
+  if (isa<nvgpu::DeviceAsyncWaitOp>(op))
+    return;
+
+  // --- control flow ---
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    int64_t lb = uniform(loop.getLowerBound(), mask),
+            ub = uniform(loop.getUpperBound(), mask),
+            step = uniform(loop.getStep(), mask);
+    Block &body = *loop.getBody();
+    for (auto [arg, init] :
+         llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
+      vals[arg.getAsOpaquePointer()] = get(init);
+    for (int64_t i = lb; i < ub; i += step) {
+      Val &iv = def(loop.getInductionVar());
+      std::fill(iv.data.begin(), iv.data.end(), static_cast<double>(i));
+      run(body, mask);
+      auto yield = cast<scf::YieldOp>(body.getTerminator());
+      std::vector<Val> next;
+      for (Value y : yield.getOperands())
+        next.push_back(get(y));
+      for (auto [arg, v] : llvm::zip(loop.getRegionIterArgs(), next))
+        vals[arg.getAsOpaquePointer()] = v;
+    }
+    for (auto [res, arg] :
+         llvm::zip(loop.getResults(), loop.getRegionIterArgs()))
+      vals[res.getAsOpaquePointer()] = get(arg);
+    return;
+  }
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    if (ifOp.getNumResults() != 0)
+      die("scf.if with results is not supported");
+    std::vector<char> thenMask(n, 0), elseMask(n, 0);
+    lanes([&](int64_t l) {
+      (at(ifOp.getCondition(), l) != 0 ? thenMask : elseMask)[l] = 1;
+    });
+    run(*ifOp.thenBlock(), thenMask);
+    if (ifOp.elseBlock())
+      run(*ifOp.elseBlock(), elseMask);
+    return;
+  }
+  if (isa<scf::YieldOp, gpu::ReturnOp, func::ReturnOp>(op))
+    return;
+  die("unsupported op " + name.str());
+}
+
+} // namespace
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::Required,
+                                            llvm::cl::desc("<module.mlir>"));
+static llvm::cl::list<std::string>
+    inputs("input", llvm::cl::desc("PATH.npy per argument"));
+static llvm::cl::list<std::string>
+    outputs("output", llvm::cl::desc("PATH.npy per result"));
+static llvm::cl::opt<std::string>
+    passOptions("pass-options",
+                llvm::cl::desc("Options of convert-attn-to-gpu"),
+                llvm::cl::init(""));
+static llvm::cl::opt<std::string> entry("entry", llvm::cl::init("main"),
+                                        llvm::cl::desc("Entry point"));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-gpu-emulator: runs convert-attn-to-gpu's kernels on the CPU\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<attn::AttnDialect>();
+  registerAllPasses();
+  attn::registerAttnPasses();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::string err;
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFile, sourceMgr, ParserConfig(&context));
+  if (!module)
+    die("cannot parse " + inputFile);
+  PassManager pm(&context);
+  std::string pipeline =
+      "convert-attn-to-gpu{" + passOptions + "},canonicalize,cse";
+  if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(*module)))
+    die("convert-attn-to-gpu failed");
+
+  auto fn = module->lookupSymbol<func::FuncOp>(entry);
+  if (!fn)
+    die("no entry point @" + entry);
+  unsigned numIn = inputs.size();
+  if (numIn + outputs.size() != fn.getNumArguments())
+    die("@" + entry + " takes " + std::to_string(fn.getNumArguments()) +
+        " buffers (inputs, then results)");
+
+  // Host buffers: inputs rounded to their element type, results zeroed.
+  std::vector<std::unique_ptr<Buffer>> storage;
+  Emulator host(1);
+  std::vector<char> one(1, 1);
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    auto type = cast<MemRefType>(fn.getArgument(i).getType());
+    auto b = std::make_unique<Buffer>();
+    b->elem = type.getElementType();
+    if (i < numIn) {
+      attnrt::Tensor t;
+      if (attnrt::Status s = attnrt::readNpy(inputs[i], t); !s)
+        die(s.message());
+      if (t.dtype() != attnrt::DType::F32 && t.dtype() != attnrt::DType::F16)
+        die(inputs[i] + ": expected f32 or f16 data");
+      b->shape = t.shape();
+      for (int64_t e = 0; e < t.numElements(); ++e)
+        b->data.push_back(
+            roundTo(b->elem, t.dtype() == attnrt::DType::F32
+                                 ? t.as<float>()[e]
+                                 : attnrt::f16ToFloat(t.as<uint16_t>()[e])));
+    }
+    host.bufs[fn.getArgument(i)] = b.get();
+    storage.push_back(std::move(b));
+  }
+  // Result shapes: the query's, with the value's last dim (sdpa).
+  for (unsigned i = numIn; i < fn.getNumArguments(); ++i) {
+    auto type = cast<MemRefType>(fn.getArgument(i).getType());
+    Buffer *b = storage[i].get();
+    b->shape.assign(type.getShape().begin(), type.getShape().end());
+    for (size_t d = 0; d < b->shape.size(); ++d)
+      if (ShapedType::isDynamic(b->shape[d]))
+        b->shape[d] = storage[0]->shape[d];
+    int64_t count = 1;
+    for (int64_t s : b->shape)
+      count *= s;
+    b->data.assign(count, 0.0);
+  }
+
+  // The host function: index arithmetic, then launches.
+  for (Operation &op : fn.getBody().front()) {
+    auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+    if (!launch) {
+      host.runOp(op, one);
+      continue;
+    }
+    auto kernel =
+        module->lookupSymbol<gpu::GPUModuleOp>(launch.getKernelModuleName())
+            .lookupSymbol<gpu::GPUFuncOp>(launch.getKernelName());
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    int64_t gx = host.idx(grid.x, 0), gy = host.idx(grid.y, 0),
+            gz = host.idx(grid.z, 0), threads = host.idx(block.x, 0);
+    if (host.idx(block.y, 0) != 1 || host.idx(block.z, 0) != 1 || threads % 32)
+      die("unsupported block shape");
+    std::vector<std::unique_ptr<Buffer>> shared;
+    for (Value attribution : kernel.getWorkgroupAttributions()) {
+      auto t = cast<MemRefType>(attribution.getType());
+      auto b = std::make_unique<Buffer>();
+      b->elem = t.getElementType();
+      b->shape.assign(t.getShape().begin(), t.getShape().end());
+      b->data.assign(t.getNumElements(), 0.0);
+      shared.push_back(std::move(b));
+    }
+    for (int64_t z = 0; z < gz; ++z)
+      for (int64_t yy = 0; yy < gy; ++yy)
+        for (int64_t x = 0; x < gx; ++x) {
+          Emulator dev(threads);
+          dev.blockId[0] = x;
+          dev.blockId[1] = yy;
+          dev.blockId[2] = z;
+          for (auto [arg, operand] :
+               llvm::zip(kernel.getArguments(), launch.getKernelOperands()))
+            dev.bufs[arg] = host.buf(operand);
+          for (auto [attribution, b] :
+               llvm::zip(kernel.getWorkgroupAttributions(), shared)) {
+            // Shared memory starts undefined: poison it so that a read
+            // before a write shows up as NaN.
+            std::fill(b->data.begin(), b->data.end(), NAN);
+            dev.bufs[attribution] = b.get();
+          }
+          std::vector<char> all(threads, 1);
+          dev.run(kernel.getBody().front(), all);
+        }
+  }
+
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    Buffer *b = storage[numIn + o].get();
+    attnrt::Tensor t(attnrt::DType::F32, b->shape);
+    for (size_t e = 0; e < b->data.size(); ++e)
+      t.as<float>()[e] = static_cast<float>(b->data[e]);
+    if (attnrt::Status s = attnrt::writeNpyAtomic(outputs[o], t); !s)
+      die(s.message());
+  }
+  return 0;
+}
