@@ -5,7 +5,8 @@
 # of ms and TFLOP/s next to PyTorch's SDPA (written to
 # build-gpu-bench/gpu-results.md).
 #
-#   bash bench/gpu/run.sh          both phases (needs the compiler and a GPU)
+#   bash bench/gpu/run.sh          both phases and the CUDA lit test (needs the
+#                                  compiler and a GPU)
 #   bash bench/gpu/run.sh prepare  compile only, into build-gpu-bench/ (no GPU)
 #   bash bench/gpu/run.sh run      run build-gpu-bench/ on a GPU; needs only
 #                                  the runtime (built here if missing, without
@@ -45,6 +46,13 @@ if [ "$PHASE" != run ]; then
   cmake -G Ninja -S "$ROOT" -B "$OUT/runtime-build" -DATTN_ENABLE_MLIR=OFF \
     -DCMAKE_BUILD_TYPE=Release >/dev/null
   ninja -C "$OUT/runtime-build" attention-run >/dev/null
+fi
+
+if [ "$PHASE" = all ]; then
+  # The CUDA execution test (JIT, every correctness case, REQUIRES: cuda).
+  LIT="$(command -v lit || echo /usr/lib/llvm-22/bin/lit)"
+  ninja -C "$ROOT/build" attention-opt attention-run >/dev/null
+  "$LIT" -sv "$ROOT/build/test/execution/gpu_sdpa.py"
 fi
 
 if [ "$PHASE" != prepare ]; then

@@ -76,6 +76,15 @@ std::string unsupportedReason(SdpaOp op) {
     return "has a sliding window, which the GPU kernel does not implement";
   if (op.getSoftcap())
     return "has a softcap, which the GPU kernel does not implement";
+  if (qt.getRank() >= 3) {
+    // GQA reads head h / (Hq / Hk): both head counts must be known.
+    int64_t h = op.getHeadDimIndex();
+    if (qt.isDynamicDim(h) || kt.isDynamicDim(h) || vt.isDynamicDim(h))
+      return "has a dynamic head count; the GPU kernel needs static head "
+             "counts";
+  }
+  if (kt.isDynamicDim(kt.getRank() - 1))
+    return "has a dynamic key head dim; the GPU kernel needs it static";
   int64_t d = qt.getShape().back(), dv = vt.getShape().back();
   for (int64_t x : {d, dv})
     if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256)
@@ -112,9 +121,11 @@ public:
     // 48 KiB of static shared memory.
     blockKV = requestedBlockKV;
     int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
+    // Halving keeps a multiple of 16: the P V product takes keys 16 at a
+    // time.
     while (blockKV > 16 &&
            numBuffers * blockKV * (d + dv + 16) * bytes > 48 * 1024)
-      blockKV /= 2;
+      blockKV = std::max<int64_t>(16, blockKV / 2 / 16 * 16);
   }
 
   /// The kernel's gpu.func inside `kernels`, named `name`.
@@ -251,7 +262,7 @@ private:
   Location loc = op.getLoc();
   Value q, k, v, out, kSmem, vSmem;
   Value tid, lane, g, t, batch, head, kvHead, tq, tk, rowA, rowB, offset;
-  Value log2Scale, kvLimit;
+  Value log2Scale, kvLimit, prologueGroup;
   SmallVector<Value> qFrags;
 };
 
@@ -608,7 +619,7 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
     SmallVector<Value> tokens =
         stageTileAsync(k, kSmem, d, zeroIdx, zeroIdx, yes);
     tokens.append(stageTileAsync(v, vSmem, dv, zeroIdx, zeroIdx, yes));
-    nvgpu::DeviceAsyncCreateGroupOp::create(
+    prologueGroup = nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
   }
 
@@ -632,6 +643,8 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
   };
   SmallVector<Value> state = loopOver(zeroIdx, nFull, init, false);
   state = loopOver(nFull, nTiles, state, true);
+  if (async) // no copy group left pending at exit (the last prefetch)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, prologueGroup, IntegerAttr());
 
   // out = acc / l; a row with no visible key gets 0.
   for (int64_t r = 0; r < 2; ++r) {

@@ -51,6 +51,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <unordered_map>
 
@@ -127,6 +128,15 @@ public:
 
   int64_t n;
   int64_t blockId[3] = {0, 0, 0};
+  /// cp.async copies: issued but not committed, and committed groups in
+  /// order.
+  struct PendingCopy {
+    Buffer *dst;
+    int64_t offset;
+    std::vector<double> data;
+  };
+  std::vector<PendingCopy> uncommitted;
+  std::deque<std::vector<PendingCopy>> groups;
   // Element references stay valid while other values are added.
   std::unordered_map<void *, Val> vals;
   DenseMap<Value, Buffer *> bufs;
@@ -397,7 +407,9 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
     return;
   }
   if (isa<ub::PoisonOp>(op)) {
-    def(op.getResult(0));
+    // NaN: an element left undefined shows up in the result.
+    Val &r = def(op.getResult(0));
+    std::fill(r.data.begin(), r.data.end(), NAN);
     return;
   }
   if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
@@ -614,6 +626,11 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
   if (auto sh = dyn_cast<gpu::ShuffleOp>(op)) {
     if (sh.getMode() != gpu::ShuffleMode::XOR)
       die("unsupported shuffle mode");
+    for (int64_t l = 0; l < n; ++l)
+      if (!mask[l])
+        die("shuffle (full-warp shfl.sync) reached by part of a warp");
+    if (idx(sh.getWidth(), 0) != 32)
+      die("shuffle width other than 32");
     Val &r = def(sh.getShuffleResult());
     Val &valid = def(sh.getValid());
     lanes([&](int64_t l) {
@@ -639,9 +656,15 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
       std::vector<std::array<std::array<double, 8>, 8>> rows(tiles);
       for (int64_t i = 0; i < tiles; ++i)
         for (int64_t rr = 0; rr < 8; ++rr) {
+          if (!mask[base + 8 * i + rr])
+            die("ldmatrix with an inactive address lane");
           SmallVector<int64_t> ix =
               indicesOf(ldm.getIndices(), base + 8 * i + rr);
           int64_t off = b->offset(ix);
+          if (off % 8 != 0)
+            die("ldmatrix row address not 16-byte aligned");
+          ix.back() += 7;
+          b->offset(ix);
           for (int64_t c = 0; c < 8; ++c)
             rows[i][rr][c] = b->data[off + c];
         }
@@ -676,24 +699,56 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
     return;
   }
   if (auto cp = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+    // The data is read now but lands only when a wait_group retires the
+    // copy's group; until then the destination holds NaN, so a read before
+    // the wait shows up.
     Buffer *dst = buf(cp.getDst()), *src = buf(cp.getSrc());
     int64_t count = cp.getDstElements().getZExtValue();
     lanes([&](int64_t l) {
       int64_t from = cp.getSrcElements() ? idx(cp.getSrcElements(), l) : count;
-      int64_t dOff = dst->offset(indicesOf(cp.getDstIndices(), l));
-      int64_t sOff = from ? src->offset(indicesOf(cp.getSrcIndices(), l)) : 0;
+      SmallVector<int64_t> dIdx = indicesOf(cp.getDstIndices(), l);
+      int64_t dOff = dst->offset(dIdx);
+      dIdx.back() += count - 1;
+      dst->offset(dIdx);
+      // 16-byte copies need 16-byte aligned addresses (buffers start
+      // aligned; offsets count elements).
+      if (dOff % count != 0)
+        die("cp.async destination not aligned to the copy size");
+      PendingCopy copy{dst, dOff, {}};
+      if (from > 0) {
+        SmallVector<int64_t> sIdx = indicesOf(cp.getSrcIndices(), l);
+        int64_t sOff = src->offset(sIdx);
+        sIdx.back() += from - 1;
+        src->offset(sIdx);
+        if (sOff % count != 0)
+          die("cp.async source not aligned to the copy size");
+        copy.data.assign(src->data.begin() + sOff,
+                         src->data.begin() + sOff + from);
+      }
+      copy.data.resize(count, 0.0); // zero fill past src-size
       for (int64_t i = 0; i < count; ++i)
-        dst->data[dOff + i] = i < from ? src->data[sOff + i] : 0.0;
+        dst->data[dOff + i] = NAN;
+      uncommitted.push_back(std::move(copy));
     });
     def(cp.getAsyncToken());
     return;
   }
   if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+    groups.push_back(std::move(uncommitted));
+    uncommitted.clear();
     def(op.getResult(0));
     return;
   }
-  if (isa<nvgpu::DeviceAsyncWaitOp>(op))
+  if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+    // wait_group N: all but the newest N committed groups complete.
+    size_t keep = wait.getNumGroups() ? *wait.getNumGroups() : 0;
+    while (groups.size() > keep) {
+      for (PendingCopy &c : groups.front())
+        std::copy(c.data.begin(), c.data.end(), c.dst->data.begin() + c.offset);
+      groups.pop_front();
+    }
     return;
+  }
 
   // --- control flow ---
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -822,7 +877,8 @@ int main(int argc, char **argv) {
     int64_t count = 1;
     for (int64_t s : b->shape)
       count *= s;
-    b->data.assign(count, 0.0);
+    // NaN: an element the kernel never stores shows up in the check.
+    b->data.assign(count, NAN);
   }
 
   // The host function: index arithmetic, then launches.
@@ -869,6 +925,8 @@ int main(int argc, char **argv) {
           }
           std::vector<char> all(threads, 1);
           dev.run(kernel.getBody().front(), all);
+          if (!dev.groups.empty() || !dev.uncommitted.empty())
+            die("kernel exits with cp.async copies still pending");
         }
   }
 

@@ -377,4 +377,44 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
+def AttnVectorizeContractionsPass
+    : Pass<"attn-vectorize-contractions", "mlir::ModuleOp"> {
+  let summary = "Cache- and register-tile f32 contractions and vectorize the register tiles";
+  let description = [{
+    For every f32 contraction on tensors of the form
+    C[..., m, n] += A[..., m, k] * B[..., k, n] (n contiguous in B and C, a
+    static multiple of `register-n`): the projections of attention blocks
+    and the P V products. The loop nest becomes
+
+    ```
+    scf.forall m blocks (cache-m)              threads' work items
+      scf.for k blocks (cache-k)               the A block stays in L2
+        scf.for n tiles (register-n)           a B micro-panel in L1
+          scf.for m tiles (register-m), peeled full tiles vectorized
+            scf.for k                          C tile hoisted to registers
+              vector.contract -> outer products -> FMAs
+    ```
+
+    The remainder rows of the peeled loop stay scalar. Other ops are
+    untouched.
+
+    Before: `linalg.generic {iterator_types = ["parallel", "parallel",
+    "reduction", "parallel"]}` (x[1, T, 768] times w[768, 2304]). After:
+    the loop nest above with `vector.transfer_read`, `vector.fma` on
+    `vector<32xf32>` rows and `vector.transfer_write`.
+  }];
+  let options = [
+    Option<"cacheM", "cache-m", "int64_t", "64", "Rows per parallel block">,
+    Option<"cacheK", "cache-k", "int64_t", "256", "Reduction block">,
+    Option<"registerM", "register-m", "int64_t", "8", "Rows per register tile">,
+    Option<"registerN", "register-n", "int64_t", "32",
+           "Columns per register tile (a multiple of the vector width)">,
+  ];
+  let dependentDialects = [
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+    "mlir::affine::AffineDialect", "mlir::tensor::TensorDialect",
+    "mlir::arith::ArithDialect"
+  ];
+}
+
 #endif // ATTN_PASSES_TD

@@ -363,6 +363,11 @@ Status invokeCuda(CompiledModule &m, const std::string &entry,
         return Status::error(what + ": " + s.message());
     descs.push_back(Descriptor::dense(buffers[i].get(), shape));
   }
+  // Copies from pageable memory may still be in flight when cuMemcpyHtoD
+  // returns, and the kernels run on their own (non-blocking) streams: wait.
+  if (Status s = cuda::synchronize(); !s)
+    return Status::error("@" + entry + ": copying the inputs to the GPU: " +
+                         s.message());
   std::vector<void *> descPtrs;
   for (Descriptor &d : descs)
     descPtrs.push_back(d.words.data());

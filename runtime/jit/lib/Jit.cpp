@@ -105,6 +105,27 @@ public:
     auto ka = key(a, da), kb = key(b, db);
     if (ka && kb)
       parent[find(*ka)] = find(*kb);
+    // A dynamic argument dim tied to a static one must have that size;
+    // static 1s may broadcast (masks, elementwise operands) and tie nothing.
+    if (ka && !kb)
+      if (int64_t size = staticSize(b, db); size > 1)
+        fixed[*ka] = size;
+    if (kb && !ka)
+      if (int64_t size = staticSize(a, da); size > 1)
+        fixed[*kb] = size;
+  }
+
+  /// The size a dynamic dim of argument `arg` must have (from a static dim
+  /// it is tied to), or -1.
+  int64_t fixedSize(unsigned arg, int64_t d) {
+    auto it = parent.find({arg, d});
+    if (it == parent.end())
+      return -1;
+    Key root = find({arg, d});
+    for (auto &[k, size] : fixed)
+      if (find(k) == root)
+        return size;
+    return -1;
   }
 
   /// Unites dim `dr` of result `result` with dim `da` of `a` (GPU entry
@@ -140,6 +161,13 @@ public:
 
 private:
   using Key = std::pair<unsigned, int64_t>;
+  static int64_t staticSize(Value v, int64_t d) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || d < 0 || d >= type.getRank() || type.isDynamicDim(d))
+      return -1;
+    return type.getDimSize(d);
+  }
+  std::map<Key, int64_t> fixed;
   std::optional<Key> key(Value v, int64_t d) {
     auto arg = dyn_cast<BlockArgument>(v);
     auto type = dyn_cast<RankedTensorType>(v.getType());
@@ -367,6 +395,12 @@ Status compileFile(const std::string &path, const CompileOptions &options,
         return Status::error(path + ": unsupported entry point signature");
       sig.inputs.back().sameAs =
           groups.idsFor(i, static_cast<int64_t>(sig.inputs.back().dims.size()));
+      // A dynamic dim the module ties to a static one (a K length equal to
+      // a static V length) is checked as that static size.
+      for (size_t d = 0; d < sig.inputs.back().dims.size(); ++d)
+        if (sig.inputs.back().dims[d] < 0)
+          if (int64_t size = groups.fixedSize(i, d); size >= 0)
+            sig.inputs.back().dims[d] = size;
       // Upper bounds of dynamic dims (attnrt.dim_max, -1 = none), e.g. the
       // ONNX importer's for sequence lengths that slice a fixed buffer.
       sig.inputs.back().maxDims.assign(sig.inputs.back().dims.size(), -1);

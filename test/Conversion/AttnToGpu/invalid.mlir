@@ -53,3 +53,11 @@ func.func @returns_argument(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> 
   // expected-error @-1 {{cannot run on the GPU: @returns_argument returns a value that is not an attn.sdpa result}}
   return %q : tensor<1x2x64x64xf16>
 }
+
+// -----
+
+func.func @dynamic_heads(%q: tensor<1x?x64x64xf16>, %k: tensor<1x?x64x64xf16>, %v: tensor<1x?x64x64xf16>) -> tensor<1x?x64x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has a dynamic head count; the GPU kernel needs static head counts}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x?x64x64xf16>, tensor<1x?x64x64xf16>, tensor<1x?x64x64xf16> -> tensor<1x?x64x64xf16>
+  return %o : tensor<1x?x64x64xf16>
+}

@@ -16,3 +16,9 @@ func.func @bounded(%x: tensor<?x8xf32> {attnrt.dim_max = array<i64: 4, -1>}) -> 
   %0 = arith.addf %x, %x : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// A dynamic K length tied to V's static one: it must be 7.
+func.func @mixed(%q: tensor<2x5x8xf32>, %k: tensor<2x?x8xf32>, %v: tensor<2x7x8xf32>) -> tensor<2x5x8xf32> {
+  %0 = attn.sdpa %q, %k, %v : tensor<2x5x8xf32>, tensor<2x?x8xf32>, tensor<2x7x8xf32> -> tensor<2x5x8xf32>
+  return %0 : tensor<2x5x8xf32>
+}
