@@ -1,4 +1,4 @@
-//===- VectorizeContractions.cpp - attn-vectorize-contractions -------------===//
+//===- VectorizeContractions.cpp - attn-vectorize-contractions ------------===//
 //
 // Register-blocked CPU code for the projections and P V products:
 // C[..., m, n] += A[..., m, k] * B[..., k, n] (n contiguous in B and C).
@@ -91,9 +91,10 @@ struct AttnVectorizeContractionsPass
   using Base::Base;
 
   /// Tiles `op` by `sizes` (0 = untiled) in loop order `order`.
-  FailureOr<scf::SCFTilingResult>
-  tile(RewriterBase &rewriter, TilingInterface op, ArrayRef<int64_t> sizes,
-       ArrayRef<int64_t> order, bool parallel) {
+  FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter,
+                                       TilingInterface op,
+                                       ArrayRef<int64_t> sizes,
+                                       ArrayRef<int64_t> order, bool parallel) {
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), sizes));
     options.setInterchange(order);
@@ -149,9 +150,10 @@ struct AttnVectorizeContractionsPass
       if (failed(kBlocks))
         continue;
       // 3. Register tiles, generated directly as vector code.
-      emitRegisterTiles(rewriter, cast<linalg::LinalgOp>(kBlocks->tiledOps.front()),
-                        dims);
+      emitRegisterTiles(
+          rewriter, cast<linalg::LinalgOp>(kBlocks->tiledOps.front()), dims);
     }
+    cleanUp();
   }
 
   /// Replaces the k-block contraction `op` (other parallel dims of extent
@@ -183,17 +185,22 @@ struct AttnVectorizeContractionsPass
         rewriter, loc, mSize, arith::RemUIOp::create(rewriter, loc, mSize, mr));
     auto f32 = rewriter.getF32Type();
     auto rowType = VectorType::get({registerN}, f32);
-    Value pad = arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+    Value pad =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
     // Indices of operand `map` at loop values (m, n, k); other dims are 0.
     auto indices = [&](AffineMap map, Value m, Value n, Value k) {
       SmallVector<Value> idx;
       for (AffineExpr e : map.getResults()) {
         int64_t d = cast<AffineDimExpr>(e).getPosition();
-        idx.push_back(d == dims.m ? m : d == dims.n ? n : d == dims.k ? k : zero);
+        idx.push_back(d == dims.m   ? m
+                      : d == dims.n ? n
+                      : d == dims.k ? k
+                                    : zero);
       }
       return idx;
     };
-    auto nLoop = scf::ForOp::create(rewriter, loc, zero, nSize, nr, ValueRange{c});
+    auto nLoop =
+        scf::ForOp::create(rewriter, loc, zero, nSize, nr, ValueRange{c});
     rewriter.setInsertionPointToStart(nLoop.getBody());
     Value n0 = nLoop.getInductionVar();
     auto mLoop = scf::ForOp::create(rewriter, loc, zero, mFull, mr,
@@ -212,13 +219,13 @@ struct AttnVectorizeContractionsPass
     auto kLoop = scf::ForOp::create(rewriter, loc, zero, kSize, one, acc);
     rewriter.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
-    Value bRow = vector::TransferReadOp::create(
-        rewriter, loc, rowType, b, indices(maps[1], zero, n0, kk), pad,
-        ArrayRef<bool>{true});
+    Value bRow = vector::TransferReadOp::create(rewriter, loc, rowType, b,
+                                                indices(maps[1], zero, n0, kk),
+                                                pad, ArrayRef<bool>{true});
     SmallVector<Value> next;
     for (int64_t i = 0; i < registerM; ++i) {
-      Value aElem = tensor::ExtractOp::create(rewriter, loc, a,
-                                              indices(maps[0], rows[i], n0, kk));
+      Value aElem = tensor::ExtractOp::create(
+          rewriter, loc, a, indices(maps[0], rows[i], n0, kk));
       Value aRow = vector::BroadcastOp::create(rewriter, loc, rowType, aElem);
       next.push_back(vector::FMAOp::create(rewriter, loc, aRow, bRow,
                                            kLoop.getRegionIterArgs()[i]));

@@ -49,6 +49,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // graphs, head splits that could not be folded at the attn level).
   if (options.optimize && options.foldHeadTransposes)
     pm.addPass(createAttnFoldHeadTransposesPass());
+  // Register-blocked vector code for the projections and P V products.
+  if (options.optimize && options.vectorizeContractions)
+    pm.addPass(createAttnVectorizeContractionsPass());
   if (options.fastExp)
     pm.addPass(createAttnApproximateMathPass());
   if (options.emitCInterface)
@@ -67,6 +70,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     add("scf-forall-to-for,func.func(convert-linalg-to-loops)");
   }
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+      "convert-vector-to-llvm,"
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "convert-openmp-to-llvm,reconcile-unrealized-casts,canonicalize,cse");

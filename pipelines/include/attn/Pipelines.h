@@ -45,6 +45,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "flash-block-kv",
       llvm::cl::desc("attn-fuse-softmax: keys per online-softmax step"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> vectorizeContractions{
+      *this, "vectorize-contractions",
+      llvm::cl::desc("Run attn-vectorize-contractions (register-blocked "
+                     "vector code for projections and P V)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Expand exp into a vectorizable polynomial "

@@ -1,0 +1,61 @@
+// RUN: attention-opt %s --attn-vectorize-contractions | FileCheck %s
+
+// A projection x[1, T, 768] @ w[768, 2304] (T dynamic): parallel 64-row
+// blocks, 256-deep k blocks, 32-column register tiles of 8 rows whose C
+// rows stay in vector registers across the k loop (one B row load, eight
+// broadcasts and FMAs per k), then the rows past the last full tile as the
+// original contraction on that slice.
+#xa = affine_map<(b, m, k, n) -> (b, m, k)>
+#wa = affine_map<(b, m, k, n) -> (k, n)>
+#ca = affine_map<(b, m, k, n) -> (b, m, n)>
+// CHECK-LABEL: func.func @projection(
+// CHECK: scf.forall (%{{.*}}, %[[M0:.*]]) = (0, 0) to (1, %{{.*}}) step (1, 64)
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c8
+// CHECK: %[[FULL:.*]] = arith.subi %{{.*}}, %[[REM]]
+// CHECK: scf.for %[[N:.*]] = %c0 to %c2304 step %c32
+// CHECK: scf.for %[[M:.*]] = %c0 to %[[FULL]] step %c8
+// CHECK-COUNT-8: vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x?x2304xf32>, vector<32xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args({{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK: vector.transfer_read %{{.*}} : tensor<768x2304xf32>, vector<32xf32>
+// CHECK-COUNT-8: vector.fma
+// CHECK: scf.yield
+// CHECK-COUNT-8: vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x?x2304xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<256x2304xf32>)
+// CHECK: tensor.insert_slice
+func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tensor<1x?x2304xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x768xf32>
+  %e = tensor.empty(%t) : tensor<1x?x2304xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x?x2304xf32>) -> tensor<1x?x2304xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x768xf32>, tensor<768x2304xf32>) outs(%f : tensor<1x?x2304xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x2304xf32>
+  return %r : tensor<1x?x2304xf32>
+}
+
+// Q K^T reads K transposed (n is not contiguous in it), and a width that
+// is not a multiple of 32 has no full register tile: both stay as they are.
+// CHECK-LABEL: func.func @untouched(
+// CHECK-NOT: vector.fma
+// CHECK: linalg.matmul
+// CHECK-NOT: vector.fma
+// CHECK: linalg.matmul
+#qa = affine_map<(m, n, k) -> (m, k)>
+#ka = affine_map<(m, n, k) -> (n, k)>
+#sa = affine_map<(m, n, k) -> (m, n)>
+func.func @untouched(%q: tensor<64x64xf32>, %k: tensor<128x64xf32>, %a: tensor<64x64xf32>, %b: tensor<64x40xf32>) -> (tensor<64x128xf32>, tensor<64x40xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x128xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %s = linalg.matmul indexing_maps = [#qa, #ka, #sa] ins(%q, %k : tensor<64x64xf32>, tensor<128x64xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
+  %e2 = tensor.empty() : tensor<64x40xf32>
+  %f2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<64x40xf32>) -> tensor<64x40xf32>
+  %n = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x40xf32>) outs(%f2 : tensor<64x40xf32>) -> tensor<64x40xf32>
+  return %s, %n : tensor<64x128xf32>, tensor<64x40xf32>
+}
