@@ -56,6 +56,26 @@ std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
+  // Exactly out + a * b (isaContractionOpInterface also lets unary ops
+  // through, e.g. out + exp(a) * b, which the generated FMAs would drop).
+  Block &body = op->getRegion(0).front();
+  if (body.getOperations().size() != 3)
+    return std::nullopt;
+  auto mul = dyn_cast<arith::MulFOp>(&body.front());
+  auto addOp = dyn_cast<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  auto isArgs = [&](Value x, Value y, unsigned i, unsigned j) {
+    return (x == body.getArgument(i) && y == body.getArgument(j)) ||
+           (x == body.getArgument(j) && y == body.getArgument(i));
+  };
+  if (!mul || !addOp || !yield || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != addOp.getResult() ||
+      !isArgs(mul.getLhs(), mul.getRhs(), 0, 1) ||
+      !((addOp.getLhs() == body.getArgument(2) &&
+         addOp.getRhs() == mul.getResult()) ||
+        (addOp.getRhs() == body.getArgument(2) &&
+         addOp.getLhs() == mul.getResult())))
+    return std::nullopt;
   for (OpOperand &operand : op->getOpOperands()) {
     auto t = dyn_cast<RankedTensorType>(operand.get().getType());
     if (!t || !t.getElementType().isF32() || t.getRank() < 2)
@@ -76,6 +96,14 @@ std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
   if (lastDims(maps[1], 0) != dims.n || lastDims(maps[1], 1) != dims.k ||
       lastDims(maps[0], 1) != dims.m)
     return std::nullopt;
+  // n only in B and C, m only in A and C, k only in A and B; every other
+  // dim (batch, heads) in C, so that each C element has one writer.
+  if (maps[0].isFunctionOfDim(dims.n) || maps[1].isFunctionOfDim(dims.m) ||
+      maps[2].isFunctionOfDim(dims.k) || dims.m == dims.n)
+    return std::nullopt;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    if (d != unsigned(dims.k) && !maps[2].isFunctionOfDim(d))
+      return std::nullopt;
   auto iters = op.getIteratorTypesArray();
   int64_t reductions = llvm::count(iters, utils::IteratorType::reduction);
   if (reductions != 1 || iters[dims.k] != utils::IteratorType::reduction)
@@ -110,6 +138,14 @@ struct AttnVectorizeContractionsPass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    if (cacheM < 1 || cacheK < 1 || registerM < 1 || registerN < 1) {
+      getOperation().emitError()
+          << "attn-vectorize-contractions: tile sizes must be positive, got "
+             "cache-m="
+          << cacheM << " cache-k=" << cacheK << " register-m=" << registerM
+          << " register-n=" << registerN;
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::LinalgOp, ContractionDims>> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (auto dims = matchCandidate(op, registerN))

@@ -59,3 +59,31 @@ func.func @untouched(%q: tensor<64x64xf32>, %k: tensor<128x64xf32>, %a: tensor<6
   %n = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x40xf32>) outs(%f2 : tensor<64x40xf32>) -> tensor<64x40xf32>
   return %s, %n : tensor<64x128xf32>, tensor<64x40xf32>
 }
+
+// Only out + a * b: a unary op on an operand (out + exp(a) * b) or B
+// carrying the row dim are not register-blocked.
+// CHECK-LABEL: func.func @not_plain(
+// CHECK-NOT: vector.fma
+// CHECK: math.exp
+// CHECK-NOT: vector.fma
+// CHECK: return
+#a2 = affine_map<(m, k, n) -> (m, k)>
+#b2 = affine_map<(m, k, n) -> (k, n)>
+#bm = affine_map<(m, k, n) -> (m, k, n)>
+#c2 = affine_map<(m, k, n) -> (m, n)>
+func.func @not_plain(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %b3: tensor<64x64x64xf32>, %c: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %0 = linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "reduction", "parallel"]} ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %e = math.exp %x : f32
+    %m = arith.mulf %e, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  %1 = linalg.generic {indexing_maps = [#a2, #bm, #c2], iterator_types = ["parallel", "reduction", "parallel"]} ins(%a, %b3 : tensor<64x64xf32>, tensor<64x64x64xf32>) outs(%c : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %0, %1 : tensor<64x64xf32>, tensor<64x64xf32>
+}

@@ -101,17 +101,20 @@ public:
 
   /// Unites dim `da` of `a` with dim `db` of `b` when both are dynamic dims
   /// of entry arguments.
-  void unite(Value a, int64_t da, Value b, int64_t db) {
+  /// `aBroadcasts`: a static 1 in `a` broadcasts (an sdpa mask dim) and
+  /// ties nothing.
+  void unite(Value a, int64_t da, Value b, int64_t db,
+             bool aBroadcasts = false) {
     auto ka = key(a, da), kb = key(b, db);
     if (ka && kb)
       parent[find(*ka)] = find(*kb);
-    // A dynamic argument dim tied to a static one must have that size;
-    // static 1s may broadcast (masks, elementwise operands) and tie nothing.
+    // A dynamic argument dim tied to a static one must have that size.
     if (ka && !kb)
-      if (int64_t size = staticSize(b, db); size > 1)
+      if (int64_t size = staticSize(b, db); size >= 0)
         fixed[*ka] = size;
     if (kb && !ka)
-      if (int64_t size = staticSize(a, da); size > 1)
+      if (int64_t size = staticSize(a, da);
+          size >= 0 && !(aBroadcasts && size == 1))
         fixed[*kb] = size;
   }
 
@@ -229,13 +232,13 @@ void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
         for (int64_t a = 0; a < mt.getRank(); ++a) {
           int64_t sd = r - mt.getRank() + a; // logical score dim
           if (sd == r - 1)
-            groups.unite(m, a, k, s);
+            groups.unite(m, a, k, s, /*aBroadcasts=*/true);
           else if (sd == r - 2)
-            groups.unite(m, a, q, s);
+            groups.unite(m, a, q, s, /*aBroadcasts=*/true);
           else if (sd == r - 3)
-            groups.unite(m, a, q, h);
+            groups.unite(m, a, q, h, /*aBroadcasts=*/true);
           else
-            groups.unite(m, a, q, sd);
+            groups.unite(m, a, q, sd, /*aBroadcasts=*/true);
         }
       }
       return;

@@ -22,3 +22,10 @@ func.func @mixed(%q: tensor<2x5x8xf32>, %k: tensor<2x?x8xf32>, %v: tensor<2x7x8x
   %0 = attn.sdpa %q, %k, %v : tensor<2x5x8xf32>, tensor<2x?x8xf32>, tensor<2x7x8xf32> -> tensor<2x5x8xf32>
   return %0 : tensor<2x5x8xf32>
 }
+
+// A dynamic K length tied to V's static length 1 (not a broadcast): it must
+// be 1.
+func.func @single_key(%q: tensor<1x5x8xf32>, %k: tensor<1x?x8xf32>, %v: tensor<1x1x8xf32>) -> tensor<1x5x8xf32> {
+  %0 = attn.sdpa %q, %k, %v : tensor<1x5x8xf32>, tensor<1x?x8xf32>, tensor<1x1x8xf32> -> tensor<1x5x8xf32>
+  return %0 : tensor<1x5x8xf32>
+}
