@@ -95,6 +95,14 @@ std::string unsupportedReason(SdpaOp op) {
   return "";
 }
 
+/// Size `i` of `memref`: a constant when static.
+Value memrefDim(OpBuilder &b, Location loc, Value memref, int64_t i) {
+  auto t = cast<MemRefType>(memref.getType());
+  if (!t.isDynamicDim(i))
+    return arith::ConstantIndexOp::create(b, loc, t.getDimSize(i));
+  return memref::DimOp::create(b, loc, memref, i);
+}
+
 /// Builds one flash-attention kernel and the host-side launch for one op.
 class FlashKernelBuilder {
 public:
@@ -146,12 +154,7 @@ private:
   Value mul(Value x, int64_t c) {
     return arith::MulIOp::create(b, loc, x, cIdx(c));
   }
-  Value dimOf(Value memref, int64_t i) {
-    auto t = cast<MemRefType>(memref.getType());
-    if (!t.isDynamicDim(i))
-      return cIdx(t.getDimSize(i));
-    return memref::DimOp::create(b, loc, memref, i);
-  }
+  Value dimOf(Value memref, int64_t i) { return memrefDim(b, loc, memref, i); }
   int64_t seqDim() const {
     return rank == 2 ? 0 : (seqMajor ? rank - 3 : rank - 2);
   }
@@ -241,6 +244,7 @@ private:
     return x;
   }
 
+  std::pair<Value, Value> chunkAt(int64_t step, int64_t width);
   void stageTile(Value src, Value smem, int64_t width, Value kv0);
   SmallVector<Value> stageTileAsync(Value src, Value smem, int64_t width,
                                     Value kv0, Value buf, Value wanted);
@@ -266,39 +270,37 @@ private:
   SmallVector<Value> qFrags;
 };
 
+/// (row, column) in a staged tile of `width` columns of the 8-element
+/// chunk that this thread copies in `step`. When the chunk count is not a
+/// multiple of the block size, the last step's surplus threads repeat the
+/// tile's last chunk (the same bytes to the same place).
+std::pair<Value, Value> FlashKernelBuilder::chunkAt(int64_t step,
+                                                    int64_t width) {
+  int64_t chunksPerRow = width / 8;
+  int64_t chunks = blockKV * chunksPerRow;
+  Value c = add(tid, step * kThreads);
+  if ((step + 1) * kThreads > chunks)
+    c = arith::MinUIOp::create(b, loc, c, cIdx(chunks - 1));
+  Value row = arith::DivUIOp::create(b, loc, c, cIdx(chunksPerRow));
+  Value col = mul(arith::RemUIOp::create(b, loc, c, cIdx(chunksPerRow)), 8);
+  return {row, col};
+}
+
 /// Copies rows [kv0, kv0 + BN) of `src` (key/value head `kvHead`) into the
 /// shared tile `smem`, 16 bytes per thread and step; rows past the end
 /// repeat the last row (they are masked out of the softmax).
 void FlashKernelBuilder::stageTile(Value src, Value smem, int64_t width,
                                    Value kv0) {
-  int64_t chunksPerRow = width / 8;
-  int64_t chunks = blockKV * chunksPerRow;
   Value lastRow = arith::SubIOp::create(b, loc, tk, cIdx(1));
   auto chunkType = VectorType::get({8}, ioElem);
-  for (int64_t step = 0; step * kThreads < chunks; ++step) {
-    Value c = add(tid, step * kThreads);
-    Value row = arith::DivUIOp::create(b, loc, c, cIdx(chunksPerRow));
-    Value col = mul(arith::RemUIOp::create(b, loc, c, cIdx(chunksPerRow)), 8);
-    auto copy = [&] {
-      Value srcRow = arith::MinUIOp::create(b, loc, add(kv0, row), lastRow);
-      Value data = toCompute(vector::LoadOp::create(
-          b, loc, chunkType, src, at(batch, kvHead, srcRow, col),
-          /*nontemporal=*/false, llvm::MaybeAlign(16)));
-      vector::StoreOp::create(b, loc, data, smem, ValueRange{row, col},
-                              /*nontemporal=*/false, llvm::MaybeAlign(16));
-    };
-    if ((step + 1) * kThreads <= chunks) {
-      copy();
-      continue;
-    }
-    // The last step of a tile whose chunk count is not a multiple of the
-    // block size.
-    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
-                                         cIdx(chunks));
-    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-    copy();
+  for (int64_t step = 0; step * kThreads < blockKV * (width / 8); ++step) {
+    auto [row, col] = chunkAt(step, width);
+    Value srcRow = arith::MinUIOp::create(b, loc, add(kv0, row), lastRow);
+    Value data = toCompute(vector::LoadOp::create(
+        b, loc, chunkType, src, at(batch, kvHead, srcRow, col),
+        /*nontemporal=*/false, llvm::MaybeAlign(16)));
+    vector::StoreOp::create(b, loc, data, smem, ValueRange{row, col},
+                            /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
 }
 
@@ -309,17 +311,11 @@ void FlashKernelBuilder::stageTile(Value src, Value smem, int64_t width,
 SmallVector<Value> FlashKernelBuilder::stageTileAsync(Value src, Value smem,
                                                       int64_t width, Value kv0,
                                                       Value buf, Value wanted) {
-  int64_t chunksPerRow = width / 8;
-  int64_t chunks = blockKV * chunksPerRow;
   Value lastRow = arith::SubIOp::create(b, loc, tk, cIdx(1));
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   SmallVector<Value> tokens;
-  for (int64_t step = 0; step * kThreads < chunks; ++step) {
-    Value c = add(tid, step * kThreads);
-    if ((step + 1) * kThreads > chunks) // keep the tail chunks in range
-      c = arith::MinUIOp::create(b, loc, c, cIdx(chunks - 1));
-    Value row = arith::DivUIOp::create(b, loc, c, cIdx(chunksPerRow));
-    Value col = mul(arith::RemUIOp::create(b, loc, c, cIdx(chunksPerRow)), 8);
+  for (int64_t step = 0; step * kThreads < blockKV * (width / 8); ++step) {
+    auto [row, col] = chunkAt(step, width);
     Value keyRow = add(kv0, row);
     Value inRange = arith::AndIOp::create(
         b, loc, wanted,
@@ -686,12 +682,7 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
 
 void FlashKernelBuilder::buildLaunch(OpBuilder &hb, Location l,
                                      gpu::GPUFuncOp kernel, ValueRange args) {
-  auto dim = [&](Value m, int64_t i) -> Value {
-    auto ty = cast<MemRefType>(m.getType());
-    if (!ty.isDynamicDim(i))
-      return arith::ConstantIndexOp::create(hb, l, ty.getDimSize(i));
-    return memref::DimOp::create(hb, l, m, i);
-  };
+  auto dim = [&](Value m, int64_t i) { return memrefDim(hb, l, m, i); };
   Value one = arith::ConstantIndexOp::create(hb, l, 1);
   Value tqv = dim(args[0], seqDim());
   Value gridX = arith::CeilDivUIOp::create(

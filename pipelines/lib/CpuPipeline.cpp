@@ -6,13 +6,29 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Pipelines.h"
 #include "attn/Passes.h"
+#include "attn/Pipelines.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/ErrorHandling.h"
 
 namespace mlir::attn {
+
+void addAttnRewrites(OpPassManager &pm, bool fuseHeads, bool decompose,
+                     bool foldHeadTransposes, bool foldMask) {
+  // Composes the transpose pairs an imported graph may hold, so that the
+  // head-transpose folding sees one transpose per operand.
+  pm.addPass(createCanonicalizerPass());
+  if (fuseHeads)
+    pm.addPass(createAttnFuseHeadsPass());
+  if (decompose)
+    pm.addPass(createAttnDecomposePass());
+  if (foldHeadTransposes)
+    pm.addPass(createAttnFoldHeadTransposesPass());
+  if (foldMask)
+    pm.addPass(createAttnFoldMaskPass());
+}
 
 void buildAttnLowerToCpuPipeline(OpPassManager &pm,
                                  const CpuPipelineOptions &options) {
@@ -25,17 +41,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // attn-level optimizations, each with its own off switch so that the
   // plain lowering stays available as the numerical reference.
   if (options.optimize) {
-    // Composes the transpose pairs an imported graph may hold, so that the
-    // head-transpose folding sees one transpose per operand.
-    add("canonicalize");
-    if (options.fuseHeads)
-      pm.addPass(createAttnFuseHeadsPass());
-    if (options.decompose)
-      pm.addPass(createAttnDecomposePass());
-    if (options.foldHeadTransposes)
-      pm.addPass(createAttnFoldHeadTransposesPass());
-    if (options.foldMask)
-      pm.addPass(createAttnFoldMaskPass());
+    addAttnRewrites(pm, options.fuseHeads, options.decompose,
+                    options.foldHeadTransposes, options.foldMask);
     if (options.fuseSoftmax) {
       AttnFuseSoftmaxPassOptions flash;
       flash.blockQ = options.flashBlockQ;

@@ -25,13 +25,8 @@ void buildAttnLowerToNvvmPipeline(OpPassManager &pm,
   // The same attn-level rewrites as on the CPU: they turn imported or
   // hand-written graphs into plain attn.sdpa (triangular masks into
   // `causal`, head transposes into layouts) that the kernel generator takes.
-  if (options.optimize) {
-    add("canonicalize");
-    pm.addPass(createAttnFuseHeadsPass());
-    pm.addPass(createAttnDecomposePass());
-    pm.addPass(createAttnFoldHeadTransposesPass());
-    pm.addPass(createAttnFoldMaskPass());
-  }
+  if (options.optimize)
+    addAttnRewrites(pm);
   ConvertAttnToGpuPassOptions gpu;
   gpu.useLdmatrix = options.ldmatrix;
   gpu.warps = options.warps;

@@ -114,6 +114,14 @@ struct Buffer {
     }
     return off;
   }
+  /// Offset of `count` consecutive elements along the last dim from `idx`,
+  /// all in bounds.
+  int64_t offset(SmallVector<int64_t> idx, int64_t count) const {
+    int64_t off = offset(idx);
+    idx.back() += count - 1;
+    offset(idx);
+    return off;
+  }
 };
 
 /// One SSA value for every thread: data[lane * width + i].
@@ -505,10 +513,7 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
     Val &r = def(ld.getResult());
     Buffer *b = buf(ld.getBase());
     lanes([&](int64_t l) {
-      SmallVector<int64_t> ix = indicesOf(ld.getIndices(), l);
-      int64_t off = b->offset(ix);
-      ix.back() += r.width - 1;
-      b->offset(ix); // bounds of the last element
+      int64_t off = b->offset(indicesOf(ld.getIndices(), l), r.width);
       for (int64_t i = 0; i < r.width; ++i)
         r.data[l * r.width + i] = b->data[off + i];
     });
@@ -519,10 +524,7 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
     Value v = st.getValueToStore();
     int64_t w = widthOf(v.getType());
     lanes([&](int64_t l) {
-      SmallVector<int64_t> ix = indicesOf(st.getIndices(), l);
-      int64_t off = b->offset(ix);
-      ix.back() += w - 1;
-      b->offset(ix);
+      int64_t off = b->offset(indicesOf(st.getIndices(), l), w);
       for (int64_t i = 0; i < w; ++i)
         b->data[off + i] = roundTo(b->elem, at(v, l, i));
     });
@@ -660,11 +662,9 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
             die("ldmatrix with an inactive address lane");
           SmallVector<int64_t> ix =
               indicesOf(ldm.getIndices(), base + 8 * i + rr);
-          int64_t off = b->offset(ix);
+          int64_t off = b->offset(ix, 8);
           if (off % 8 != 0)
             die("ldmatrix row address not 16-byte aligned");
-          ix.back() += 7;
-          b->offset(ix);
           for (int64_t c = 0; c < 8; ++c)
             rows[i][rr][c] = b->data[off + c];
         }
@@ -706,20 +706,14 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
     int64_t count = cp.getDstElements().getZExtValue();
     lanes([&](int64_t l) {
       int64_t from = cp.getSrcElements() ? idx(cp.getSrcElements(), l) : count;
-      SmallVector<int64_t> dIdx = indicesOf(cp.getDstIndices(), l);
-      int64_t dOff = dst->offset(dIdx);
-      dIdx.back() += count - 1;
-      dst->offset(dIdx);
+      int64_t dOff = dst->offset(indicesOf(cp.getDstIndices(), l), count);
       // 16-byte copies need 16-byte aligned addresses (buffers start
       // aligned; offsets count elements).
       if (dOff % count != 0)
         die("cp.async destination not aligned to the copy size");
       PendingCopy copy{dst, dOff, {}};
       if (from > 0) {
-        SmallVector<int64_t> sIdx = indicesOf(cp.getSrcIndices(), l);
-        int64_t sOff = src->offset(sIdx);
-        sIdx.back() += from - 1;
-        src->offset(sIdx);
+        int64_t sOff = src->offset(indicesOf(cp.getSrcIndices(), l), from);
         if (sOff % count != 0)
           die("cp.async source not aligned to the copy size");
         copy.data.assign(src->data.begin() + sOff,

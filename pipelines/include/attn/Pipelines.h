@@ -62,6 +62,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
 };
 
+/// The attn-level rewrites both pipelines start with: canonicalize, then
+/// attn-fuse-heads, attn-decompose, attn-fold-head-transposes and
+/// attn-fold-mask (each can be left out).
+void addAttnRewrites(OpPassManager &pm, bool fuseHeads = true,
+                     bool decompose = true, bool foldHeadTransposes = true,
+                     bool foldMask = true);
+
 /// attn or linalg-on-tensors IR -> LLVM dialect for the host CPU.
 void buildAttnLowerToCpuPipeline(OpPassManager &pm,
                                  const CpuPipelineOptions &options);

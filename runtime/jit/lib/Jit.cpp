@@ -391,6 +391,16 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     FunctionType type = fn.getFunctionType();
     SameSizeGroups groups(fn);
     collectSameSizes(fn, groups);
+    if (gpu) {
+      // The runtime allocates GPU results itself: a dynamic result dim is
+      // tied to the query dim it comes from.
+      if (auto ret =
+              dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator()))
+        for (auto [i, r] : llvm::enumerate(ret.getOperands()))
+          if (auto sdpa = r.getDefiningOp<attn::SdpaOp>())
+            for (int64_t dim = 0; dim + 1 < sdpa.getType().getRank(); ++dim)
+              groups.uniteResult(i, dim, sdpa.getQuery(), dim);
+    }
     for (auto [i, t] : llvm::enumerate(type.getInputs())) {
       sig.inputs.emplace_back();
       if (failed(toSpec(fn, t, "argument " + std::to_string(i),
@@ -428,23 +438,10 @@ Status compileFile(const std::string &path, const CompileOptions &options,
       if (failed(
               toSpec(fn, t, "result " + std::to_string(i), sig.outputs.back())))
         return Status::error(path + ": unsupported entry point signature");
-    }
-    if (gpu) {
-      // The runtime allocates GPU results itself: a dynamic result dim is
-      // tied to the query dim it comes from.
-      auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
-      if (ret)
-        for (auto [i, r] : llvm::enumerate(ret.getOperands()))
-          if (auto sdpa = r.getDefiningOp<attn::SdpaOp>())
-            for (int64_t dim = 0; dim + 1 < sdpa.getType().getRank(); ++dim)
-              groups.uniteResult(i, dim, sdpa.getQuery(), dim);
-      for (size_t i = 0; i < sig.outputs.size(); ++i)
-        sig.outputs[i].sameAs =
+      if (gpu)
+        sig.outputs.back().sameAs =
             groups.idsFor(fn.getNumArguments() + i,
-                          static_cast<int64_t>(sig.outputs[i].dims.size()));
-      for (size_t i = 0; i < sig.inputs.size(); ++i)
-        sig.inputs[i].sameAs =
-            groups.idsFor(i, static_cast<int64_t>(sig.inputs[i].dims.size()));
+                          static_cast<int64_t>(sig.outputs.back().dims.size()));
     }
     std::string name = fn.getSymName().str();
     entryList += (entryList.empty() ? "" : ",") + name;
