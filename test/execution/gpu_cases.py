@@ -129,7 +129,7 @@ CORRECTNESS = [
     Case("f32_operands", 1, 4, 200, 64, "f32", "top_left"),
     Case("dv_128_f16", 1, 2, 192, 64, "f16", "top_left", dv=128, scale=0.2),
     Case("decode_step_f16", 1, 4, 1, 64, "f16", "bottom_right", Tk=1000),
-    Case("gpt2_xl_causal_bf16", 1, 25, 1024, 64, "bf16", "top_left"),
+    Case("xl_heads_causal_bf16", 1, 25, 1024, 64, "bf16", "top_left"),
 ]
 
 
