@@ -24,6 +24,7 @@
 
 #include "attn/AttnOps.h"
 #include "attn/Passes.h"
+#include "SdpaIndexing.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -95,24 +96,17 @@ std::string unsupportedReason(SdpaOp op) {
   return "";
 }
 
-/// Size `i` of `memref`: a constant when static.
-Value memrefDim(OpBuilder &b, Location loc, Value memref, int64_t i) {
-  auto t = cast<MemRefType>(memref.getType());
-  if (!t.isDynamicDim(i))
-    return arith::ConstantIndexOp::create(b, loc, t.getDimSize(i));
-  return memref::DimOp::create(b, loc, memref, i);
-}
+using detail::memrefDim;
 
 /// Builds one flash-attention kernel and the host-side launch for one op.
-class FlashKernelBuilder {
+class FlashKernelBuilder : detail::SdpaIndexing {
 public:
   FlashKernelBuilder(SdpaOp op, bool useLdmatrix, bool f32AsF16, int64_t warps,
                      int64_t requestedBlockKV, int64_t stages)
-      : op(op), useLdmatrix(useLdmatrix), kThreads(32 * warps),
+      : SdpaIndexing(op), op(op), useLdmatrix(useLdmatrix),
+        kThreads(32 * warps),
         kBlockQ(16 * warps) {
     auto qt = op.getQuery().getType();
-    rank = qt.getRank();
-    seqMajor = op.getLayout() == HeadLayout::seq_major;
     ioElem = qt.getElementType();
     // f32 operands feed the tensor cores rounded to bf16 (f32 range) or f16
     // (more mantissa); products and sums stay f32.
@@ -155,21 +149,6 @@ private:
     return arith::MulIOp::create(b, loc, x, cIdx(c));
   }
   Value dimOf(Value memref, int64_t i) { return memrefDim(b, loc, memref, i); }
-  int64_t seqDim() const {
-    return rank == 2 ? 0 : (seqMajor ? rank - 3 : rank - 2);
-  }
-  int64_t headDim() const { return seqMajor ? rank - 2 : rank - 3; }
-  /// Indices of (batch, head, token, column) in an operand.
-  SmallVector<Value> at(Value batch, Value head, Value tok, Value col) {
-    SmallVector<Value> idx(rank);
-    if (rank == 4)
-      idx[0] = batch;
-    if (rank >= 3)
-      idx[headDim()] = head;
-    idx[seqDim()] = tok;
-    idx[rank - 1] = col;
-    return idx;
-  }
   /// Two adjacent elements, in the compute type.
   /// Indices into a staged tile: [buffer, row, col] when double-buffered.
   SmallVector<Value> tileIdx(Value buf, Value row, Value col) {
@@ -256,8 +235,6 @@ private:
   int64_t kThreads, kBlockQ; // threads per block, query rows per block
   bool async = false;        // cp.async double buffering of K/V tiles
   int64_t numBuffers = 1;
-  int64_t rank = 0;
-  bool seqMajor = false;
   Type ioElem, elem;
   int64_t d = 0, dv = 0, blockKV = 64;
 
@@ -713,8 +690,8 @@ struct ConvertAttnToGpuPass
       module.emitError() << "convert-attn-to-gpu: warps must be in [1, 16], "
                             "block-kv a multiple of 16 in [16, 256] and "
                             "stages 1 or 2, got warps="
-                         << warps << " block-kv=" << blockKV
-                         << " stages=" << stages;
+                         << int64_t(warps) << " block-kv=" << int64_t(blockKV)
+                         << " stages=" << int64_t(stages);
       return signalPassFailure();
     }
 

@@ -142,8 +142,9 @@ struct AttnVectorizeContractionsPass
       getOperation().emitError()
           << "attn-vectorize-contractions: tile sizes must be positive, got "
              "cache-m="
-          << cacheM << " cache-k=" << cacheK << " register-m=" << registerM
-          << " register-n=" << registerN;
+          << int64_t(cacheM) << " cache-k=" << int64_t(cacheK)
+          << " register-m=" << int64_t(registerM)
+          << " register-n=" << int64_t(registerN);
       return signalPassFailure();
     }
     SmallVector<std::pair<linalg::LinalgOp, ContractionDims>> candidates;

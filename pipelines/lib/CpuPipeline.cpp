@@ -43,6 +43,16 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   if (options.optimize) {
     addAttnRewrites(pm, options.fuseHeads, options.decompose,
                     options.foldHeadTransposes, options.foldMask);
+    // f32 cores become register-blocked vector code; what it does not take
+    // (masks, dropout, windows, other types) gets the linalg flash form.
+    if (options.vectorizeSdpa) {
+      AttnVectorizeSdpaPassOptions vec;
+      vec.blockQ = options.sdpaBlockQ;
+      vec.blockKV = options.sdpaBlockKV;
+      vec.registerKeys = options.sdpaRegisterKeys;
+      vec.registerRows = options.sdpaRegisterRows;
+      pm.addPass(createAttnVectorizeSdpaPass(vec));
+    }
     if (options.fuseSoftmax) {
       AttnFuseSoftmaxPassOptions flash;
       flash.blockQ = options.flashBlockQ;

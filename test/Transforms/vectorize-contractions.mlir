@@ -1,4 +1,7 @@
 // RUN: attention-opt %s --attn-vectorize-contractions | FileCheck %s
+// RUN: not attention-opt %s --attn-vectorize-contractions='cache-m=0 register-n=48' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=0 cache-k=256 register-m=8 register-n=48
 
 // A projection x[1, T, 768] @ w[768, 2304] (T dynamic): parallel 64-row
 // blocks, 256-deep k blocks, 32-column register tiles of 8 rows whose C

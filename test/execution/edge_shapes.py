@@ -3,8 +3,10 @@
 # Shapes that break tiling assumptions: head_dim not a multiple of the vector
 # width (1, 3, 5, 24, 33, 72), odd and prime batch and head counts, and one
 # module with dynamic batch and sequence dims run at several sizes (3, 5, 7
-# and sequence lengths not dividing the flash blocks). Plain lowering and
-# flash lowering, default and small blocks; float64 reference, atol/rtol 1e-5.
+# and sequence lengths not dividing the flash blocks). Plain lowering,
+# attn-fuse-softmax and attn-vectorize-sdpa (it takes the head dims that are
+# multiples of 16: 16 and 48 here), each with default and small blocks;
+# float64 reference, atol/rtol 1e-5.
 
 import os
 import sys
@@ -14,8 +16,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_exec  # noqa: E402
 
-VARIANTS = [("plain", "optimize=false"), ("flash", ""),
-            ("flash-small-blocks", "flash-block-q=4 flash-block-kv=8")]
+VARIANTS = [("plain", "optimize=false"), ("flash", "vectorize-sdpa=false"),
+            ("flash-small-blocks",
+             "vectorize-sdpa=false flash-block-q=4 flash-block-kv=8"),
+            ("vector", ""),
+            ("vector-small-blocks", "sdpa-block-q=16 sdpa-block-kv=5")]
 
 
 def sdpa_module(qshape, kshape, causal):
@@ -39,7 +44,9 @@ def main():
                                     (5, 1, 11, 13, 5, "bottom_right"),
                                     (7, 2, 33, 33, 24, "top_left"),
                                     (1, 7, 20, 29, 33, None),
-                                    (2, 3, 65, 65, 72, "top_left")):
+                                    (2, 3, 65, 65, 72, "top_left"),
+                                    (3, 5, 9, 9, 16, "top_left"),
+                                    (2, 3, 65, 70, 48, "bottom_right")):
         q, k, v = normal(b, h, tq, d), normal(b, h, tk, d), normal(b, h, tk, d)
         want = attn_exec.ref_sdpa(q, k, v, causal=causal)
         text = sdpa_module(q.shape, k.shape, causal)

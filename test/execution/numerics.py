@@ -1,7 +1,8 @@
 # RUN: %python %s %t | FileCheck %s
 #
-# Numerical edge cases of attn.sdpa through the plain lowering and the flash
-# lowering (default and small blocks): logits of +-1e4 (exp would overflow
+# Numerical edge cases of attn.sdpa through the plain lowering, the flash
+# lowering (attn-fuse-softmax) and attn-vectorize-sdpa (head dim 16 cases),
+# each with default and small blocks: logits of +-1e4 (exp would overflow
 # without max subtraction), -inf inside Q/K, NaN propagation, fully masked
 # rows, T = 1 and Tk = 1. Compared with a float64 reference of the defined
 # semantics: NaN anywhere in a query row's visible scores makes that row NaN;
@@ -16,8 +17,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_exec  # noqa: E402
 
-VARIANTS = [("plain", "optimize=false"), ("flash", ""),
-            ("flash-small-blocks", "flash-block-q=2 flash-block-kv=3")]
+VARIANTS = [("plain", "optimize=false"), ("flash", "vectorize-sdpa=false"),
+            ("flash-small-blocks",
+             "vectorize-sdpa=false flash-block-q=2 flash-block-kv=3"),
+            ("vector", ""),
+            ("vector-small-blocks", "sdpa-block-q=16 sdpa-block-kv=3")]
 
 
 def module(tq, tk, d, causal=None, scale=None, softcap=None):
@@ -80,35 +84,38 @@ def main():
                 ok = ~nan_want
                 attn_exec.assert_close(label, got[ok], want[ok], atol=1e-5, rtol=1e-5)
 
-    # Scores of +-1e4: q . k = +-1e4 with scale 1.
-    q = rng.choice([-1.0, 1.0], (1, 2, 8, 4)).astype(np.float32) * 50
-    k = rng.choice([-1.0, 1.0], (1, 2, 8, 4)).astype(np.float32) * 50
-    v = rng.standard_normal((1, 2, 8, 4)).astype(np.float32)
-    case("logits +-1e4", q, k, v, scale=1.0, expect_nan=False)
-    case("logits +-1e4 causal", q, k, v, causal="top_left", scale=1.0, expect_nan=False)
+    # Head dims 4 (8) and 16 (32): only the latter reach attn-vectorize-sdpa.
+    for d in (4, 16):
+        # Scores of +-1e4: q . k = +-1e4 with scale 1.
+        q = rng.choice([-1.0, 1.0], (1, 2, 8, d)).astype(np.float32) * np.sqrt(1e4 / d)
+        k = rng.choice([-1.0, 1.0], (1, 2, 8, d)).astype(np.float32) * np.sqrt(1e4 / d)
+        v = rng.standard_normal((1, 2, 8, d)).astype(np.float32)
+        case("d=%d " % d + "logits +-1e4", q, k, v, scale=1.0, expect_nan=False)
+        case("d=%d " % d + "logits +-1e4 causal", q, k, v, causal="top_left", scale=1.0, expect_nan=False)
 
-    # -inf in K: that key's score is -inf (q>0) or +inf/NaN like the reference.
-    q = np.abs(rng.standard_normal((1, 2, 5, 4))).astype(np.float32) + 0.1
-    k = rng.standard_normal((1, 2, 5, 4)).astype(np.float32)
-    k[0, 0, 2, :] = -np.inf  # all-negative-infinite key: score -inf, weight 0
-    v = rng.standard_normal((1, 2, 5, 4)).astype(np.float32)
-    case("-inf key", q, k, v, expect_nan=False)
+        # -inf in K: that key's score is -inf (q>0) or +inf/NaN like the reference.
+        q = np.abs(rng.standard_normal((1, 2, 5, d))).astype(np.float32) + 0.1
+        k = rng.standard_normal((1, 2, 5, d)).astype(np.float32)
+        k[0, 0, 2, :] = -np.inf  # all-negative-infinite key: score -inf, weight 0
+        v = rng.standard_normal((1, 2, 5, d)).astype(np.float32)
+        case("d=%d " % d + "-inf key", q, k, v, expect_nan=False)
 
-    # NaN in V propagates to every row that attends the NaN key.
-    q = rng.standard_normal((1, 2, 6, 4)).astype(np.float32)
-    k = rng.standard_normal((1, 2, 6, 4)).astype(np.float32)
-    v = rng.standard_normal((1, 2, 6, 4)).astype(np.float32)
-    v[0, 1, 3, 0] = np.nan
-    case("NaN value causal", q, k, v, causal="top_left", expect_nan=True)
-    q2 = q.copy()
-    q2[0, 0, 4, 1] = np.nan
-    case("NaN query", q2, k, v, expect_nan=True)
+        # NaN in V propagates to every row that attends the NaN key.
+        q = rng.standard_normal((1, 2, 6, d)).astype(np.float32)
+        k = rng.standard_normal((1, 2, 6, d)).astype(np.float32)
+        v = rng.standard_normal((1, 2, 6, d)).astype(np.float32)
+        v[0, 1, 3, 0] = np.nan
+        case("d=%d " % d + "NaN value causal", q, k, v, causal="top_left", expect_nan=True)
+        q2 = q.copy()
+        q2[0, 0, 4, 1] = np.nan
+        case("d=%d " % d + "NaN query", q2, k, v, expect_nan=True)
 
-    # T = 1 and Tk = 1; Tq > Tk bottom-right leaves fully masked rows (0).
+        # T = 1 and Tk = 1; Tq > Tk bottom-right leaves fully masked rows (0).
+        one = lambda t: rng.standard_normal((1, 2, t, 2 * d)).astype(np.float32)
+        case("d=%d " % d + "T=1", one(1), one(1), one(1), causal="top_left")
+        case("d=%d " % d + "Tk=1", one(7), one(1), one(1))
+        case("d=%d " % d + "Tk=1 bottom_right", one(7), one(1), one(1), causal="bottom_right")
     one = lambda t: rng.standard_normal((1, 2, t, 8)).astype(np.float32)
-    case("T=1", one(1), one(1), one(1), causal="top_left")
-    case("Tk=1", one(7), one(1), one(1))
-    case("Tk=1 bottom_right", one(7), one(1), one(1), causal="bottom_right")
     # Soft-capped scores (c * tanh(s / c)), with and without causal masking.
     q, k, v = one(9), one(9), one(9)
     case("softcap 2", q * 4, k * 4, v, softcap=2.0)

@@ -1,15 +1,18 @@
 # RUN: %python %s %t | FileCheck %s
 #
 # The optimizing CPU pipeline (attn-decompose, attn-fuse-heads,
-# attn-fold-mask, attn-fold-head-transposes, attn-fuse-softmax) against the
+# attn-fold-mask, attn-fold-head-transposes, attn-vectorize-sdpa,
+# attn-fuse-softmax) against the
 # plain, unfused lowering (`optimize=false`) and against the float64 NumPy
 # reference, on the same modules and inputs. Every case runs in three
 # variants:
 #
-#   optimized   the default attn-lower-to-cpu-pipeline
-#   flash16x32  the default pipeline with flash blocks of 16 queries x 32
-#               keys, so that several tiles, partial tiles and diagonal
-#               tiles are exercised even at small T
+#   optimized   the default attn-lower-to-cpu-pipeline (f32 cores without
+#               masks or dropout go through attn-vectorize-sdpa)
+#   flash16x32  every core through attn-fuse-softmax (vectorize-sdpa=false)
+#               with flash blocks of 16 queries x 32 keys, so that several
+#               tiles, partial tiles and diagonal tiles are exercised even
+#               at small T
 #   plain       --pipeline-options=optimize=false
 #
 # and each result is compared with the float64 reference, each optimized
@@ -58,7 +61,8 @@ RTOL = 1e-5
 PLAIN = "plain"
 VARIANTS = [
     ("optimized", []),
-    ("flash16x32", ["--pipeline-options=flash-block-q=16 flash-block-kv=32"]),
+    ("flash16x32", ["--pipeline-options=vectorize-sdpa=false "
+                    "flash-block-q=16 flash-block-kv=32"]),
     (PLAIN, ["--pipeline-options=optimize=false"]),
 ]
 

@@ -221,6 +221,74 @@ def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
   ];
 }
 
+def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
+  let summary = "Lower f32 attn.sdpa to a register-blocked flash-attention loop nest in vector IR (CPU)";
+  let description = [{
+    Takes every f32 `attn.sdpa` without an explicit mask, dropout, window or
+    softcap, with head dims that are static multiples of 16 (causal of
+    either alignment, GQA, both layouts, ranks 2-4, dynamic batch and
+    sequence lengths); the others are left to `attn-fuse-softmax`.
+
+    One `scf.forall` iteration per (batch, head, block of `block-q` query
+    rows). The item transposes its scaled Q block into Qt [d, block-q], so
+    that query rows lie along the vector lanes: the online softmax's row
+    max, row sum and rescale factor are vectors, and the row reductions are
+    vertical. Per block of `block-kv` keys:
+
+    ```
+    St = K_j Qt        register tiles of register-keys keys x block-q rows:
+                       broadcast K[j, c], FMA with the Qt row (vector<16xf32>)
+    m' = max(m, max_j St);  alpha = exp(m - m')
+    St = exp(St - m');  l = l * alpha + sum_j St
+    O  = O * alpha + St^T V_j
+                       register tiles of register-rows rows x up to 128
+                       columns: broadcast St[j, i], FMA with the V row
+    ```
+
+    and out = O / l (0 for a row that sees no key). Causal attention stops
+    the key loop at the block's last visible key and evaluates the element
+    predicate only in blocks that cross the diagonal or the end of K. A key
+    of weight 0 adds nothing even when its value is inf or NaN (blocks with
+    non-finite values take a guarded copy of the output update). The
+    scratch (Qt, St, O: 64 KiB at the defaults, d = 64) belongs to the work
+    item; no Tq x Tk buffer, no transposed K or V.
+
+    Before:
+    ```mlir
+    %o = attn.sdpa %q, %k, %v causal(top_left) : tensor<1x12x1024x64xf32>, ... -> tensor<1x12x1024x64xf32>
+    ```
+    After (abridged):
+    ```mlir
+    %qm = bufferization.to_buffer %q read_only : ... to memref<1x12x1024x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+    %out = memref.alloc() {alignment = 64 : i64} : memref<1x12x1024x64xf32>
+    scf.forall (%b, %h, %qb) in (1, 12, 16) {
+      %qt = memref.alloc() : memref<64x64xf32>    (and St, O, alpha)
+      Qt = Q block^T * scale; O = 0
+      %s1:8 = scf.for %blk = %c0 to %full ... { scores, exp, O update }
+      %s2:8 = scf.for %blk = %full to %end ... { the same, with the predicate }
+      out block = O / l
+    }
+    %o = bufferization.to_tensor %out restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "Query rows per work item (a multiple of 16)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"128",
+           "Keys per step of the online softmax">,
+    Option<"registerKeys", "register-keys", "int64_t", /*default=*/"4",
+           "Keys per score register tile (reduced to fit 24 registers)">,
+    Option<"registerRows", "register-rows", "int64_t", /*default=*/"4",
+           "Query rows per output register tile (reduced to fit 24 "
+           "registers)">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
+    "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
 def AttnDecomposeLinalgAggregatesPass
     : Pass<"attn-decompose-linalg-aggregates", "mlir::ModuleOp"> {
   let summary = "Decompose linalg.softmax and other aggregate ops into structured linalg";

@@ -45,6 +45,30 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "flash-block-kv",
       llvm::cl::desc("attn-fuse-softmax: keys per online-softmax step"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> vectorizeSdpa{
+      *this, "vectorize-sdpa",
+      llvm::cl::desc("Run attn-vectorize-sdpa (register-blocked vector "
+                     "flash attention for f32 SDPA cores; the rest goes "
+                     "to attn-fuse-softmax)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> sdpaBlockQ{
+      *this, "sdpa-block-q",
+      llvm::cl::desc("attn-vectorize-sdpa: query rows per task (a multiple "
+                     "of 16)"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> sdpaBlockKV{
+      *this, "sdpa-block-kv",
+      llvm::cl::desc("attn-vectorize-sdpa: keys per online-softmax step"),
+      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> sdpaRegisterKeys{
+      *this, "sdpa-register-keys",
+      llvm::cl::desc("attn-vectorize-sdpa: keys per score register tile"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> sdpaRegisterRows{
+      *this, "sdpa-register-rows",
+      llvm::cl::desc("attn-vectorize-sdpa: query rows per output register "
+                     "tile"),
+      llvm::cl::init(4)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Run attn-vectorize-contractions (register-blocked "

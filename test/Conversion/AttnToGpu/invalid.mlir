@@ -1,4 +1,7 @@
 // RUN: attention-opt %s --convert-attn-to-gpu --split-input-file --verify-diagnostics
+// RUN: not attention-opt %s --convert-attn-to-gpu='warps=0 block-kv=24' --split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIONS
+
+// OPTIONS: convert-attn-to-gpu: warps must be in [1, 16], block-kv a multiple of 16 in [16, 256] and stages 1 or 2, got warps=0 block-kv=24 stages=2
 
 func.func @rank5(%q: tensor<2x1x2x64x64xf16>, %k: tensor<2x1x2x64x64xf16>, %v: tensor<2x1x2x64x64xf16>) -> tensor<2x1x2x64x64xf16> {
   // expected-error @+1 {{cannot run on the GPU: attn.sdpa has rank-5 operands; the GPU kernel takes ranks 2 to 4 ([B, H, T, d])}}

@@ -1,0 +1,577 @@
+//===- VectorizeSdpa.cpp - attn-vectorize-sdpa -----------------------------===//
+//
+// attn.sdpa (f32, no explicit mask) -> a register-blocked flash-attention
+// loop nest in vector IR for AVX-512 CPUs.
+//
+// One work item (an scf.forall iteration) is (batch, head, block of Br query
+// rows). The item transposes its Q block once, scaled, into Qt [d, Br]: with
+// query rows along the vector lanes, every per-row quantity of the online
+// softmax (running max m, sum l, rescale factor alpha) is a vector of Br/16
+// registers, and the row reductions become vertical max/add across key rows;
+// no horizontal reduction and no transposed K are ever needed.
+//
+// Per block of Bc keys (j0 .. j0+Bc):
+//
+//   St[j, :]  = sum_c K[j, c] * Qt[c, :]        register tile: R keys x Br
+//                                              rows (broadcast K[j, c],
+//                                              FMA with the Qt row)
+//   mx        = max_j St[j, :]                 vertical, fused in the tile
+//   m'        = max(m, mx);  alpha = exp(m - m')
+//   St[j, :]  = exp(St[j, :] - m');  l = l * alpha + sum_j St[j, :]
+//   O[i, :]   = O[i, :] * alpha[i] + sum_j St[j, i] * V[j, :]
+//                                              register tile: rows x dv
+//                                              columns (broadcast St[j, i],
+//                                              FMA with the V row)
+//
+// and finally out[i, :] = O[i, :] / l[i] (0 where l = 0: a row that sees no
+// key). Causal attention stops the key loop at the last key the block's
+// last row sees and evaluates the element predicate only in blocks that
+// cross the diagonal or the end of K; a key row past the end of K is read
+// clamped to the last row and masked. Everything the item touches besides
+// K and V (Qt, St, O: 64 KiB at Br = 64, Bc = 128, d = 64) is its own,
+// so the pass needs no Tq x Tk buffer and no transpose of K or V.
+//
+// exp is math.exp on vector<16xf32>; attn-approximate-math later expands it
+// into a polynomial.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SdpaIndexing.h"
+#include "attn/AttnOps.h"
+#include "attn/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNVECTORIZESDPAPASS
+#include "attn/Passes.h.inc"
+
+namespace {
+
+constexpr int64_t kLanes = 16; // f32 lanes of a 512-bit register
+/// A key threshold no lane index reaches: "no lane sees this key".
+constexpr int32_t kNoLane = 1 << 30;
+
+/// Why `op` stays with attn-fuse-softmax, or "" if this pass takes it.
+std::string unsupportedReason(SdpaOp op) {
+  auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
+       vt = op.getValue().getType();
+  if (!qt.getElementType().isF32() || !kt.getElementType().isF32() ||
+      !vt.getElementType().isF32() ||
+      !op.getResult().getType().getElementType().isF32())
+    return "element type is not f32";
+  if (qt.getRank() < 2 || qt.getRank() > 4 || kt.getRank() != qt.getRank() ||
+      vt.getRank() != qt.getRank())
+    return "rank is not 2 to 4";
+  if (op.getMask())
+    return "explicit mask";
+  if (op.getDropoutP().convertToDouble() != 0.0)
+    return "dropout";
+  if (op.getWindowLeft() || op.getWindowRight())
+    return "sliding window";
+  if (op.getSoftcap())
+    return "softcap";
+  if (qt.getRank() >= 3) {
+    int64_t h = op.getHeadDimIndex();
+    if (qt.isDynamicDim(h) || kt.isDynamicDim(h) || vt.isDynamicDim(h))
+      return "dynamic head count";
+  }
+  int64_t d = qt.getShape().back(), dk = kt.getShape().back(),
+          dv = vt.getShape().back();
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % kLanes ||
+      dv % kLanes || (!ShapedType::isDynamic(dk) && dk != d))
+    return "head dims are not static multiples of 16";
+  return "";
+}
+
+/// Builds the loop nest replacing one attn.sdpa.
+class CpuFlashBuilder : detail::SdpaIndexing {
+public:
+  CpuFlashBuilder(OpBuilder &builder, SdpaOp op, int64_t blockQ,
+                  int64_t blockKV, int64_t registerKeys, int64_t registerRows)
+      : SdpaIndexing(op), b(builder), loc(op.getLoc()), op(op), br(blockQ),
+        bc(blockKV) {
+    auto qt = op.getQuery().getType();
+    d = qt.getShape().back();
+    dv = op.getValue().getType().getShape().back();
+    qVecs = br / kLanes;
+    // Register tiles: at most 24 accumulators, leaving room for the
+    // operand row and the broadcasts among AVX-512's 32 registers.
+    rKeys = registerKeys;
+    while (rKeys > 1 && (rKeys * qVecs > 24 || bc % rKeys))
+      rKeys /= 2;
+    vVecs = dv / kLanes;
+    while (vVecs > 8 || (dv / kLanes) % vVecs)
+      --vVecs;
+    rRows = registerRows;
+    while (rRows > 1 && (rRows * vVecs > 24 || br % rRows))
+      rRows /= 2;
+    vecType = VectorType::get({kLanes}, b.getF32Type());
+  }
+
+  /// Emits the loop nest before `op` and returns the result tensor.
+  Value build();
+
+private:
+  // --- small builders ---
+  Value cIdx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value cF32(float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value splat(float v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(v)));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t c) { return c ? add(x, cIdx(c)) : x; }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t c) {
+    return arith::MulIOp::create(b, loc, x, cIdx(c));
+  }
+  Value minI(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value maxI(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value dimOf(Value memref, int64_t i) {
+    return detail::memrefDim(b, loc, memref, i);
+  }
+  Value loadVec(Value mem, ValueRange idx) {
+    return vector::LoadOp::create(b, loc, vecType, mem, idx);
+  }
+  void storeVec(Value v, Value mem, ValueRange idx) {
+    vector::StoreOp::create(b, loc, v, mem, idx);
+  }
+  Value bcast(Value scalar) {
+    return vector::BroadcastOp::create(b, loc, vecType, scalar);
+  }
+  Value fma(Value x, Value y, Value acc) {
+    return vector::FMAOp::create(b, loc, x, y, acc);
+  }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value toBuffer(Value tensor);
+  Value scratchBuffer(ArrayRef<int64_t> shape) {
+    return memref::AllocOp::create(b, loc,
+                                   MemRefType::get(shape, b.getF32Type()),
+                                   b.getI64IntegerAttr(64));
+  }
+  /// A counted loop whose body gets (induction variable, iteration values)
+  /// and returns the next iteration values.
+  SmallVector<Value>
+  loop(Value lo, Value hi, int64_t step, ValueRange init,
+       function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp = scf::ForOp::create(
+        b, loc, lo, hi, cIdx(step), init,
+        [&](OpBuilder &, Location, Value iv, ValueRange iterArgs) {
+          scf::YieldOp::create(b, loc, body(iv, iterArgs));
+        });
+    return SmallVector<Value>(forOp.getResults());
+  }
+
+  void emitWorkItem(Value batch, Value head, Value qBlock);
+  void packQ(Value q0);
+  SmallVector<Value> emitKeyBlock(Value j0, ValueRange state, bool masked);
+  void emitScores(Value j0, Value nkTiles, bool masked,
+                  SmallVector<Value> &blockMax);
+  void emitOutputUpdate(Value j0, Value nk);
+  void emitOutputTiles(Value j0, Value nk, bool guardZeroWeights);
+  void emitEpilogue(Value q0, ValueRange l);
+
+  OpBuilder &b;
+  Location loc;
+  SdpaOp op;
+  int64_t br, bc; // query rows per item, keys per block
+  int64_t d = 0, dv = 0;
+  int64_t qVecs = 0; // vectors per key row of St (br / 16)
+  int64_t rKeys = 0; // keys per St register tile
+  int64_t vVecs = 0; // vectors per row of an O register tile
+  int64_t rRows = 0; // query rows per O register tile
+  VectorType vecType;
+  // Operands and per-item values.
+  Value q, k, v, out, tq, tk, offset, batch, head, kvHead, kEnd, qStart;
+  Value qt, st, acc, alpha; // scratch: Qt [d, br], St [bc, br], O, alpha
+  Value iota;               // [0, 1, ..., 15] : vector<16xi32>
+};
+
+Value CpuFlashBuilder::toBuffer(Value tensor) {
+  auto tt = cast<RankedTensorType>(tensor.getType());
+  // Any offset and outer strides (Q/K/V may be slices or reshaped
+  // projections); the columns must be contiguous for vector loads.
+  SmallVector<int64_t> strides(tt.getRank(), ShapedType::kDynamic);
+  strides.back() = 1;
+  auto layout =
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
+  auto mt = MemRefType::get(tt.getShape(), tt.getElementType(), layout);
+  return bufferization::ToBufferOp::create(b, loc, mt, tensor,
+                                           /*read_only=*/true);
+}
+
+Value CpuFlashBuilder::build() {
+  q = toBuffer(op.getQuery());
+  k = toBuffer(op.getKey());
+  v = toBuffer(op.getValue());
+  auto resultType = op.getResult().getType();
+  SmallVector<Value> dynSizes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (resultType.isDynamicDim(i))
+      dynSizes.push_back(dimOf(q, i)); // the result is Q's shape with dv
+  out = memref::AllocOp::create(
+      b, loc, MemRefType::get(resultType.getShape(), b.getF32Type()), dynSizes,
+      b.getI64IntegerAttr(64));
+
+  tq = dimOf(q, seqDim());
+  tk = dimOf(k, seqDim());
+  offset = op.getCausal() == CausalKind::bottom_right ? sub(tk, tq) : cIdx(0);
+  Value numBatch = rank == 4 ? dimOf(q, 0) : cIdx(1);
+  Value numHeads = rank >= 3 ? dimOf(q, headDim()) : cIdx(1);
+  Value numQBlocks = arith::CeilDivUIOp::create(b, loc, tq, cIdx(br));
+  SmallVector<OpFoldResult> ubs{numBatch, numHeads, numQBlocks};
+  scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt,
+                        [&](OpBuilder &, Location, ValueRange ivs) {
+                          // Scratch buffers are heap allocations of the item:
+                          // the deallocation pipeline frees them at the end of
+                          // the body. (A stack memref.alloca_scope would not
+                          // survive convert-scf-to-cf inside an OpenMP loop.)
+                          OpBuilder::InsertionGuard guard(b);
+                          emitWorkItem(ivs[0], ivs[1], ivs[2]);
+                          scf::InParallelOp::create(b, loc);
+                        });
+  return bufferization::ToTensorOp::create(b, loc, resultType, out,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
+  batch = batchIv;
+  head = headIv;
+  if (rank >= 3) {
+    int64_t hq = op.getQuery().getType().getDimSize(headDim());
+    int64_t hk = op.getKey().getType().getDimSize(headDim());
+    // GQA/MQA: query head h reads K/V head h / (Hq / Hk).
+    kvHead = hq == hk
+                 ? head
+                 : Value(arith::DivUIOp::create(b, loc, head, cIdx(hq / hk)));
+  } else {
+    kvHead = head;
+  }
+  Value q0 = mul(qBlock, br);
+  qStart = q0;
+  SmallVector<int32_t> lanes;
+  for (int32_t i = 0; i < kLanes; ++i)
+    lanes.push_back(i);
+  iota = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({kLanes}, b.getI32Type()),
+                             ArrayRef<int32_t>(lanes)));
+
+  qt = scratchBuffer({d, br});
+  st = scratchBuffer({bc, br});
+  acc = scratchBuffer({br, dv});
+  alpha = scratchBuffer({br});
+  packQ(q0);
+  // O = 0.
+  loop(cIdx(0), cIdx(br), 1, {}, [&](Value r, ValueRange) {
+    for (int64_t c = 0; c < dv; c += kLanes)
+      storeVec(splat(0.0f), acc, {r, cIdx(c)});
+    return SmallVector<Value>{};
+  });
+
+  // Keys [0, kEnd) can be visible to some row of the item; blocks
+  // [0, nFull) are visible to all of them.
+  Value zero = cIdx(0), bcV = cIdx(bc);
+  Value nFull;
+  if (op.getCausal() != CausalKind::none) {
+    Value lastRowLimit = add(add(q0, offset), br); // last row's keys + 1
+    kEnd = maxI(minI(lastRowLimit, tk), zero);
+    Value firstRowLimit = add(add(q0, offset), 1);
+    nFull = arith::FloorDivSIOp::create(b, loc, firstRowLimit, bcV);
+    nFull = minI(maxI(nFull, zero), arith::DivUIOp::create(b, loc, tk, bcV));
+  } else {
+    kEnd = tk;
+    nFull = arith::DivUIOp::create(b, loc, tk, bcV);
+  }
+  Value nBlocks = arith::CeilDivUIOp::create(b, loc, kEnd, bcV);
+
+  SmallVector<Value> init(qVecs,
+                          splat(-std::numeric_limits<float>::infinity()));
+  init.append(qVecs, splat(0.0f));
+  auto keyLoop = [&](Value lo, Value hi, ValueRange state, bool masked) {
+    return loop(lo, hi, 1, state, [&](Value blk, ValueRange s) {
+      return emitKeyBlock(mul(blk, bc), s, masked);
+    });
+  };
+  SmallVector<Value> state = keyLoop(zero, nFull, init, /*masked=*/false);
+  state = keyLoop(nFull, nBlocks, state, /*masked=*/true);
+  emitEpilogue(q0, ArrayRef<Value>(state).drop_front(qVecs));
+}
+
+void CpuFlashBuilder::packQ(Value q0) {
+  // Qt[c, r] = Q[q0 + r, c] * scale; rows past Tq repeat the last row (their
+  // outputs are never stored). Br x d scalar copies per item: small next to
+  // the item's Br x Tk x d FMAs.
+  Value scale = cF32(static_cast<float>(op.getEffectiveScale()));
+  Value lastRow = sub(tq, cIdx(1));
+  loop(cIdx(0), cIdx(br), 1, {}, [&](Value r, ValueRange) {
+    Value row = minI(add(q0, r), lastRow);
+    loop(cIdx(0), cIdx(d), 1, {}, [&](Value c, ValueRange) {
+      Value x = memref::LoadOp::create(b, loc, q, at(batch, head, row, c));
+      memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, x, scale),
+                              qt, ValueRange{c, r});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
+                                 SmallVector<Value> &blockMax) {
+  Value lastKey = sub(tk, cIdx(1));
+  float negInf = -std::numeric_limits<float>::infinity();
+  SmallVector<Value> maxInit(qVecs, splat(negInf));
+  blockMax =
+      loop(cIdx(0), nkTiles, rKeys, maxInit, [&](Value jt, ValueRange mx) {
+        // The tile's key rows; in masked blocks a row past the end of K reads
+        // the last row (its scores are masked below).
+        SmallVector<Value> keys, rows;
+        for (int64_t r = 0; r < rKeys; ++r) {
+          Value key = add(add(j0, jt), r);
+          keys.push_back(key);
+          rows.push_back(masked ? minI(key, lastKey) : key);
+        }
+        SmallVector<Value> zeros(rKeys * qVecs, splat(0.0f));
+        SmallVector<Value> tile =
+            loop(cIdx(0), cIdx(d), 1, zeros, [&](Value c, ValueRange accs) {
+              SmallVector<Value> qRow;
+              for (int64_t i = 0; i < qVecs; ++i)
+                qRow.push_back(loadVec(qt, {c, cIdx(i * kLanes)}));
+              SmallVector<Value> next;
+              for (int64_t r = 0; r < rKeys; ++r) {
+                Value kb = bcast(memref::LoadOp::create(
+                    b, loc, k, at(batch, kvHead, rows[r], c)));
+                for (int64_t i = 0; i < qVecs; ++i)
+                  next.push_back(fma(kb, qRow[i], accs[r * qVecs + i]));
+              }
+              return next;
+            });
+        SmallVector<Value> nextMax(mx.begin(), mx.end());
+        Value minusInf = splat(negInf);
+        for (int64_t r = 0; r < rKeys; ++r) {
+          Value inK;
+          if (masked)
+            inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                        keys[r], tk);
+          for (int64_t i = 0; i < qVecs; ++i) {
+            Value s = tile[r * qVecs + i];
+            if (masked) {
+              // Lane l (row q0 + 16 i + l) sees the key iff
+              // l >= key - q0 - 16 i - offset (causal), and the key is in K.
+              Value threshold;
+              if (op.getCausal() != CausalKind::none)
+                threshold = sub(sub(keys[r], add(qStart, i * kLanes)), offset);
+              else
+                threshold = cIdx(-kNoLane);
+              threshold = arith::SelectOp::create(b, loc, inK, threshold,
+                                                  cIdx(kNoLane));
+              Value t32 =
+                  arith::IndexCastOp::create(b, loc, b.getI32Type(), threshold);
+              Value sees = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::sge, iota,
+                  vector::BroadcastOp::create(
+                      b, loc, VectorType::get({kLanes}, b.getI32Type()), t32));
+              s = arith::SelectOp::create(b, loc, sees, s, minusInf);
+            }
+            storeVec(s, st, {add(jt, r), cIdx(i * kLanes)});
+            nextMax[i] = arith::MaximumFOp::create(b, loc, nextMax[i], s);
+          }
+        }
+        return nextMax;
+      });
+}
+
+SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
+                                                 bool masked) {
+  // Keys of this block that any row may see: all Bc of them in unmasked
+  // blocks; in the masked ones up to kEnd, rounded up to whole key tiles.
+  Value nk = masked ? minI(cIdx(bc), sub(kEnd, j0)) : cIdx(bc);
+  Value nkTiles =
+      masked ? mul(arith::CeilDivUIOp::create(b, loc, nk, cIdx(rKeys)), rKeys)
+             : cIdx(bc);
+  SmallVector<Value> blockMax;
+  emitScores(j0, nkTiles, masked, blockMax);
+
+  // Online softmax update. A row that has seen no key yet keeps m = -inf;
+  // exponents are then taken against 0 so that they give 0, not NaN.
+  float negInf = -std::numeric_limits<float>::infinity();
+  Value minusInf = splat(negInf), zeroVec = splat(0.0f);
+  SmallVector<Value> mNew, mSafe, alphas;
+  for (int64_t i = 0; i < qVecs; ++i) {
+    Value m = arith::MaximumFOp::create(b, loc, state[i], blockMax[i]);
+    Value none =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
+    Value safe = arith::SelectOp::create(b, loc, none, zeroVec, m);
+    Value a = exp(arith::SubFOp::create(b, loc, state[i], safe));
+    storeVec(a, alpha, {cIdx(i * kLanes)});
+    mNew.push_back(m);
+    mSafe.push_back(safe);
+    alphas.push_back(a);
+  }
+  // P = exp(St - m') in place, with its row sums.
+  SmallVector<Value> sumInit(qVecs, zeroVec);
+  SmallVector<Value> sums =
+      loop(cIdx(0), nkTiles, 1, sumInit, [&](Value j, ValueRange part) {
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < qVecs; ++i) {
+          Value p = exp(arith::SubFOp::create(
+              b, loc, loadVec(st, {j, cIdx(i * kLanes)}), mSafe[i]));
+          storeVec(p, st, {j, cIdx(i * kLanes)});
+          next.push_back(arith::AddFOp::create(b, loc, part[i], p));
+        }
+        return next;
+      });
+  emitOutputUpdate(j0, nk);
+
+  SmallVector<Value> next = mNew;
+  for (int64_t i = 0; i < qVecs; ++i)
+    next.push_back(fma(state[qVecs + i], alphas[i], sums[i]));
+  return next;
+}
+
+void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk) {
+  // A key of weight exactly 0 (masked, or exp underflowed) must add nothing
+  // even when its value is inf or NaN (0 * inf is NaN): the semantics of the
+  // plain lowering. Guarding every FMA costs ~10%, so the block's values are
+  // checked first (sum of v * 0 is NaN iff some v is not finite: Bc x dv
+  // loads, 1/Br of the FMAs) and only blocks holding non-finite values take
+  // the guarded loop nest.
+  Value zeroVec = splat(0.0f);
+  SmallVector<Value> check =
+      loop(cIdx(0), nk, 1, {zeroVec}, [&](Value j, ValueRange part) {
+        Value s = part[0];
+        for (int64_t c = 0; c < dv; c += kLanes)
+          s = fma(loadVec(v, at(batch, kvHead, add(j0, j), cIdx(c))), zeroVec,
+                  s);
+        return SmallVector<Value>{s};
+      });
+  Value total =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, check[0]);
+  Value finite =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, total, total);
+  auto ifOp = scf::IfOp::create(b, loc, finite, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    emitOutputTiles(j0, nk, /*guardZeroWeights=*/false);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    emitOutputTiles(j0, nk, /*guardZeroWeights=*/true);
+  }
+}
+
+void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk,
+                                      bool guardZeroWeights) {
+  // O[i, :] = O[i, :] * alpha[i] + sum_j P[j, i] V[j, :], in register tiles
+  // of rRows rows x vVecs vectors held across the block's keys.
+  loop(cIdx(0), cIdx(br), rRows, {}, [&](Value i0, ValueRange) {
+    for (int64_t c0 = 0; c0 < dv; c0 += vVecs * kLanes) {
+      SmallVector<Value> init;
+      for (int64_t r = 0; r < rRows; ++r) {
+        Value a = bcast(
+            memref::LoadOp::create(b, loc, alpha, ValueRange{add(i0, r)}));
+        for (int64_t c = 0; c < vVecs; ++c)
+          init.push_back(arith::MulFOp::create(
+              b, loc, loadVec(acc, {add(i0, r), cIdx(c0 + c * kLanes)}), a));
+      }
+      SmallVector<Value> tile =
+          loop(cIdx(0), nk, 1, init, [&](Value j, ValueRange o) {
+            SmallVector<Value> vRow;
+            for (int64_t c = 0; c < vVecs; ++c)
+              vRow.push_back(loadVec(
+                  v, at(batch, kvHead, add(j0, j), cIdx(c0 + c * kLanes))));
+            SmallVector<Value> next;
+            for (int64_t r = 0; r < rRows; ++r) {
+              Value p = bcast(memref::LoadOp::create(
+                  b, loc, st, ValueRange{j, add(i0, r)}));
+              Value nonZero;
+              if (guardZeroWeights)
+                nonZero = arith::CmpFOp::create(
+                    b, loc, arith::CmpFPredicate::ONE, p, splat(0.0f));
+              for (int64_t c = 0; c < vVecs; ++c) {
+                Value prev = o[r * vVecs + c];
+                Value sum = fma(p, vRow[c], prev);
+                if (guardZeroWeights)
+                  sum = arith::SelectOp::create(b, loc, nonZero, sum, prev);
+                next.push_back(sum);
+              }
+            }
+            return next;
+          });
+      for (int64_t r = 0; r < rRows; ++r)
+        for (int64_t c = 0; c < vVecs; ++c)
+          storeVec(tile[r * vVecs + c], acc,
+                   {add(i0, r), cIdx(c0 + c * kLanes)});
+    }
+    return SmallVector<Value>{};
+  });
+}
+
+void CpuFlashBuilder::emitEpilogue(Value q0, ValueRange l) {
+  // alpha's buffer is free now: it takes 1 / l (0 where l = 0).
+  Value zeroVec = splat(0.0f);
+  for (int64_t i = 0; i < qVecs; ++i) {
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l[i], zeroVec);
+    Value inv = arith::SelectOp::create(
+        b, loc, positive, arith::DivFOp::create(b, loc, splat(1.0f), l[i]),
+        zeroVec);
+    storeVec(inv, alpha, {cIdx(i * kLanes)});
+  }
+  Value rows = minI(cIdx(br), sub(tq, q0));
+  loop(cIdx(0), rows, 1, {}, [&](Value r, ValueRange) {
+    Value inv = bcast(memref::LoadOp::create(b, loc, alpha, ValueRange{r}));
+    Value row = add(q0, r);
+    for (int64_t c = 0; c < dv; c += kLanes)
+      storeVec(arith::MulFOp::create(b, loc, loadVec(acc, {r, cIdx(c)}), inv),
+               out, at(batch, head, row, cIdx(c)));
+    return SmallVector<Value>{};
+  });
+}
+
+struct AttnVectorizeSdpaPass
+    : impl::AttnVectorizeSdpaPassBase<AttnVectorizeSdpaPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockQ < kLanes || blockQ % kLanes || blockQ > 256 || blockKV < 1 ||
+        blockKV > 1024 || registerKeys < 1 || registerRows < 1) {
+      getOperation().emitError()
+          << "attn-vectorize-sdpa: block-q must be a multiple of 16 in "
+             "[16, 256], block-kv in [1, 1024], register-keys and "
+             "register-rows positive; got block-q="
+          << int64_t(blockQ) << " block-kv=" << int64_t(blockKV)
+          << " register-keys=" << int64_t(registerKeys)
+          << " register-rows=" << int64_t(registerRows);
+      return signalPassFailure();
+    }
+    SmallVector<SdpaOp> ops;
+    getOperation().walk([&](SdpaOp op) {
+      if (unsupportedReason(op).empty())
+        ops.push_back(op);
+    });
+    for (SdpaOp op : ops) {
+      OpBuilder b(op);
+      CpuFlashBuilder builder(b, op, blockQ, blockKV, registerKeys,
+                              registerRows);
+      Value result = builder.build();
+      op.getResult().replaceAllUsesWith(result);
+      op.erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace mlir::attn

@@ -1,0 +1,107 @@
+// RUN: attention-opt %s --attn-vectorize-sdpa -cse | FileCheck %s
+// RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 register-keys=8 register-rows=2' -cse | FileCheck %s --check-prefix=SMALL
+// RUN: not attention-opt %s --attn-vectorize-sdpa='block-q=24' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
+// place (read-only buffers), one work item per (batch, head, 64-row query
+// block); the item packs Q^T * scale, then walks the key blocks in two loops
+// (blocks every row sees, then blocks crossing the diagonal, which evaluate
+// the lane predicate), each with: 4-key x 64-row score tiles (16 FMAs per
+// column of d), the online max/rescale, exp of the scores with their sums,
+// and the output update in 4-row x 64-column tiles (guarded for non-finite
+// values). The result is the output buffer as a tensor.
+// CHECK-LABEL: func.func @causal(
+// CHECK-SAME: %[[Q:.*]]: tensor<1x12x1024x64xf32>, %[[K:.*]]: tensor<1x12x1024x64xf32>, %[[V:.*]]: tensor<1x12x1024x64xf32>)
+// CHECK-NOT: attn.sdpa
+// CHECK: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<1x12x1024x64xf32> to memref<1x12x1024x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
+// CHECK: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
+// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x12x1024x64xf32>
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QBLK:.*]]) in (%{{.*}}, %{{.*}}, %{{.*}}) {
+// CHECK: %[[QT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK: %[[ST:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+// CHECK: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK: %[[ALPHA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+// Q^T, scaled by 1/sqrt(64).
+// CHECK: scf.for %[[R:.*]] = {{.*}} {
+// CHECK: scf.for %[[C:.*]] = {{.*}} {
+// CHECK: memref.load %[[QB]][%[[B]], %[[H]], %{{.*}}, %[[C]]]
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: memref.store %{{.*}}, %[[QT]][%[[C]], %[[R]]]
+// Unmasked key blocks [0, nFull).
+// CHECK: %{{.*}}:8 = scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c4 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// CHECK-COUNT-4: vector.load %[[QT]]
+// CHECK: memref.load %[[KB]]
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK-COUNT-16: vector.fma
+// CHECK: scf.yield
+// CHECK-NOT: arith.cmpi
+// CHECK: vector.store %{{.*}}, %[[ST]]
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: vector.store %{{.*}}, %[[ALPHA]]
+// CHECK: math.exp
+// CHECK: vector.reduction <add>
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 {
+// CHECK: memref.load %[[ALPHA]]
+// CHECK: scf.for
+// CHECK: vector.load %[[VB]]
+// CHECK: memref.load %[[ST]]
+// CHECK-COUNT-4: vector.fma
+// CHECK: } else {
+// CHECK: arith.cmpf one
+// CHECK: arith.select
+// Masked key blocks [nFull, nBlocks): the causal lane predicate.
+// CHECK: scf.for
+// CHECK: arith.cmpi slt
+// CHECK: arith.index_cast %{{.*}} : index to i32
+// CHECK: arith.cmpi sge, %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// Epilogue: out = O * (1 / l), rows up to Tq.
+// CHECK: arith.divf
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}]
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<1x12x1024x64xf32> to tensor<1x12x1024x64xf32>
+
+// SMALL-LABEL: func.func @causal(
+// SMALL: memref<32x64xf32>
+// SMALL: memref<64x32xf32>
+// SMALL: scf.for %{{.*}} = %c0 to %c64 step %c8 iter_args
+// SMALL-COUNT-16: vector.fma
+// SMALL: scf.for %{{.*}} = %c0 to %c32 step %c2 {
+
+// BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys and register-rows positive; got block-q=24
+func.func @causal(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>, %v: tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32> {
+  %o = attn.sdpa %q, %k, %v causal(top_left) : tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32> -> tensor<1x12x1024x64xf32>
+  return %o : tensor<1x12x1024x64xf32>
+}
+
+// GQA in the seq_major layout with dynamic sizes: K/V head h / 4, indices
+// (batch, token, head, column); the output's dynamic sizes are Q's.
+// CHECK-LABEL: func.func @gqa_seq_major(
+// CHECK: %[[DB:.*]] = memref.dim %{{.*}}, %c0
+// CHECK: %[[DT:.*]] = memref.dim %{{.*}}, %c1
+// CHECK: memref.alloc(%[[DB]], %[[DT]]) {alignment = 64 : i64} : memref<?x?x8x32xf32>
+// CHECK: scf.forall (%{{.*}}, %[[HQ:.*]], %{{.*}}) in
+// CHECK: %[[HK:.*]] = arith.divui %[[HQ]], %c4
+// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}, %[[HK]], %{{.*}}] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+func.func @gqa_seq_major(%q: tensor<?x?x8x32xf32>, %k: tensor<?x?x2x32xf32>, %v: tensor<?x?x2x32xf32>) -> tensor<?x?x8x32xf32> {
+  %o = attn.sdpa %q, %k, %v layout(seq_major) : tensor<?x?x8x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32> -> tensor<?x?x8x32xf32>
+  return %o : tensor<?x?x8x32xf32>
+}
+
+// What the pass leaves to attn-fuse-softmax: explicit masks, dropout, other
+// element types, head dims that are not multiples of 16.
+// CHECK-LABEL: func.func @untouched(
+// CHECK-NOT: scf.forall
+// CHECK-COUNT-4: attn.sdpa
+func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>)
+    -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>) {
+  %a = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<16x16xi1> -> tensor<2x16x64xf32>
+  %b = attn.sdpa %q, %q, %q {dropout_p = 0.1 : f32, seed = 1 : i64} : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x16x64xf32>
+  %c = attn.sdpa %h, %h, %h : tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16> -> tensor<2x16x64xf16>
+  %d = attn.sdpa %r, %r, %r : tensor<2x16x20xf32>, tensor<2x16x20xf32>, tensor<2x16x20xf32> -> tensor<2x16x20xf32>
+  return %a, %b, %c, %d : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>
+}

@@ -1,0 +1,151 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# attn-vectorize-sdpa (the register-blocked vector flash attention of the CPU
+# pipeline) against the float64 NumPy reference, atol/rtol 1e-5: causal of
+# both alignments with Tq < Tk, Tq > Tk (rows that see no key are 0) and
+# sequence lengths that divide no block; full attention with dv != d; GQA and
+# MQA; the seq_major layout; ranks 2 and 3; dynamic batch and sequence
+# lengths; a decode step (Tq = 1); a custom scale; logits of +-1e4; an inf
+# and a NaN value under keys of weight 0 (they must add nothing) and a NaN
+# value under a visible key (it must propagate). Each case runs with the
+# default tiles and with small, odd tiles (16-row items, 5- and 3-key blocks,
+# other register tiles), so that partial key tiles, partial blocks and the
+# diagonal predicate are all exercised. Each module is first checked to be
+# taken by the pass (no attn.sdpa left, vector FMAs present).
+#
+# CHECK-NOT: FAIL
+# CHECK: vectorized_sdpa: all {{[0-9]+}} checks OK
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attn_exec  # noqa: E402
+
+ATTENTION_OPT = os.path.join(os.path.dirname(attn_exec.ATTENTION_RUN), "attention-opt")
+
+VARIANTS = [
+    ("default", ""),
+    ("q16-kv5", "sdpa-block-q=16 sdpa-block-kv=5 sdpa-register-keys=8 sdpa-register-rows=2"),
+    ("q32-kv3", "sdpa-block-q=32 sdpa-block-kv=3 sdpa-register-keys=3 sdpa-register-rows=8"),
+]
+
+
+def module(qshape, kshape, vshape, causal=None, layout=None, scale=None):
+    ty = lambda s: attn_exec.tensor_type(s, "f32")
+    oshape = tuple(qshape[:-1]) + (vshape[-1],)
+    attrs = "{scale = %r : f32} " % scale if scale is not None else ""
+    return ("func.func @main(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+            "  %%0 = attn.sdpa %%q, %%k, %%v %s%s%s: %s, %s, %s -> %s\n"
+            "  return %%0 : %s\n}\n") % (
+        ty(qshape), ty(kshape), ty(vshape), ty(oshape),
+        "causal(%s) " % causal if causal else "",
+        "layout(%s) " % layout if layout else "", attrs,
+        ty(qshape), ty(kshape), ty(vshape), ty(oshape), ty(oshape))
+
+
+def reference(q, k, v, causal=None, layout=None, scale=None):
+    """float64 reference; zero-weight keys add nothing even for inf/NaN values."""
+    if layout == "seq_major":  # [B, T, H, d] -> [B, H, T, d] and back
+        q, k, v = (np.swapaxes(a, -2, -3) for a in (q, k, v))
+    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    if q.ndim == 2:
+        q, k, v = q[None], k[None], v[None]
+    hq, tq, d = q.shape[-3:]
+    hk, tk = k.shape[-3], k.shape[-2]
+    k = np.take(k, np.arange(hq) // (hq // hk), axis=-3)
+    v = np.take(v, np.arange(hq) // (hq // hk), axis=-3)
+    scale = 1 / np.sqrt(d) if scale is None else scale
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = scale * (q @ np.swapaxes(k, -1, -2))
+        if causal:
+            off = tk - tq if causal == "bottom_right" else 0
+            s = np.where(np.arange(tk)[None, :] > np.arange(tq)[:, None] + off, -np.inf, s)
+        m = s.max(-1, keepdims=True)
+        dead = m == -np.inf
+        e = np.where(dead, 0.0, np.exp(s - np.where(dead, 0.0, m)))
+        l = e.sum(-1, keepdims=True)
+        p = np.where(l == 0, 0.0, e / np.where(l == 0, 1.0, l))
+        out = np.where(p[..., None] == 0, 0.0, p[..., None] * v[..., None, :, :]).sum(-2)
+    if layout == "seq_major":
+        out = np.swapaxes(out, -2, -3)
+    return out
+
+
+def main():
+    work = attn_exec.workdir_from_argv(sys.argv)
+    rng = np.random.default_rng(2026)
+    checks = attn_exec.Checks()
+    normal = lambda *s: rng.standard_normal(s).astype(np.float32)
+
+    def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None):
+        """Runs one module; `shapes` overrides the static types (dynamic dims)."""
+        qs, ks, vs = shapes if shapes else (q.shape, k.shape, v.shape)
+        text = module(qs, ks, vs, causal, layout, scale)
+        want = reference(q, k, v, causal, layout, scale)
+        if q.ndim == 2:
+            want = want[0]
+        with checks("%s: taken by attn-vectorize-sdpa" % name):
+            ir = subprocess.run([ATTENTION_OPT, "--attn-vectorize-sdpa", "-"], input=text,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, check=True).stdout
+            assert "attn.sdpa" not in ir and "vector.fma" in ir, "the pass did not take it"
+        for vname, opts in VARIANTS:
+            label = "%s %s" % (name, vname)
+            with checks(label):
+                (got,) = attn_exec.run(text, "main", [q, k, v], work,
+                                       extra_args=["--pipeline-options=" + opts])
+                assert got.shape == want.shape, (got.shape, want.shape)
+                nan_want = np.isnan(want)
+                assert np.array_equal(np.isnan(got), nan_want), (
+                    "NaN pattern differs: got %d NaN, want %d" % (np.isnan(got).sum(), nan_want.sum()))
+                inf_want = np.isinf(want)
+                assert np.array_equal(got[inf_want], want[inf_want]), "inf entries differ"
+                ok = np.isfinite(want)
+                attn_exec.assert_close(label, got[ok], want[ok], atol=1e-5, rtol=1e-5)
+
+    case("causal top_left T=200 d=64", normal(1, 2, 200, 64), normal(1, 2, 200, 64),
+         normal(1, 2, 200, 64), causal="top_left")
+    case("causal bottom_right Tq=70 Tk=150 d=32", normal(2, 2, 70, 32), normal(2, 2, 150, 32),
+         normal(2, 2, 150, 32), causal="bottom_right")
+    case("causal bottom_right Tq=150 Tk=70 d=16 (rows without keys)", normal(1, 2, 150, 16),
+         normal(1, 2, 70, 16), normal(1, 2, 70, 16), causal="bottom_right")
+    case("full Tq=33 Tk=300 d=128 dv=64", normal(1, 3, 33, 128), normal(1, 3, 300, 128),
+         normal(1, 3, 300, 64))
+    case("GQA 8/2 causal T=100 d=64", normal(1, 8, 100, 64), normal(1, 2, 100, 64),
+         normal(1, 2, 100, 64), causal="top_left")
+    case("MQA 4/1 full T=65 d=32", normal(2, 4, 65, 32), normal(2, 1, 65, 32), normal(2, 1, 65, 32))
+    case("seq_major B=2 T=130 H=3 d=64 causal", normal(2, 130, 3, 64), normal(2, 130, 3, 64),
+         normal(2, 130, 3, 64), causal="top_left", layout="seq_major")
+    case("rank 2 T=77 d=48 causal", normal(77, 48), normal(77, 48), normal(77, 48),
+         causal="top_left")
+    case("rank 3 H=2 T=40 d=256 full", normal(2, 40, 256), normal(2, 40, 256), normal(2, 40, 256))
+    dyn = ((None, 2, None, 64),) * 3
+    for b, t in ((1, 1), (3, 129)):
+        case("dynamic B=%d T=%d causal" % (b, t), normal(b, 2, t, 64), normal(b, 2, t, 64),
+             normal(b, 2, t, 64), causal="top_left", shapes=dyn)
+    case("decode Tq=1 Tk=300 bottom_right", normal(1, 4, 1, 64), normal(1, 4, 300, 64),
+         normal(1, 4, 300, 64), causal="bottom_right")
+    case("scale 0.3 full T=50 d=16", normal(1, 2, 50, 16), normal(1, 2, 50, 16),
+         normal(1, 2, 50, 16), scale=0.3)
+    sign = lambda *s: rng.choice([-1.0, 1.0], s).astype(np.float32) * 25.0
+    case("logits +-1e4 causal d=16", sign(1, 2, 40, 16), sign(1, 2, 40, 16), normal(1, 2, 40, 16),
+         causal="top_left", scale=1.0)
+    # Values of weight 0: key 5 (inf) and key 9 (NaN) are invisible to rows
+    # 0-4 and 0-8 (causal); key 12's K row is -inf, so its weight is 0 for
+    # every row with q > 0. Rows from 9 on see the NaN and are NaN.
+    q = np.abs(normal(1, 1, 20, 16)) + 0.1
+    k, v = normal(1, 1, 20, 16), normal(1, 1, 20, 16)
+    v[0, 0, 5, 3] = np.inf
+    v[0, 0, 9, 0] = np.nan
+    k[0, 0, 12, :] = -np.inf
+    v[0, 0, 12, :] = np.inf
+    case("inf/NaN values of weight 0", q, k, v, causal="top_left")
+    checks.finish("vectorized_sdpa")
+
+
+if __name__ == "__main__":
+    main()
