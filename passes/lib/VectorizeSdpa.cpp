@@ -1,4 +1,4 @@
-//===- VectorizeSdpa.cpp - attn-vectorize-sdpa -----------------------------===//
+//===- VectorizeSdpa.cpp - attn-vectorize-sdpa ----------------------------===//
 //
 // attn.sdpa (f32, no explicit mask) -> a register-blocked flash-attention
 // loop nest in vector IR for AVX-512 CPUs.
@@ -450,16 +450,22 @@ void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk) {
   // loads, 1/Br of the FMAs) and only blocks holding non-finite values take
   // the guarded loop nest.
   Value zeroVec = splat(0.0f);
-  SmallVector<Value> check =
-      loop(cIdx(0), nk, 1, {zeroVec}, [&](Value j, ValueRange part) {
-        Value s = part[0];
-        for (int64_t c = 0; c < dv; c += kLanes)
-          s = fma(loadVec(v, at(batch, kvHead, add(j0, j), cIdx(c))), zeroVec,
-                  s);
-        return SmallVector<Value>{s};
+  // One accumulator per column vector: independent FMA chains.
+  SmallVector<Value> partInit(dv / kLanes, zeroVec);
+  SmallVector<Value> parts =
+      loop(cIdx(0), nk, 1, partInit, [&](Value j, ValueRange part) {
+        SmallVector<Value> next;
+        for (int64_t c = 0; c < dv / kLanes; ++c)
+          next.push_back(fma(
+              loadVec(v, at(batch, kvHead, add(j0, j), cIdx(c * kLanes))),
+              zeroVec, part[c]));
+        return next;
       });
+  Value sum = parts[0];
+  for (int64_t c = 1; c < dv / kLanes; ++c)
+    sum = arith::AddFOp::create(b, loc, sum, parts[c]);
   Value total =
-      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, check[0]);
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
   Value finite =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, total, total);
   auto ifOp = scf::IfOp::create(b, loc, finite, /*withElseRegion=*/true);
