@@ -58,6 +58,8 @@ namespace mlir::attn {
 namespace {
 
 constexpr int64_t kLanes = 16; // f32 lanes of a 512-bit register
+/// Static query lengths below this stay with attn-fuse-softmax.
+constexpr int64_t kMinQueryRows = 8;
 /// A key threshold no lane index reaches: "no lane sees this key".
 constexpr int32_t kNoLane = 1 << 30;
 
@@ -85,6 +87,11 @@ std::string unsupportedReason(SdpaOp op) {
     if (qt.isDynamicDim(h) || kt.isDynamicDim(h) || vt.isDynamicDim(h))
       return "dynamic head count";
   }
+  // Decode steps: with fewer query rows than half the vector lanes, the
+  // row-wise linalg form (one row, keys along the lanes) is faster.
+  int64_t seqDim = detail::SdpaIndexing(op).seqDim();
+  if (!qt.isDynamicDim(seqDim) && qt.getDimSize(seqDim) < kMinQueryRows)
+    return "fewer than 8 query rows";
   int64_t d = qt.getShape().back(), dk = kt.getShape().back(),
           dv = vt.getShape().back();
   if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % kLanes ||
@@ -103,6 +110,17 @@ public:
     auto qt = op.getQuery().getType();
     d = qt.getShape().back();
     dv = op.getValue().getType().getShape().back();
+    // Short static query lengths (decode steps, small prompts): items of
+    // Tq rows rounded up to the vector width instead of mostly empty
+    // blocks, with proportionally more keys per score tile so that the
+    // tile keeps its accumulators.
+    int64_t tqStatic = qt.getDimSize(seqDim());
+    if (!ShapedType::isDynamic(tqStatic) && tqStatic < br) {
+      int64_t rows = std::max<int64_t>(
+          kLanes, llvm::divideCeil(tqStatic, kLanes) * kLanes);
+      registerKeys = registerKeys * br / rows;
+      br = rows;
+    }
     qVecs = br / kLanes;
     // Register tiles: at most 24 accumulators, leaving room for the
     // operand row and the broadcasts among AVX-512's 32 registers.
@@ -456,9 +474,9 @@ void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk) {
       loop(cIdx(0), nk, 1, partInit, [&](Value j, ValueRange part) {
         SmallVector<Value> next;
         for (int64_t c = 0; c < dv / kLanes; ++c)
-          next.push_back(fma(
-              loadVec(v, at(batch, kvHead, add(j0, j), cIdx(c * kLanes))),
-              zeroVec, part[c]));
+          next.push_back(
+              fma(loadVec(v, at(batch, kvHead, add(j0, j), cIdx(c * kLanes))),
+                  zeroVec, part[c]));
         return next;
       });
   Value sum = parts[0];

@@ -92,16 +92,28 @@ func.func @gqa_seq_major(%q: tensor<?x?x8x32xf32>, %k: tensor<?x?x2x32xf32>, %v:
   return %o : tensor<?x?x8x32xf32>
 }
 
+// A static Tq below 64 shrinks the work item to Tq rounded up to 16 rows,
+// with more keys per score tile (here 16 x 16 rows).
+// CHECK-LABEL: func.func @short_queries(
+// CHECK: memref<64x16xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c16 iter_args
+func.func @short_queries(%q: tensor<2x10x64xf32>, %k: tensor<2x500x64xf32>) -> tensor<2x10x64xf32> {
+  %o = attn.sdpa %q, %k, %k causal(bottom_right) : tensor<2x10x64xf32>, tensor<2x500x64xf32>, tensor<2x500x64xf32> -> tensor<2x10x64xf32>
+  return %o : tensor<2x10x64xf32>
+}
+
 // What the pass leaves to attn-fuse-softmax: explicit masks, dropout, other
-// element types, head dims that are not multiples of 16.
+// element types, head dims that are not multiples of 16, decode steps
+// (static Tq < 8).
 // CHECK-LABEL: func.func @untouched(
 // CHECK-NOT: scf.forall
-// CHECK-COUNT-4: attn.sdpa
-func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>)
-    -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>) {
+// CHECK-COUNT-5: attn.sdpa
+func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>)
+    -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>) {
   %a = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<16x16xi1> -> tensor<2x16x64xf32>
   %b = attn.sdpa %q, %q, %q {dropout_p = 0.1 : f32, seed = 1 : i64} : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x16x64xf32>
   %c = attn.sdpa %h, %h, %h : tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16> -> tensor<2x16x64xf16>
   %d = attn.sdpa %r, %r, %r : tensor<2x16x20xf32>, tensor<2x16x20xf32>, tensor<2x16x20xf32> -> tensor<2x16x20xf32>
-  return %a, %b, %c, %d : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>
+  %e = attn.sdpa %one, %q, %q causal(bottom_right) : tensor<2x1x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x1x64xf32>
+  return %a, %b, %c, %d, %e : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>
 }

@@ -5,7 +5,8 @@
 # both alignments with Tq < Tk, Tq > Tk (rows that see no key are 0) and
 # sequence lengths that divide no block; full attention with dv != d; GQA and
 # MQA; the seq_major layout; ranks 2 and 3; dynamic batch and sequence
-# lengths; a decode step (Tq = 1); a custom scale; logits of +-1e4; an inf
+# lengths; short query blocks (Tq = 8, 20: items shrink to 16 or 32 rows);
+# a custom scale; logits of +-1e4; an inf
 # and a NaN value under keys of weight 0 (they must add nothing) and a NaN
 # value under a visible key (it must propagate). Each case runs with the
 # default tiles and with small, odd tiles (16-row items, 5- and 3-key blocks,
@@ -127,8 +128,9 @@ def main():
     for b, t in ((1, 1), (3, 129)):
         case("dynamic B=%d T=%d causal" % (b, t), normal(b, 2, t, 64), normal(b, 2, t, 64),
              normal(b, 2, t, 64), causal="top_left", shapes=dyn)
-    case("decode Tq=1 Tk=300 bottom_right", normal(1, 4, 1, 64), normal(1, 4, 300, 64),
-         normal(1, 4, 300, 64), causal="bottom_right")
+    case("short query block Tq=8 Tk=300 bottom_right", normal(1, 4, 8, 64),
+         normal(1, 4, 300, 64), normal(1, 4, 300, 64), causal="bottom_right")
+    case("Tq=20 Tk=20 full", normal(2, 3, 20, 32), normal(2, 3, 20, 32), normal(2, 3, 20, 32))
     case("scale 0.3 full T=50 d=16", normal(1, 2, 50, 16), normal(1, 2, 50, 16),
          normal(1, 2, 50, 16), scale=0.3)
     sign = lambda *s: rng.choice([-1.0, 1.0], s).astype(np.float32) * 25.0

@@ -227,7 +227,11 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Takes every f32 `attn.sdpa` without an explicit mask, dropout, window or
     softcap, with head dims that are static multiples of 16 (causal of
     either alignment, GQA, both layouts, ranks 2-4, dynamic batch and
-    sequence lengths); the others are left to `attn-fuse-softmax`.
+    sequence lengths); the others are left to `attn-fuse-softmax`, and so
+    are decode steps (a static query length below 8, where query rows in
+    the lanes would leave them mostly empty). A static query length below
+    `block-q` shrinks the work item to it (rounded up to 16 rows) and
+    scales `register-keys` up accordingly.
 
     One `scf.forall` iteration per (batch, head, block of `block-q` query
     rows). The item transposes its scaled Q block into Qt [d, block-q], so
