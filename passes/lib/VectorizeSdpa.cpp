@@ -46,6 +46,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -64,13 +65,15 @@ constexpr int64_t kMinQueryRows = 8;
 constexpr int32_t kNoLane = 1 << 30;
 
 /// Why `op` stays with attn-fuse-softmax, or "" if this pass takes it.
-std::string unsupportedReason(SdpaOp op) {
+std::string unsupportedReason(SdpaOp op, bool bf16Dot) {
   auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
        vt = op.getValue().getType();
-  if (!qt.getElementType().isF32() || !kt.getElementType().isF32() ||
-      !vt.getElementType().isF32() ||
-      !op.getResult().getType().getElementType().isF32())
-    return "element type is not f32";
+  Type e = qt.getElementType();
+  if (kt.getElementType() != e || vt.getElementType() != e ||
+      op.getResult().getType().getElementType() != e)
+    return "mixed element types";
+  if (!e.isF32() && !(e.isBF16() && bf16Dot))
+    return "element type is not f32 (or bf16 with bf16-dot)";
   if (qt.getRank() < 2 || qt.getRank() > 4 || kt.getRank() != qt.getRank() ||
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
@@ -97,6 +100,9 @@ std::string unsupportedReason(SdpaOp op) {
   if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % kLanes ||
       dv % kLanes || (!ShapedType::isDynamic(dk) && dk != d))
     return "head dims are not static multiples of 16";
+  // bf16 dot products take pairs along d.
+  if (e.isBF16() && d % (2 * kLanes))
+    return "bf16 head dim is not a multiple of 32";
   return "";
 }
 
@@ -108,6 +114,8 @@ public:
       : SdpaIndexing(op), b(builder), loc(op.getLoc()), op(op), br(blockQ),
         bc(blockKV) {
     auto qt = op.getQuery().getType();
+    ioElem = qt.getElementType();
+    bf16 = ioElem.isBF16();
     d = qt.getShape().back();
     dv = op.getValue().getType().getShape().back();
     // Short static query lengths (decode steps, small prompts): items of
@@ -127,6 +135,14 @@ public:
     rKeys = registerKeys;
     while (rKeys > 1 && (rKeys * qVecs > 24 || bc % rKeys))
       rKeys /= 2;
+    // bf16: keys go in pairs (dot products over two keys in P V).
+    if (bf16) {
+      bc += bc % 2;
+      if (rKeys % 2)
+        rKeys = rKeys == 1 ? 2 : rKeys - 1;
+      while (rKeys > 2 && bc % rKeys)
+        rKeys -= 2;
+    }
     vVecs = dv / kLanes;
     while (vVecs > 8 || (dv / kLanes) % vVecs)
       --vVecs;
@@ -173,11 +189,46 @@ private:
     return vector::FMAOp::create(b, loc, x, y, acc);
   }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  /// 16 elements of an operand row as f32.
+  Value loadRow(Value mem, ValueRange idx) {
+    if (!bf16)
+      return loadVec(mem, idx);
+    Value h = vector::LoadOp::create(
+        b, loc, VectorType::get({kLanes}, b.getBF16Type()), mem, idx);
+    return arith::ExtFOp::create(b, loc, vecType, h);
+  }
+  /// A bf16 pair at `idx` broadcast to all 16 lanes: vector<32xbf16>.
+  Value bcastPair(Value mem, ValueRange idx) {
+    Value pair = vector::LoadOp::create(
+        b, loc, VectorType::get({2}, b.getBF16Type()), mem, idx);
+    auto i32 = b.getI32Type();
+    Value word = vector::ExtractOp::create(
+        b, loc,
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair),
+        ArrayRef<int64_t>{0});
+    Value words = vector::BroadcastOp::create(
+        b, loc, VectorType::get({kLanes}, i32), word);
+    return vector::BitCastOp::create(b, loc, pairType(), words);
+  }
+  VectorType pairType() {
+    return VectorType::get({2 * kLanes}, b.getBF16Type());
+  }
+  Value dot(Value accv, Value x, Value y) {
+    return x86vector::DotBF16Op::create(b, loc, vecType, accv, x, y);
+  }
+  /// vPairs indices of key pair `pairRow` at column `col`.
+  SmallVector<Value> pairIdx(Value pairRow, Value col) {
+    return {rank == 4 ? batch : cIdx(0), rank >= 3 ? kvHead : cIdx(0), pairRow,
+            col};
+  }
+  Value pairBase(Value j0) {
+    return arith::DivUIOp::create(b, loc, j0, cIdx(2));
+  }
   Value toBuffer(Value tensor);
-  Value scratchBuffer(ArrayRef<int64_t> shape) {
-    return memref::AllocOp::create(b, loc,
-                                   MemRefType::get(shape, b.getF32Type()),
-                                   b.getI64IntegerAttr(64));
+  Value scratchBuffer(ArrayRef<int64_t> shape, Type elem = {}) {
+    return memref::AllocOp::create(
+        b, loc, MemRefType::get(shape, elem ? elem : b.getF32Type()),
+        b.getI64IntegerAttr(64));
   }
   /// A counted loop whose body gets (induction variable, iteration values)
   /// and returns the next iteration values.
@@ -192,6 +243,7 @@ private:
     return SmallVector<Value>(forOp.getResults());
   }
 
+  void packValuePairs();
   void emitWorkItem(Value batch, Value head, Value qBlock);
   void packQ(Value q0);
   SmallVector<Value> emitKeyBlock(Value j0, ValueRange state, bool masked);
@@ -211,6 +263,11 @@ private:
   int64_t vVecs = 0; // vectors per row of an O register tile
   int64_t rRows = 0; // query rows per O register tile
   VectorType vecType;
+  Type ioElem;       // f32 or bf16
+  bool bf16 = false; // bf16 operands: avx512_bf16 dot products
+  // bf16 only: V with key pairs interleaved, [B, Hk, ceil(Tk / 2), 2 dv];
+  // the item's Q^T and P in pairs, [d / 2, 2 br] and [bc / 2, 2 br].
+  Value vPairs, qtPairs, pPairs;
   // Operands and per-item values.
   Value q, k, v, out, tq, tk, offset, batch, head, kvHead, kEnd, qStart;
   Value qt, st, acc, alpha; // scratch: Qt [d, br], St [bc, br], O, alpha
@@ -239,9 +296,9 @@ Value CpuFlashBuilder::build() {
   for (int64_t i = 0; i < rank; ++i)
     if (resultType.isDynamicDim(i))
       dynSizes.push_back(dimOf(q, i)); // the result is Q's shape with dv
-  out = memref::AllocOp::create(
-      b, loc, MemRefType::get(resultType.getShape(), b.getF32Type()), dynSizes,
-      b.getI64IntegerAttr(64));
+  out = memref::AllocOp::create(b, loc,
+                                MemRefType::get(resultType.getShape(), ioElem),
+                                dynSizes, b.getI64IntegerAttr(64));
 
   tq = dimOf(q, seqDim());
   tk = dimOf(k, seqDim());
@@ -249,6 +306,8 @@ Value CpuFlashBuilder::build() {
   Value numBatch = rank == 4 ? dimOf(q, 0) : cIdx(1);
   Value numHeads = rank >= 3 ? dimOf(q, headDim()) : cIdx(1);
   Value numQBlocks = arith::CeilDivUIOp::create(b, loc, tq, cIdx(br));
+  if (bf16)
+    packValuePairs();
   SmallVector<OpFoldResult> ubs{numBatch, numHeads, numQBlocks};
   scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt,
                         [&](OpBuilder &, Location, ValueRange ivs) {
@@ -263,6 +322,43 @@ Value CpuFlashBuilder::build() {
   return bufferization::ToTensorOp::create(b, loc, resultType, out,
                                            /*restrict=*/true,
                                            /*writable=*/true);
+}
+
+void CpuFlashBuilder::packValuePairs() {
+  // Once per call: vPairs[b, h, j / 2, 2 c + j % 2] = V[b, h, j, c], so that
+  // one 32-element load holds 16 columns of two keys (the operand layout of
+  // vdpbf16ps); an odd last key is paired with zeros.
+  auto bf16Type = b.getBF16Type();
+  Value numBatch = rank == 4 ? dimOf(v, 0) : cIdx(1);
+  Value numKv = rank >= 3 ? dimOf(v, headDim()) : cIdx(1);
+  Value numPairs = arith::CeilDivUIOp::create(b, loc, tk, cIdx(2));
+  int64_t dyn = ShapedType::kDynamic;
+  vPairs = memref::AllocOp::create(
+      b, loc, MemRefType::get({dyn, dyn, dyn, 2 * dv}, bf16Type),
+      ValueRange{numBatch, numKv, numPairs}, b.getI64IntegerAttr(64));
+  auto halfType = VectorType::get({kLanes}, bf16Type);
+  SmallVector<OpFoldResult> ubs{numBatch, numKv, numPairs};
+  scf::ForallOp::create(
+      b, loc, ubs, ValueRange{}, std::nullopt,
+      [&](OpBuilder &, Location, ValueRange ivs) {
+        OpBuilder::InsertionGuard guard(b);
+        Value first = mul(ivs[2], 2), second = add(first, 1);
+        Value hasSecond = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::slt, second, tk);
+        Value secondRow = minI(second, sub(tk, cIdx(1)));
+        Value zeros = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(halfType, b.getZeroAttr(bf16Type)));
+        for (int64_t c = 0; c < dv; c += kLanes) {
+          Value r0 = vector::LoadOp::create(b, loc, halfType, v,
+                                            at(ivs[0], ivs[1], first, cIdx(c)));
+          Value r1 = vector::LoadOp::create(
+              b, loc, halfType, v, at(ivs[0], ivs[1], secondRow, cIdx(c)));
+          r1 = arith::SelectOp::create(b, loc, hasSecond, r1, zeros);
+          storeVec(vector::InterleaveOp::create(b, loc, r0, r1), vPairs,
+                   {ivs[0], ivs[1], ivs[2], cIdx(2 * c)});
+        }
+        scf::InParallelOp::create(b, loc);
+      });
 }
 
 void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
@@ -288,7 +384,12 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
       DenseElementsAttr::get(VectorType::get({kLanes}, b.getI32Type()),
                              ArrayRef<int32_t>(lanes)));
 
-  qt = scratchBuffer({d, br});
+  if (bf16) {
+    qtPairs = scratchBuffer({d / 2, 2 * br}, b.getBF16Type());
+    pPairs = scratchBuffer({bc / 2, 2 * br}, b.getBF16Type());
+  } else {
+    qt = scratchBuffer({d, br});
+  }
   st = scratchBuffer({bc, br});
   acc = scratchBuffer({br, dv});
   alpha = scratchBuffer({br});
@@ -335,6 +436,26 @@ void CpuFlashBuilder::packQ(Value q0) {
   // the item's Br x Tk x d FMAs.
   Value scale = cF32(static_cast<float>(op.getEffectiveScale()));
   Value lastRow = sub(tq, cIdx(1));
+  if (bf16) {
+    // qtPairs[c / 2, 2 r + c % 2] = bf16(Q[q0 + r, c] * scale).
+    loop(cIdx(0), cIdx(br), 1, {}, [&](Value r, ValueRange) {
+      Value row = minI(add(q0, r), lastRow);
+      loop(cIdx(0), cIdx(d / 2), 1, {}, [&](Value c2, ValueRange) {
+        for (int64_t e = 0; e < 2; ++e) {
+          Value x = memref::LoadOp::create(
+              b, loc, q, at(batch, head, row, add(mul(c2, 2), e)));
+          x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+          x = arith::MulFOp::create(b, loc, x, scale);
+          x = arith::TruncFOp::create(b, loc, b.getBF16Type(), x);
+          memref::StoreOp::create(b, loc, x, qtPairs,
+                                  ValueRange{c2, add(mul(r, 2), e)});
+        }
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+    return;
+  }
   loop(cIdx(0), cIdx(br), 1, {}, [&](Value r, ValueRange) {
     Value row = minI(add(q0, r), lastRow);
     loop(cIdx(0), cIdx(d), 1, {}, [&](Value c, ValueRange) {
@@ -363,20 +484,39 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
           rows.push_back(masked ? minI(key, lastKey) : key);
         }
         SmallVector<Value> zeros(rKeys * qVecs, splat(0.0f));
+        // bf16: two columns of d per step, vdpbf16ps on the broadcast pair
+        // (K[j, 2 c2], K[j, 2 c2 + 1]) and the Qt pairs of 16 rows.
+        auto dotPairs = [&](Value c2, ValueRange accs) {
+          SmallVector<Value> qRow;
+          for (int64_t i = 0; i < qVecs; ++i)
+            qRow.push_back(
+                vector::LoadOp::create(b, loc, pairType(), qtPairs,
+                                       ValueRange{c2, cIdx(2 * i * kLanes)}));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < rKeys; ++r) {
+            Value kb = bcastPair(k, at(batch, kvHead, rows[r], mul(c2, 2)));
+            for (int64_t i = 0; i < qVecs; ++i)
+              next.push_back(dot(accs[r * qVecs + i], kb, qRow[i]));
+          }
+          return next;
+        };
         SmallVector<Value> tile =
-            loop(cIdx(0), cIdx(d), 1, zeros, [&](Value c, ValueRange accs) {
-              SmallVector<Value> qRow;
-              for (int64_t i = 0; i < qVecs; ++i)
-                qRow.push_back(loadVec(qt, {c, cIdx(i * kLanes)}));
-              SmallVector<Value> next;
-              for (int64_t r = 0; r < rKeys; ++r) {
-                Value kb = bcast(memref::LoadOp::create(
-                    b, loc, k, at(batch, kvHead, rows[r], c)));
-                for (int64_t i = 0; i < qVecs; ++i)
-                  next.push_back(fma(kb, qRow[i], accs[r * qVecs + i]));
-              }
-              return next;
-            });
+            bf16 ? loop(cIdx(0), cIdx(d / 2), 1, zeros, dotPairs)
+                 : loop(cIdx(0), cIdx(d), 1, zeros,
+                        [&](Value c, ValueRange accs) {
+                          SmallVector<Value> qRow;
+                          for (int64_t i = 0; i < qVecs; ++i)
+                            qRow.push_back(loadVec(qt, {c, cIdx(i * kLanes)}));
+                          SmallVector<Value> next;
+                          for (int64_t r = 0; r < rKeys; ++r) {
+                            Value kb = bcast(memref::LoadOp::create(
+                                b, loc, k, at(batch, kvHead, rows[r], c)));
+                            for (int64_t i = 0; i < qVecs; ++i)
+                              next.push_back(
+                                  fma(kb, qRow[i], accs[r * qVecs + i]));
+                          }
+                          return next;
+                        });
         SmallVector<Value> nextMax(mx.begin(), mx.end());
         Value minusInf = splat(negInf);
         for (int64_t r = 0; r < rKeys; ++r) {
@@ -441,14 +581,29 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
   }
   // P = exp(St - m') in place, with its row sums.
   SmallVector<Value> sumInit(qVecs, zeroVec);
-  SmallVector<Value> sums =
-      loop(cIdx(0), nkTiles, 1, sumInit, [&](Value j, ValueRange part) {
+  // bf16: also P in key pairs, for the dot products of P V.
+  SmallVector<Value> sums = loop(
+      cIdx(0), nkTiles, bf16 ? 2 : 1, sumInit, [&](Value j, ValueRange part) {
         SmallVector<Value> next;
         for (int64_t i = 0; i < qVecs; ++i) {
-          Value p = exp(arith::SubFOp::create(
-              b, loc, loadVec(st, {j, cIdx(i * kLanes)}), mSafe[i]));
-          storeVec(p, st, {j, cIdx(i * kLanes)});
-          next.push_back(arith::AddFOp::create(b, loc, part[i], p));
+          SmallVector<Value> ps;
+          Value sum = part[i];
+          for (int64_t e = 0; e < (bf16 ? 2 : 1); ++e) {
+            Value row = add(j, e);
+            Value p = exp(arith::SubFOp::create(
+                b, loc, loadVec(st, {row, cIdx(i * kLanes)}), mSafe[i]));
+            storeVec(p, st, {row, cIdx(i * kLanes)});
+            sum = arith::AddFOp::create(b, loc, sum, p);
+            ps.push_back(arith::TruncFOp::create(
+                b, loc, VectorType::get({kLanes}, b.getBF16Type()), p));
+          }
+          if (bf16)
+            storeVec(vector::InterleaveOp::create(b, loc, ps[0], ps[1]), pPairs,
+                     {arith::DivUIOp::create(b, loc, j, cIdx(2)),
+                      cIdx(2 * i * kLanes)});
+          else
+            ps.clear();
+          next.push_back(sum);
         }
         return next;
       });
@@ -471,14 +626,38 @@ void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk) {
   // One accumulator per column vector: independent FMA chains.
   SmallVector<Value> partInit(dv / kLanes, zeroVec);
   SmallVector<Value> parts =
-      loop(cIdx(0), nk, 1, partInit, [&](Value j, ValueRange part) {
-        SmallVector<Value> next;
-        for (int64_t c = 0; c < dv / kLanes; ++c)
-          next.push_back(
-              fma(loadVec(v, at(batch, kvHead, add(j0, j), cIdx(c * kLanes))),
-                  zeroVec, part[c]));
-        return next;
-      });
+      bf16 ? loop(cIdx(0), arith::CeilDivUIOp::create(b, loc, nk, cIdx(2)), 1,
+                  partInit,
+                  [&](Value jp, ValueRange part) {
+                    // The packed key pairs the dot products read, with the
+                    // partner of an odd last key.
+                    SmallVector<Value> next;
+                    for (int64_t c = 0; c < dv / kLanes; ++c) {
+                      Value pair = vector::LoadOp::create(
+                          b, loc, pairType(), vPairs,
+                          pairIdx(add(pairBase(j0), jp), cIdx(2 * c * kLanes)));
+                      Value wide = arith::ExtFOp::create(
+                          b, loc, VectorType::get({2 * kLanes}, b.getF32Type()),
+                          pair);
+                      Value lo = vector::ExtractStridedSliceOp::create(
+                          b, loc, wide, ArrayRef<int64_t>{0},
+                          ArrayRef<int64_t>{kLanes}, ArrayRef<int64_t>{1});
+                      Value hi = vector::ExtractStridedSliceOp::create(
+                          b, loc, wide, ArrayRef<int64_t>{kLanes},
+                          ArrayRef<int64_t>{kLanes}, ArrayRef<int64_t>{1});
+                      next.push_back(
+                          fma(hi, zeroVec, fma(lo, zeroVec, part[c])));
+                    }
+                    return next;
+                  })
+           : loop(cIdx(0), nk, 1, partInit, [&](Value j, ValueRange part) {
+               SmallVector<Value> next;
+               for (int64_t c = 0; c < dv / kLanes; ++c)
+                 next.push_back(fma(loadRow(v, at(batch, kvHead, add(j0, j),
+                                                  cIdx(c * kLanes))),
+                                    zeroVec, part[c]));
+               return next;
+             });
   Value sum = parts[0];
   for (int64_t c = 1; c < dv / kLanes; ++c)
     sum = arith::AddFOp::create(b, loc, sum, parts[c]);
@@ -510,30 +689,50 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk,
           init.push_back(arith::MulFOp::create(
               b, loc, loadVec(acc, {add(i0, r), cIdx(c0 + c * kLanes)}), a));
       }
+      // bf16 (unguarded): key pairs, vdpbf16ps on 16 columns of V for two
+      // keys and the broadcast pair (P[j, i], P[j + 1, i]).
+      auto dotPairs = [&](Value jp, ValueRange o) {
+        SmallVector<Value> vRow;
+        for (int64_t c = 0; c < vVecs; ++c)
+          vRow.push_back(vector::LoadOp::create(
+              b, loc, pairType(), vPairs,
+              pairIdx(add(pairBase(j0), jp), cIdx(2 * (c0 + c * kLanes)))));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rRows; ++r) {
+          Value pb = bcastPair(pPairs, {jp, mul(add(i0, r), 2)});
+          for (int64_t c = 0; c < vVecs; ++c)
+            next.push_back(dot(o[r * vVecs + c], vRow[c], pb));
+        }
+        return next;
+      };
       SmallVector<Value> tile =
-          loop(cIdx(0), nk, 1, init, [&](Value j, ValueRange o) {
-            SmallVector<Value> vRow;
-            for (int64_t c = 0; c < vVecs; ++c)
-              vRow.push_back(loadVec(
-                  v, at(batch, kvHead, add(j0, j), cIdx(c0 + c * kLanes))));
-            SmallVector<Value> next;
-            for (int64_t r = 0; r < rRows; ++r) {
-              Value p = bcast(memref::LoadOp::create(
-                  b, loc, st, ValueRange{j, add(i0, r)}));
-              Value nonZero;
-              if (guardZeroWeights)
-                nonZero = arith::CmpFOp::create(
-                    b, loc, arith::CmpFPredicate::ONE, p, splat(0.0f));
-              for (int64_t c = 0; c < vVecs; ++c) {
-                Value prev = o[r * vVecs + c];
-                Value sum = fma(p, vRow[c], prev);
-                if (guardZeroWeights)
-                  sum = arith::SelectOp::create(b, loc, nonZero, sum, prev);
-                next.push_back(sum);
-              }
-            }
-            return next;
-          });
+          bf16 && !guardZeroWeights
+              ? loop(cIdx(0), arith::CeilDivUIOp::create(b, loc, nk, cIdx(2)),
+                     1, init, dotPairs)
+              : loop(cIdx(0), nk, 1, init, [&](Value j, ValueRange o) {
+                  SmallVector<Value> vRow;
+                  for (int64_t c = 0; c < vVecs; ++c)
+                    vRow.push_back(loadRow(v, at(batch, kvHead, add(j0, j),
+                                                 cIdx(c0 + c * kLanes))));
+                  SmallVector<Value> next;
+                  for (int64_t r = 0; r < rRows; ++r) {
+                    Value p = bcast(memref::LoadOp::create(
+                        b, loc, st, ValueRange{j, add(i0, r)}));
+                    Value nonZero;
+                    if (guardZeroWeights)
+                      nonZero = arith::CmpFOp::create(
+                          b, loc, arith::CmpFPredicate::ONE, p, splat(0.0f));
+                    for (int64_t c = 0; c < vVecs; ++c) {
+                      Value prev = o[r * vVecs + c];
+                      Value sum = fma(p, vRow[c], prev);
+                      if (guardZeroWeights)
+                        sum =
+                            arith::SelectOp::create(b, loc, nonZero, sum, prev);
+                      next.push_back(sum);
+                    }
+                  }
+                  return next;
+                });
       for (int64_t r = 0; r < rRows; ++r)
         for (int64_t c = 0; c < vVecs; ++c)
           storeVec(tile[r * vVecs + c], acc,
@@ -558,9 +757,13 @@ void CpuFlashBuilder::emitEpilogue(Value q0, ValueRange l) {
   loop(cIdx(0), rows, 1, {}, [&](Value r, ValueRange) {
     Value inv = bcast(memref::LoadOp::create(b, loc, alpha, ValueRange{r}));
     Value row = add(q0, r);
-    for (int64_t c = 0; c < dv; c += kLanes)
-      storeVec(arith::MulFOp::create(b, loc, loadVec(acc, {r, cIdx(c)}), inv),
-               out, at(batch, head, row, cIdx(c)));
+    for (int64_t c = 0; c < dv; c += kLanes) {
+      Value o = arith::MulFOp::create(b, loc, loadVec(acc, {r, cIdx(c)}), inv);
+      if (bf16)
+        o = arith::TruncFOp::create(
+            b, loc, VectorType::get({kLanes}, b.getBF16Type()), o);
+      storeVec(o, out, at(batch, head, row, cIdx(c)));
+    }
     return SmallVector<Value>{};
   });
 }
@@ -583,7 +786,7 @@ struct AttnVectorizeSdpaPass
     }
     SmallVector<SdpaOp> ops;
     getOperation().walk([&](SdpaOp op) {
-      if (unsupportedReason(op).empty())
+      if (unsupportedReason(op, bf16Dot).empty())
         ops.push_back(op);
     });
     for (SdpaOp op : ops) {

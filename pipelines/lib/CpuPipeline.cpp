@@ -1,4 +1,5 @@
-//===- CpuPipeline.cpp - attn-lower-to-cpu-pipeline ------------------------===//
+//===- CpuPipeline.cpp - attn-lower-to-cpu-pipeline
+//------------------------===//
 //
 // The CPU pipeline: attn -> linalg on tensors -> one-shot bufferization ->
 // loops -> LLVM dialect. Each stage is a named upstream or project pass, so
@@ -12,6 +13,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/TargetParser/Host.h"
 
 namespace mlir::attn {
 
@@ -28,6 +30,13 @@ void addAttnRewrites(OpPassManager &pm, bool fuseHeads, bool decompose,
     pm.addPass(createAttnFoldHeadTransposesPass());
   if (foldMask)
     pm.addPass(createAttnFoldMaskPass());
+}
+
+/// Whether the CPU this process runs on executes avx512_bf16 instructions.
+static bool hostHasAvx512Bf16() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto it = features.find("avx512bf16");
+  return it != features.end() && it->second;
 }
 
 void buildAttnLowerToCpuPipeline(OpPassManager &pm,
@@ -51,6 +60,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       vec.blockKV = options.sdpaBlockKV;
       vec.registerKeys = options.sdpaRegisterKeys;
       vec.registerRows = options.sdpaRegisterRows;
+      // The JIT compiles for this host: use vdpbf16ps only where it exists.
+      vec.bf16Dot = options.bf16Dot && hostHasAvx512Bf16();
       pm.addPass(createAttnVectorizeSdpaPass(vec));
     }
     if (options.fuseSoftmax) {
@@ -87,7 +98,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     add("scf-forall-to-for,func.func(convert-linalg-to-loops)");
   }
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-      "convert-vector-to-llvm,"
+      "convert-vector-to-llvm{enable-x86vector},"
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "convert-openmp-to-llvm,reconcile-unrealized-casts,canonicalize,cse");

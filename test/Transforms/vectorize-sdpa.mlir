@@ -1,6 +1,7 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa -cse | FileCheck %s
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 register-keys=8 register-rows=2' -cse | FileCheck %s --check-prefix=SMALL
 // RUN: not attention-opt %s --attn-vectorize-sdpa='block-q=24' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
 // place (read-only buffers), one work item per (batch, head, 64-row query
@@ -116,4 +117,46 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
   %d = attn.sdpa %r, %r, %r : tensor<2x16x20xf32>, tensor<2x16x20xf32>, tensor<2x16x20xf32> -> tensor<2x16x20xf32>
   %e = attn.sdpa %one, %q, %q causal(bottom_right) : tensor<2x1x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x1x64xf32>
   return %a, %b, %c, %d, %e : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>
+}
+
+// bf16 with bf16-dot (CPUs with avx512_bf16): V is packed once with key
+// pairs interleaved ([B, Hk, ceil(Tk / 2), 2 dv]; the odd last key pairs with
+// zeros), each item packs Q^T in pairs along d, the scores are vdpbf16ps dot
+// products of a broadcast K pair with 16 rows of Q pairs, P is stored in key
+// pairs too, P V is a dot product per key pair, the softmax and the
+// accumulators stay f32 and the output is rounded to bf16. Without the
+// option the op is left to attn-fuse-softmax.
+// CHECK-LABEL: func.func @bf16(
+// CHECK: attn.sdpa
+// BF16-LABEL: func.func @bf16(
+// BF16: %[[VP:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?x?x128xbf16>
+// BF16: scf.forall
+// BF16: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xbf16>
+// BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
+// BF16: vector.store %{{.*}}, %[[VP]]
+// BF16: scf.forall
+// BF16: %[[QP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x128xbf16>
+// BF16: %[[PP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x128xbf16>
+// BF16: arith.truncf %{{.*}} : f32 to bf16
+// BF16: scf.for %{{.*}} = %c0 to %c32{{.*}} step %c1 iter_args
+// BF16-COUNT-4: vector.load %[[QP]]
+// BF16: vector.load %{{.*}} : memref<2x4x99x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<2xbf16>
+// BF16: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// BF16: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
+// BF16-COUNT-4: x86vector.avx512.dot
+// BF16: math.exp
+// BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
+// BF16: vector.store %{{.*}}, %[[PP]]
+// BF16: scf.if
+// BF16: vector.load %[[VP]]
+// BF16: vector.load %[[PP]]
+// BF16: x86vector.avx512.dot
+// BF16: } else {
+// BF16: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// BF16: arith.select
+// BF16: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// BF16: bufferization.to_tensor %{{.*}} restrict writable : memref<2x4x100x64xbf16> to tensor<2x4x100x64xbf16>
+func.func @bf16(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x4x99x64xbf16>) -> tensor<2x4x100x64xbf16> {
+  %o = attn.sdpa %q, %k, %k causal(bottom_right) : tensor<2x4x100x64xbf16>, tensor<2x4x99x64xbf16>, tensor<2x4x99x64xbf16> -> tensor<2x4x100x64xbf16>
+  return %o : tensor<2x4x100x64xbf16>
 }

@@ -35,8 +35,13 @@ VARIANTS = [
 ]
 
 
-def module(qshape, kshape, vshape, causal=None, layout=None, scale=None):
-    ty = lambda s: attn_exec.tensor_type(s, "f32")
+def host_has_avx512_bf16():
+    with open("/proc/cpuinfo") as f:
+        return any("avx512_bf16" in line for line in f if line.startswith("flags"))
+
+
+def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f32"):
+    ty = lambda s: attn_exec.tensor_type(s, elem)
     oshape = tuple(qshape[:-1]) + (vshape[-1],)
     attrs = "{scale = %r : f32} " % scale if scale is not None else ""
     return ("func.func @main(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
@@ -82,18 +87,28 @@ def main():
     checks = attn_exec.Checks()
     normal = lambda *s: rng.standard_normal(s).astype(np.float32)
 
-    def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None):
-        """Runs one module; `shapes` overrides the static types (dynamic dims)."""
+    bf16_dot = host_has_avx512_bf16()
+    print("host avx512_bf16: %s (bf16 cases %s)" % (
+        bf16_dot, "use vdpbf16ps" if bf16_dot else "take attn-fuse-softmax"))
+
+    def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None, elem="f32"):
+        """Runs one module; `shapes` overrides the static types (dynamic dims).
+        bf16: inputs rounded to bf16, tolerance 2e-2 (atol and rtol)."""
         qs, ks, vs = shapes if shapes else (q.shape, k.shape, v.shape)
-        text = module(qs, ks, vs, causal, layout, scale)
+        text = module(qs, ks, vs, causal, layout, scale, elem)
+        tol = 1e-5
+        if elem == "bf16":
+            q, k, v = (attn_exec.round_to_bf16(a) for a in (q, k, v))
+            tol = 2e-2
         want = reference(q, k, v, causal, layout, scale)
         if q.ndim == 2:
             want = want[0]
         with checks("%s: taken by attn-vectorize-sdpa" % name):
-            ir = subprocess.run([ATTENTION_OPT, "--attn-vectorize-sdpa", "-"], input=text,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            ir = subprocess.run([ATTENTION_OPT, "--attn-vectorize-sdpa=bf16-dot", "-"],
+                                input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 universal_newlines=True, check=True).stdout
-            assert "attn.sdpa" not in ir and "vector.fma" in ir, "the pass did not take it"
+            kernel = "x86vector.avx512.dot" if elem == "bf16" else "vector.fma"
+            assert "attn.sdpa" not in ir and kernel in ir, "the pass did not take it"
         for vname, opts in VARIANTS:
             label = "%s %s" % (name, vname)
             with checks(label):
@@ -106,7 +121,7 @@ def main():
                 inf_want = np.isinf(want)
                 assert np.array_equal(got[inf_want], want[inf_want]), "inf entries differ"
                 ok = np.isfinite(want)
-                attn_exec.assert_close(label, got[ok], want[ok], atol=1e-5, rtol=1e-5)
+                attn_exec.assert_close(label, got[ok], want[ok], atol=tol, rtol=tol)
 
     case("causal top_left T=200 d=64", normal(1, 2, 200, 64), normal(1, 2, 200, 64),
          normal(1, 2, 200, 64), causal="top_left")
@@ -136,16 +151,38 @@ def main():
     sign = lambda *s: rng.choice([-1.0, 1.0], s).astype(np.float32) * 25.0
     case("logits +-1e4 causal d=16", sign(1, 2, 40, 16), sign(1, 2, 40, 16), normal(1, 2, 40, 16),
          causal="top_left", scale=1.0)
-    # Values of weight 0: key 5 (inf) and key 9 (NaN) are invisible to rows
-    # 0-4 and 0-8 (causal); key 12's K row is -inf, so its weight is 0 for
-    # every row with q > 0. Rows from 9 on see the NaN and are NaN.
-    q = np.abs(normal(1, 1, 20, 16)) + 0.1
-    k, v = normal(1, 1, 20, 16), normal(1, 1, 20, 16)
-    v[0, 0, 5, 3] = np.inf
-    v[0, 0, 9, 0] = np.nan
-    k[0, 0, 12, :] = -np.inf
-    v[0, 0, 12, :] = np.inf
-    case("inf/NaN values of weight 0", q, k, v, causal="top_left")
+    def weight_zero_case(name, t, d, elem):
+        """Values of weight 0: key 5 (inf) and key 9 (NaN) are invisible to
+        rows 0-4 and 0-8 (causal); key 12's K row is -inf, so its weight is 0
+        for every row with q > 0; the last key (inf) is seen by the last row
+        only. Rows from 9 on see the NaN and are NaN."""
+        q = np.abs(normal(1, 1, t, d)) + 0.1
+        k, v = normal(1, 1, t, d), normal(1, 1, t, d)
+        v[0, 0, 5, 3] = np.inf
+        v[0, 0, 9, 0] = np.nan
+        k[0, 0, 12, :] = -np.inf
+        v[0, 0, 12, :] = np.inf
+        v[0, 0, t - 1, 1] = np.inf
+        case(name, q, k, v, causal="top_left", elem=elem)
+
+    weight_zero_case("inf/NaN values of weight 0", 20, 16, "f32")
+
+    # bf16 (vdpbf16ps for Q K^T and P V, f32 softmax and accumulation): odd
+    # key counts (a key paired with zeros), diagonal blocks, GQA, seq_major,
+    # dynamic sizes, and inf/NaN values under weight-0 keys.
+    case("bf16 causal T=200 d=64", normal(1, 2, 200, 64), normal(1, 2, 200, 64),
+         normal(1, 2, 200, 64), causal="top_left", elem="bf16")
+    case("bf16 full Tq=33 Tk=301 d=128 dv=48", normal(1, 3, 33, 128), normal(1, 3, 301, 128),
+         normal(1, 3, 301, 48), elem="bf16")
+    case("bf16 GQA 8/2 bottom_right Tq=70 Tk=151 d=32", normal(1, 8, 70, 32),
+         normal(1, 2, 151, 32), normal(1, 2, 151, 32), causal="bottom_right", elem="bf16")
+    case("bf16 seq_major B=2 T=129 H=3 d=64 causal", normal(2, 129, 3, 64),
+         normal(2, 129, 3, 64), normal(2, 129, 3, 64), causal="top_left",
+         layout="seq_major", elem="bf16")
+    case("bf16 dynamic B=2 T=77 causal", normal(2, 2, 77, 64), normal(2, 2, 77, 64),
+         normal(2, 2, 77, 64), causal="top_left", shapes=dyn, elem="bf16")
+    # 21 keys: the last one is paired with zeros.
+    weight_zero_case("bf16 inf/NaN values of weight 0", 21, 32, "bf16")
     checks.finish("vectorized_sdpa")
 
 

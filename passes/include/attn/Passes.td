@@ -285,11 +285,16 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"4",
            "Query rows per output register tile (reduced to fit 24 "
            "registers)">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "Also take bf16 cores (head dims multiples of 32), with "
+           "avx512_bf16 dot products (x86vector.avx512.dot) and f32 "
+           "softmax and accumulation: only for CPUs with avx512_bf16">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
     "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
-    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+    "mlir::x86vector::X86VectorDialect"
   ];
 }
 

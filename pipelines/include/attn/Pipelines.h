@@ -69,6 +69,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("attn-vectorize-sdpa: query rows per output register "
                      "tile"),
       llvm::cl::init(4)};
+  PassOptions::Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("attn-vectorize-sdpa also takes bf16 cores, with "
+                     "avx512_bf16 dot products, when the host CPU has "
+                     "them (false: bf16 cores go to attn-fuse-softmax)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Run attn-vectorize-contractions (register-blocked "
