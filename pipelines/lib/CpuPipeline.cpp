@@ -60,6 +60,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       vec.blockKV = options.sdpaBlockKV;
       vec.registerKeys = options.sdpaRegisterKeys;
       vec.registerRows = options.sdpaRegisterRows;
+      vec.polynomialExp = options.fastExp;
       // The JIT compiles for this host: use vdpbf16ps only where it exists.
       vec.bf16Dot = options.bf16Dot && hostHasAvx512Bf16();
       pm.addPass(createAttnVectorizeSdpaPass(vec));

@@ -1,5 +1,5 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa -cse | FileCheck %s
-// RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 register-keys=8 register-rows=2' -cse | FileCheck %s --check-prefix=SMALL
+// RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 register-keys=8 register-rows=2 polynomial-exp=false' -cse | FileCheck %s --check-prefix=SMALL
 // RUN: not attention-opt %s --attn-vectorize-sdpa='block-q=24' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
 
@@ -8,7 +8,8 @@
 // block); the item packs Q^T * scale, then walks the key blocks in two loops
 // (blocks every row sees, then blocks crossing the diagonal, which evaluate
 // the lane predicate), each with: 4-key x 64-row score tiles (16 FMAs per
-// column of d), the online max/rescale, exp of the scores with their sums,
+// column of d), the online max/rescale, exp of the scores with their sums
+// (inline: 2^n built in the exponent bits; math.exp with polynomial-exp=false),
 // and the output update in 4-row x 64-column tiles (guarded for non-finite
 // values). The result is the output buffer as a tensor.
 // CHECK-LABEL: func.func @causal(
@@ -41,9 +42,9 @@
 // CHECK-NOT: arith.cmpi
 // CHECK: vector.store %{{.*}}, %[[ST]]
 // CHECK: arith.maximumf
-// CHECK: math.exp
+// CHECK: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK: vector.store %{{.*}}, %[[ALPHA]]
-// CHECK: math.exp
+// CHECK: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK: vector.reduction <add>
 // CHECK: scf.if
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 {
@@ -71,6 +72,7 @@
 // SMALL: memref<64x32xf32>
 // SMALL: scf.for %{{.*}} = %c0 to %c64 step %c8 iter_args
 // SMALL-COUNT-16: vector.fma
+// SMALL: math.exp %{{.*}} : vector<16xf32>
 // SMALL: scf.for %{{.*}} = %c0 to %c32 step %c2 {
 
 // BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys and register-rows positive; got block-q=24
@@ -144,7 +146,7 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // BF16: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // BF16: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
 // BF16-COUNT-4: x86vector.avx512.dot
-// BF16: math.exp
+// BF16: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
 // BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
 // BF16: vector.store %{{.*}}, %[[PP]]
 // BF16: scf.if

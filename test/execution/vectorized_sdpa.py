@@ -11,7 +11,8 @@
 # value under a visible key (it must propagate). Each case runs with the
 # default tiles and with small, odd tiles (16-row items, 5- and 3-key blocks,
 # other register tiles), so that partial key tiles, partial blocks and the
-# diagonal predicate are all exercised. Each module is first checked to be
+# diagonal predicate are all exercised, and with libm's exp (fast-exp=false)
+# instead of the inline polynomial. Each module is first checked to be
 # taken by the pass (no attn.sdpa left, vector FMAs present).
 #
 # CHECK-NOT: FAIL
@@ -32,6 +33,7 @@ VARIANTS = [
     ("default", ""),
     ("q16-kv5", "sdpa-block-q=16 sdpa-block-kv=5 sdpa-register-keys=8 sdpa-register-rows=2"),
     ("q32-kv3", "sdpa-block-q=32 sdpa-block-kv=3 sdpa-register-keys=3 sdpa-register-rows=8"),
+    ("libm-exp", "fast-exp=false"),
 ]
 
 
@@ -148,6 +150,10 @@ def main():
     case("Tq=20 Tk=20 full", normal(2, 3, 20, 32), normal(2, 3, 20, 32), normal(2, 3, 20, 32))
     case("scale 0.3 full T=50 d=16", normal(1, 2, 50, 16), normal(1, 2, 50, 16),
          normal(1, 2, 50, 16), scale=0.3)
+    # Scores spread over [-100, 100] (scale 1): every exponent range of the
+    # inline exp, down to the clamp at -88 and the flush to 0.
+    case("wide logits d=16", normal(1, 2, 60, 16) * 2.5, normal(1, 2, 60, 16) * 2.5,
+         normal(1, 2, 60, 16), scale=1.0)
     sign = lambda *s: rng.choice([-1.0, 1.0], s).astype(np.float32) * 25.0
     case("logits +-1e4 causal d=16", sign(1, 2, 40, 16), sign(1, 2, 40, 16), normal(1, 2, 40, 16),
          causal="top_left", scale=1.0)

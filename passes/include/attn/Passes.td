@@ -285,6 +285,9 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"4",
            "Query rows per output register tile (reduced to fit 24 "
            "registers)">,
+    Option<"polynomialExp", "polynomial-exp", "bool", /*default=*/"true",
+           "exp as an inline polynomial for non-positive arguments (false: "
+           "math.exp)">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "Also take bf16 cores (head dims multiples of 32), with "
            "avx512_bf16 dot products (x86vector.avx512.dot) and f32 "
