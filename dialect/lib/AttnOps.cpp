@@ -293,7 +293,7 @@ LogicalResult SdpaOp::verify() {
         return emitOpError()
                << "grouped-query attention needs static head counts, got Hq = "
                << dimStr(hq) << " and Hkv = " << dimStr(hkv);
-      if (hq % hkv != 0)
+      if (hkv == 0 || hq % hkv != 0)
         return emitOpError() << "query heads (" << hq
                              << ") must be a multiple of key/value heads ("
                              << hkv << ")";

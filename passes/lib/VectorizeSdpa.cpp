@@ -1,7 +1,8 @@
 //===- VectorizeSdpa.cpp - attn-vectorize-sdpa ----------------------------===//
 //
-// attn.sdpa (f32, no explicit mask) -> a register-blocked flash-attention
-// loop nest in vector IR for AVX-512 CPUs.
+// attn.sdpa (f32, or bf16 with avx512_bf16 dot products; no explicit mask)
+// -> a register-blocked flash-attention loop nest in vector IR for AVX-512
+// CPUs.
 //
 // One work item (an scf.forall iteration) is (batch, head, block of Br query
 // rows). The item transposes its Q block once, scaled, into Qt [d, Br]: with
@@ -31,8 +32,10 @@
 // K and V (Qt, St, O: 64 KiB at Br = 64, Bc = 128, d = 64) is its own,
 // so the pass needs no Tq x Tk buffer and no transpose of K or V.
 //
-// exp is math.exp on vector<16xf32>; attn-approximate-math later expands it
-// into a polynomial.
+// exp is emitted inline for its non-positive arguments (expNonPositive), or
+// as math.exp with polynomial-exp=false. bf16 (bf16-dot): V is packed once
+// into key pairs, Q^T and P are stored in pairs, and both products are
+// x86vector.avx512.dot (vdpbf16ps); softmax and accumulators stay f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,9 +100,10 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot) {
     return "fewer than 8 query rows";
   int64_t d = qt.getShape().back(), dk = kt.getShape().back(),
           dv = vt.getShape().back();
-  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % kLanes ||
-      dv % kLanes || (!ShapedType::isDynamic(dk) && dk != d))
-    return "head dims are not static multiples of 16";
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d <= 0 ||
+      dv <= 0 || d % kLanes || dv % kLanes ||
+      (!ShapedType::isDynamic(dk) && dk != d))
+    return "head dims are not static positive multiples of 16";
   // bf16 dot products take pairs along d.
   if (e.isBF16() && d % (2 * kLanes))
     return "bf16 head dim is not a multiple of 32";
@@ -335,7 +339,8 @@ Value CpuFlashBuilder::build() {
   SmallVector<Value> dynSizes;
   for (int64_t i = 0; i < rank; ++i)
     if (resultType.isDynamicDim(i))
-      dynSizes.push_back(dimOf(q, i)); // the result is Q's shape with dv
+      // The result is Q's shape with V's (static) head dim.
+      dynSizes.push_back(i == rank - 1 ? cIdx(dv) : dimOf(q, i));
   out = memref::AllocOp::create(b, loc,
                                 MemRefType::get(resultType.getShape(), ioElem),
                                 dynSizes, b.getI64IntegerAttr(64));
@@ -632,10 +637,16 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
             Value row = add(j, e);
             Value p = exp(arith::SubFOp::create(
                 b, loc, loadVec(st, {row, cIdx(i * kLanes)}), mSafe[i]));
+            if (bf16) {
+              // The weights P V multiplies are bf16: l sums the same
+              // rounded values (and the guarded path reads them from St).
+              Value rounded = arith::TruncFOp::create(
+                  b, loc, VectorType::get({kLanes}, b.getBF16Type()), p);
+              ps.push_back(rounded);
+              p = arith::ExtFOp::create(b, loc, vecType, rounded);
+            }
             storeVec(p, st, {row, cIdx(i * kLanes)});
             sum = arith::AddFOp::create(b, loc, sum, p);
-            ps.push_back(arith::TruncFOp::create(
-                b, loc, VectorType::get({kLanes}, b.getBF16Type()), p));
           }
           if (bf16)
             storeVec(vector::InterleaveOp::create(b, loc, ps[0], ps[1]), pPairs,
@@ -758,10 +769,11 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk,
                   for (int64_t r = 0; r < rRows; ++r) {
                     Value p = bcast(memref::LoadOp::create(
                         b, loc, st, ValueRange{j, add(i0, r)}));
+                    // UNE: a NaN weight (inf - inf) still propagates.
                     Value nonZero;
                     if (guardZeroWeights)
                       nonZero = arith::CmpFOp::create(
-                          b, loc, arith::CmpFPredicate::ONE, p, splat(0.0f));
+                          b, loc, arith::CmpFPredicate::UNE, p, splat(0.0f));
                     for (int64_t c = 0; c < vVecs; ++c) {
                       Value prev = o[r * vVecs + c];
                       Value sum = fma(p, vRow[c], prev);
@@ -814,11 +826,12 @@ struct AttnVectorizeSdpaPass
 
   void runOnOperation() override {
     if (blockQ < kLanes || blockQ % kLanes || blockQ > 256 || blockKV < 1 ||
-        blockKV > 1024 || registerKeys < 1 || registerRows < 1) {
+        blockKV > 1024 || registerKeys < 1 || registerKeys > 64 ||
+        registerRows < 1 || registerRows > 64) {
       getOperation().emitError()
           << "attn-vectorize-sdpa: block-q must be a multiple of 16 in "
              "[16, 256], block-kv in [1, 1024], register-keys and "
-             "register-rows positive; got block-q="
+             "register-rows in [1, 64]; got block-q="
           << int64_t(blockQ) << " block-kv=" << int64_t(blockKV)
           << " register-keys=" << int64_t(registerKeys)
           << " register-rows=" << int64_t(registerRows);

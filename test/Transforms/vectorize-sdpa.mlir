@@ -54,7 +54,7 @@
 // CHECK: memref.load %[[ST]]
 // CHECK-COUNT-4: vector.fma
 // CHECK: } else {
-// CHECK: arith.cmpf one
+// CHECK: arith.cmpf une
 // CHECK: arith.select
 // Masked key blocks [nFull, nBlocks): the causal lane predicate.
 // CHECK: scf.for
@@ -75,7 +75,7 @@
 // SMALL: math.exp %{{.*}} : vector<16xf32>
 // SMALL: scf.for %{{.*}} = %c0 to %c32 step %c2 {
 
-// BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys and register-rows positive; got block-q=24
+// BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys and register-rows in [1, 64]; got block-q=24
 func.func @causal(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>, %v: tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32> {
   %o = attn.sdpa %q, %k, %v causal(top_left) : tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32> -> tensor<1x12x1024x64xf32>
   return %o : tensor<1x12x1024x64xf32>
@@ -105,20 +105,31 @@ func.func @short_queries(%q: tensor<2x10x64xf32>, %k: tensor<2x500x64xf32>) -> t
   return %o : tensor<2x10x64xf32>
 }
 
+// A result whose head dim is dynamic (the verifier allows it) is allocated
+// with V's static head dim, not Q's.
+// CHECK-LABEL: func.func @dynamic_result_dim(
+// CHECK: %[[DV:.*]] = arith.constant 32 : index
+// CHECK: memref.alloc(%[[DV]]) {alignment = 64 : i64} : memref<1x2x64x?xf32>
+func.func @dynamic_result_dim(%q: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x32xf32>) -> tensor<1x2x64x?xf32> {
+  %o = attn.sdpa %q, %q, %v : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x32xf32> -> tensor<1x2x64x?xf32>
+  return %o : tensor<1x2x64x?xf32>
+}
+
 // What the pass leaves to attn-fuse-softmax: explicit masks, dropout, other
-// element types, head dims that are not multiples of 16, decode steps
-// (static Tq < 8).
+// element types, head dims that are not positive multiples of 16, decode
+// steps (static Tq < 8).
 // CHECK-LABEL: func.func @untouched(
 // CHECK-NOT: scf.forall
-// CHECK-COUNT-5: attn.sdpa
-func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>)
-    -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>) {
+// CHECK-COUNT-6: attn.sdpa
+func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>, %empty: tensor<2x16x0xf32>)
+    -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>) {
   %a = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<16x16xi1> -> tensor<2x16x64xf32>
   %b = attn.sdpa %q, %q, %q {dropout_p = 0.1 : f32, seed = 1 : i64} : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x16x64xf32>
   %c = attn.sdpa %h, %h, %h : tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16> -> tensor<2x16x64xf16>
   %d = attn.sdpa %r, %r, %r : tensor<2x16x20xf32>, tensor<2x16x20xf32>, tensor<2x16x20xf32> -> tensor<2x16x20xf32>
   %e = attn.sdpa %one, %q, %q causal(bottom_right) : tensor<2x1x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x1x64xf32>
-  return %a, %b, %c, %d, %e : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>
+  %f = attn.sdpa %q, %q, %empty : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x0xf32> -> tensor<2x16x0xf32>
+  return %a, %b, %c, %d, %e, %f : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>
 }
 
 // bf16 with bf16-dot (CPUs with avx512_bf16): V is packed once with key

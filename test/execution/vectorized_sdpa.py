@@ -172,6 +172,14 @@ def main():
         case(name, q, k, v, causal="top_left", elem=elem)
 
     weight_zero_case("inf/NaN values of weight 0", 20, 16, "f32")
+    # A +inf score (K row of +inf, q > 0) in a block whose values hold an inf
+    # (the guarded P V): its weight is inf - inf = NaN, and the rows that see
+    # it must be NaN, not 0.
+    q = np.abs(normal(1, 1, 20, 16)) + 0.1
+    k, v = normal(1, 1, 20, 16), normal(1, 1, 20, 16)
+    k[0, 0, 15, :] = np.inf
+    v[0, 0, 3, 2] = np.inf
+    case("+inf score in a guarded block", q, k, v, causal="top_left")
 
     # bf16 (vdpbf16ps for Q K^T and P V, f32 softmax and accumulation): odd
     # key counts (a key paired with zeros), diagonal blocks, GQA, seq_major,

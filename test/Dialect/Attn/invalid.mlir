@@ -97,6 +97,14 @@ func.func @sdpa_gqa_not_multiple(%q: tensor<6x8x16xf32>, %k: tensor<4x8x16xf32>)
 
 // -----
 
+func.func @sdpa_zero_kv_heads(%q: tensor<2x8x16xf32>, %k: tensor<0x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{query heads (2) must be a multiple of key/value heads (0)}}
+  %0 = attn.sdpa %q, %k, %k : tensor<2x8x16xf32>, tensor<0x8x16xf32>, tensor<0x8x16xf32> -> tensor<2x8x16xf32>
+  return %0 : tensor<2x8x16xf32>
+}
+
+// -----
+
 func.func @sdpa_gqa_dynamic_heads(%q: tensor<?x8x16xf32>, %k: tensor<2x8x16xf32>) -> tensor<?x8x16xf32> {
   // expected-error @+1 {{grouped-query attention needs static head counts, got Hq = ? and Hkv = 2}}
   %0 = attn.sdpa %q, %k, %k : tensor<?x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<?x8x16xf32>
