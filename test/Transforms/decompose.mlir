@@ -1,15 +1,16 @@
-// attn-decompose: compound attention ops become one fused QKV projection,
-// head split/merge, one attn.sdpa and the output projection.
+// attn-decompose: compound attention ops become the Q, K and V projections
+// (three contractions on the same input: concatenating the weights would
+// copy them on every call), head split/merge, one attn.sdpa and the output
+// projection.
 // RUN: attention-opt %s -split-input-file -attn-decompose | FileCheck %s
 
 // CHECK-LABEL: func.func @multi_head_attention(
 // CHECK-SAME: %[[X:.*]]: tensor<1x?x768xf32>, %[[WQ:.*]]: tensor<768x768xf32>, %[[WK:.*]]: tensor<768x768xf32>, %[[WV:.*]]: tensor<768x768xf32>, %[[WO:.*]]: tensor<768x768xf32>, %[[BO:.*]]: tensor<768xf32>)
 // CHECK-NOT: attn.multi_head_attention
-// CHECK: %[[W:.*]] = tensor.concat dim(1) %[[WQ]], %[[WK]], %[[WV]] : {{.*}} -> tensor<768x2304xf32>
-// CHECK: %[[QKV:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<1x?x768xf32>, tensor<768x2304xf32>)
-// CHECK: %[[Q:.*]] = tensor.extract_slice %[[QKV]][0, 0, 0] [1, %{{.*}}, 768] [1, 1, 1]
-// CHECK: %[[K:.*]] = tensor.extract_slice %[[QKV]][0, 0, 768] [1, %{{.*}}, 768] [1, 1, 1]
-// CHECK: %[[V:.*]] = tensor.extract_slice %[[QKV]][0, 0, 1536] [1, %{{.*}}, 768] [1, 1, 1]
+// CHECK-NOT: tensor.concat
+// CHECK: %[[Q:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[WQ]] : tensor<1x?x768xf32>, tensor<768x768xf32>)
+// CHECK: %[[K:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[WK]] : tensor<1x?x768xf32>, tensor<768x768xf32>)
+// CHECK: %[[V:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[WV]] : tensor<1x?x768xf32>, tensor<768x768xf32>)
 // CHECK: %[[QH:.*]] = attn.split_heads %[[Q]] {num_heads = 12 : i64} : tensor<1x?x768xf32> -> tensor<1x12x?x64xf32>
 // CHECK: %[[KH:.*]] = attn.split_heads %[[K]]
 // CHECK: %[[VH:.*]] = attn.split_heads %[[V]]
@@ -25,11 +26,11 @@ func.func @multi_head_attention(%x: tensor<1x?x768xf32>, %wq: tensor<768x768xf32
 
 // -----
 
-// qkv biases are concatenated like the weights; f16 is computed in f32 and
-// truncated at the end.
+// Each projection adds its bias; f16 is computed in f32 and truncated at
+// the end.
 // CHECK-LABEL: func.func @mha_bias_f16
-// CHECK: tensor.concat dim(1) {{.*}} -> tensor<8x24xf32>
-// CHECK: tensor.concat dim(0) {{.*}} -> tensor<24xf32>
+// CHECK-NOT: tensor.concat
+// CHECK-COUNT-3: ins(%{{.*}} : tensor<8xf32>) outs(%{{.*}} : tensor<2x6x8xf32>)
 // CHECK: attn.sdpa {{.*}} {scale = 5.000000e-01 : f32} : tensor<2x2x6x4xf32>
 // CHECK-NOT: causal
 // CHECK: arith.truncf %{{.*}} : f32 to f16
@@ -42,7 +43,7 @@ func.func @mha_bias_f16(%x: tensor<2x6x8xf16>, %w: tensor<8x8xf16>, %b: tensor<8
 
 // CausalAttention: one head, no split, causal top-left, scale 1/sqrt(d_out).
 // CHECK-LABEL: func.func @causal_attention
-// CHECK: tensor.concat dim(1) {{.*}} -> tensor<3x6xf32>
+// CHECK-COUNT-3: ins(%{{.*}}, %{{.*}} : tensor<2x6x3xf32>, tensor<3x2xf32>)
 // CHECK-NOT: attn.split_heads
 // CHECK: attn.sdpa {{.*}} causal(top_left) {dropout_p = 5.000000e-01 : f32, scale = 0.707106769 : f32, seed = 123 : i64} : tensor<2x6x2xf32>, tensor<2x6x2xf32>, tensor<2x6x2xf32> -> tensor<2x6x2xf32>
 func.func @causal_attention(%x: tensor<2x6x3xf32>, %w: tensor<3x2xf32>) -> tensor<2x6x2xf32> {

@@ -69,8 +69,8 @@ def AttnDecomposePass : Pass<"attn-decompose", "mlir::ModuleOp"> {
   let summary = "Split compound attention ops into projections, head ops and attn.sdpa";
   let description = [{
     `attn.multi_head_attention` and `attn.causal_attention` become their
-    parts: the Q/K/V projections of the shared input as ONE matmul over the
-    concatenated weights `[Wq | Wk | Wv]` (plus the concatenated biases),
+    parts: the Q/K/V projections of the shared input (three contractions:
+    one over the concatenated weights would copy them on every call),
     `attn.split_heads`, one `attn.sdpa` (causal top-left, scale 1/sqrt(head
     dim), the op's dropout), `attn.merge_heads` and the output projection.
     `attn.self_attention` becomes `attn.sdpa(x, x, x)` with scale 1. The
@@ -83,9 +83,7 @@ def AttnDecomposePass : Pass<"attn-decompose", "mlir::ModuleOp"> {
     ```
     After:
     ```mlir
-    %w = tensor.concat dim(1) %wq, %wk, %wv : ... -> tensor<768x2304xf32>
-    %qkv = linalg.generic ... (x @ w)
-    %q = tensor.extract_slice %qkv[0, 0] [T, 768] ...   // likewise %k, %v
+    %q = linalg.generic ... (x @ wq)   // likewise %k, %v (+ biases)
     %qh = attn.split_heads %q {num_heads = 12 : i64} ...
     %o = attn.sdpa %qh, %kh, %vh causal(top_left) {scale = 0.125 : f32} ...
     %c = attn.merge_heads %o ...
@@ -479,7 +477,7 @@ def AttnVectorizeContractionsPass
     untouched.
 
     Before: `linalg.generic {iterator_types = ["parallel", "parallel",
-    "reduction", "parallel"]}` (x[1, T, 768] times w[768, 2304]). After:
+    "reduction", "parallel"]}` (x[1, T, 768] times w[768, 768]). After:
     the loop nest above with `vector.transfer_read`, `vector.fma` on
     `vector<32xf32>` rows and `vector.transfer_write`.
   }];
