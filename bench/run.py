@@ -190,8 +190,7 @@ def bf16_case(build, threads, repeat, work, h=12, tt=1024, d=64):
         out[elem] = {"ms": parse_timing(proc.stdout)["median_ms"],
                      "err": float(np.abs(got - want).max())}
     flops = 2 * h * tt * tt * d
-    with open("/proc/cpuinfo") as f:
-        dot = any("avx512_bf16" in line for line in f if line.startswith("flags"))
+    dot = attn_exec.host_has_avx512_bf16()
     return {"f32_ms": out["f32"]["ms"], "bf16_ms": out["bf16"]["ms"],
             "bf16_gflops": flops / out["bf16"]["ms"] / 1e6,
             "speedup": out["f32"]["ms"] / out["bf16"]["ms"], "err": out["bf16"]["err"],

@@ -46,7 +46,7 @@ Value toF32(OpBuilder &b, Location loc, Value v) {
 /// the weights copies 3 d_in x N floats on every call, which cost more than
 /// the two extra passes over x (GPT-2 XL at T = 128: 30 MB of weights).
 SmallVector<Value> projections(PatternRewriter &rw, Location loc, Value x,
-                                    ValueRange weights, ValueRange biases) {
+                               ValueRange weights, ValueRange biases) {
   SmallVector<Value> parts;
   for (auto [i, w] : llvm::enumerate(weights)) {
     Value bias = biases.empty() ? Value() : toF32(rw, loc, biases[i]);

@@ -264,9 +264,8 @@ private:
     return {rank == 4 ? batch : cIdx(0), rank >= 3 ? kvHead : cIdx(0), pairRow,
             col};
   }
-  Value pairBase(Value j0) {
-    return arith::DivUIOp::create(b, loc, j0, cIdx(2));
-  }
+  /// The pair row of even key index `j`.
+  Value pairRow(Value j) { return arith::DivUIOp::create(b, loc, j, cIdx(2)); }
   Value toBuffer(Value tensor);
   Value scratchBuffer(ArrayRef<int64_t> shape, Type elem = {}) {
     return memref::AllocOp::create(
@@ -650,10 +649,7 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
           }
           if (bf16)
             storeVec(vector::InterleaveOp::create(b, loc, ps[0], ps[1]), pPairs,
-                     {arith::DivUIOp::create(b, loc, j, cIdx(2)),
-                      cIdx(2 * i * kLanes)});
-          else
-            ps.clear();
+                     {pairRow(j), cIdx(2 * i * kLanes)});
           next.push_back(sum);
         }
         return next;
@@ -686,7 +682,7 @@ void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk) {
                     for (int64_t c = 0; c < dv / kLanes; ++c) {
                       Value pair = vector::LoadOp::create(
                           b, loc, pairType(), vPairs,
-                          pairIdx(add(pairBase(j0), jp), cIdx(2 * c * kLanes)));
+                          pairIdx(add(pairRow(j0), jp), cIdx(2 * c * kLanes)));
                       Value wide = arith::ExtFOp::create(
                           b, loc, VectorType::get({2 * kLanes}, b.getF32Type()),
                           pair);
@@ -747,7 +743,7 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk,
         for (int64_t c = 0; c < vVecs; ++c)
           vRow.push_back(vector::LoadOp::create(
               b, loc, pairType(), vPairs,
-              pairIdx(add(pairBase(j0), jp), cIdx(2 * (c0 + c * kLanes)))));
+              pairIdx(add(pairRow(j0), jp), cIdx(2 * (c0 + c * kLanes)))));
         SmallVector<Value> next;
         for (int64_t r = 0; r < rRows; ++r) {
           Value pb = bcastPair(pPairs, {jp, mul(add(i0, r), 2)});

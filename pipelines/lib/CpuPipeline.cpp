@@ -1,5 +1,4 @@
-//===- CpuPipeline.cpp - attn-lower-to-cpu-pipeline
-//------------------------===//
+//===- CpuPipeline.cpp - attn-lower-to-cpu-pipeline ------------------------===//
 //
 // The CPU pipeline: attn -> linalg on tensors -> one-shot bufferization ->
 // loops -> LLVM dialect. Each stage is a named upstream or project pass, so

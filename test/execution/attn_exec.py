@@ -238,6 +238,13 @@ def ref_sdpa(q, k, v, mask=None, mask_kind="masked_where_true", causal=None,
 # ----------------------------------------------------------------------------
 # MLIR text helpers.
 
+def host_has_avx512_bf16():
+    """Whether this CPU has avx512_bf16 (the CPU pipeline then lowers bf16
+    attention cores to vdpbf16ps dot products)."""
+    with open("/proc/cpuinfo") as f:
+        return any("avx512_bf16" in line for line in f if line.startswith("flags"))
+
+
 def tensor_type(shape, elem):
     """tensor<AxBx...xelem>; None in `shape` is a dynamic dimension."""
     dims = ["?" if s is None else str(int(s)) for s in shape]

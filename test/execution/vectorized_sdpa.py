@@ -37,11 +37,6 @@ VARIANTS = [
 ]
 
 
-def host_has_avx512_bf16():
-    with open("/proc/cpuinfo") as f:
-        return any("avx512_bf16" in line for line in f if line.startswith("flags"))
-
-
 def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f32"):
     ty = lambda s: attn_exec.tensor_type(s, elem)
     oshape = tuple(qshape[:-1]) + (vshape[-1],)
@@ -89,7 +84,7 @@ def main():
     checks = attn_exec.Checks()
     normal = lambda *s: rng.standard_normal(s).astype(np.float32)
 
-    bf16_dot = host_has_avx512_bf16()
+    bf16_dot = attn_exec.host_has_avx512_bf16()
     print("host avx512_bf16: %s (bf16 cases %s)" % (
         bf16_dot, "use vdpbf16ps" if bf16_dot else "take attn-fuse-softmax"))
 
