@@ -32,8 +32,9 @@
 // K and V (Qt, St, O: 64 KiB at Br = 64, Bc = 128, d = 64) is its own,
 // so the pass needs no Tq x Tk buffer and no transpose of K or V.
 //
-// exp is emitted inline for its non-positive arguments (expNonPositive), or
-// as math.exp with polynomial-exp=false. bf16 (bf16-dot): V is packed once
+// exp(x) is taken as 2^(x log2(e)), the multiply fused with the
+// subtraction of the max, and 2^x is emitted inline (exp2NonPositive), or
+// as math.exp2 with polynomial-exp=false. bf16 (bf16-dot): V is packed once
 // into key pairs, Q^T and P are stored in pairs, and both products are
 // x86vector.avx512.dot (vdpbf16ps); softmax and accumulators stay f32.
 //
@@ -193,36 +194,40 @@ private:
   Value fma(Value x, Value y, Value acc) {
     return vector::FMAOp::create(b, loc, x, y, acc);
   }
-  Value exp(Value x) {
-    return polynomialExp ? expNonPositive(x) : math::ExpOp::create(b, loc, x);
+  /// 2^x: the softmax takes exp(s - m) as 2^(s log2(e) - m log2(e)), the
+  /// multiply fused into the subtraction, which leaves the exponent no
+  /// Cody-Waite steps.
+  Value exp2(Value x) {
+    return polynomialExp ? exp2NonPositive(x) : math::Exp2Op::create(b, loc, x);
   }
-  /// exp(x) for x <= 0 or NaN (every exponent of the online softmax is a
-  /// difference from a running max) in 16 vector ops, against ~22 for the
-  /// general approximation: t = x log2(e) + 1.5 * 2^23 rounds n = round(x
-  /// log2(e)) into t's low bits; f = x - n ln(2) (Cody-Waite, two FMAs),
-  /// |f| <= ln(2) / 2; exp(f) by a degree-6 Taylor polynomial (relative
-  /// error < 2e-7); 2^n = (n + 127) << 23 taken from t's bits with integer
-  /// ops only. x is clamped at -88, where n = -127 gives the exponent field
-  /// 0: exactly 0, so a masked score (-inf) weighs exactly 0. NaN stays NaN
-  /// (the clamp's compare is false and NaN * anything is NaN).
-  Value expNonPositive(Value x) {
+  /// 2^x for x <= 0 or NaN (every exponent of the online softmax is a
+  /// difference from a running max) in 13 vector ops, 6 of them on the FMA
+  /// ports: t = x + 1.5 * 2^23 rounds n = round(x) into t's low bits; f =
+  /// x - n, |f| <= 1/2, is exact; 2^f by a degree-5 minimax polynomial
+  /// (relative error 9e-8, 2e-7 after f32 rounding); 2^n = (n + 127) << 23
+  /// taken from t's bits with integer ops only. x is clamped at -127, where
+  /// n = -127 gives the exponent field 0: exactly 0, so a masked score
+  /// (-inf) weighs exactly 0. NaN stays NaN (the clamp's compare is false
+  /// and NaN * anything is NaN).
+  Value exp2NonPositive(Value x) {
     auto f32c = [&](double c) { return splat(static_cast<float>(c)); };
     auto i32Type = VectorType::get({kLanes}, b.getI32Type());
     auto i32c = [&](int32_t c) {
       return arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(i32Type, b.getI32IntegerAttr(c)));
     };
-    Value low = f32c(-88.0);
+    Value low = f32c(-127.0);
     Value below =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, low);
     x = arith::SelectOp::create(b, loc, below, low, x);
     const float magic = 12582912.0f; // 1.5 * 2^23
-    Value t = fma(x, f32c(1.4426950408889634), f32c(magic));
+    Value t = arith::AddFOp::create(b, loc, x, f32c(magic));
     Value n = arith::SubFOp::create(b, loc, t, f32c(magic));
-    Value f = fma(n, f32c(-0.693145751953125), x); // ln 2, high bits
-    f = fma(n, f32c(-1.428606765330187e-06), f);   // ln 2 - high bits
-    Value p = f32c(1.0 / 720);
-    for (double c : {1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0})
+    Value f = arith::SubFOp::create(b, loc, x, n);
+    // Minimax on [-1/2, 1/2] for the relative error, constant term 1.
+    Value p = f32c(1.326472727e-03);
+    for (double c : {9.671512768e-03, 5.550733744e-02, 2.402224208e-01,
+                     6.931469776e-01, 1.0})
       p = fma(p, f, f32c(c));
     // bits(t) = bits(magic) + n for |n| < 2^22.
     Value bits = arith::BitcastOp::create(b, loc, i32Type, t);
@@ -231,6 +236,15 @@ private:
     Value scale = arith::BitcastOp::create(
         b, loc, vecType, arith::ShLIOp::create(b, loc, biased, i32c(23)));
     return arith::MulFOp::create(b, loc, p, scale);
+  }
+  /// max(m, s) as one vmaxps: a NaN score leaves the running max alone (and
+  /// still reaches the output through its weight, 2^NaN = NaN), where
+  /// arith.maximumf would cost five more instructions per vector for its
+  /// NaN and signed-zero rules.
+  Value runningMax(Value m, Value s) {
+    Value greater =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, s, m);
+    return arith::SelectOp::create(b, loc, greater, s, m);
   }
   /// 16 elements of an operand row as f32.
   Value loadRow(Value mem, ValueRange idx) {
@@ -264,6 +278,13 @@ private:
     return {rank == 4 ? batch : cIdx(0), rank >= 3 ? kvHead : cIdx(0), pairRow,
             col};
   }
+  /// bf16: the weight P[j, i] as f32, from the pairs P V multiplies.
+  Value pairWeight(Value j, Value i) {
+    Value lane = add(mul(i, 2), arith::RemUIOp::create(b, loc, j, cIdx(2)));
+    Value w =
+        memref::LoadOp::create(b, loc, pPairs, ValueRange{pairRow(j), lane});
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), w);
+  }
   /// The pair row of even key index `j`.
   Value pairRow(Value j) { return arith::DivUIOp::create(b, loc, j, cIdx(2)); }
   Value toBuffer(Value tensor);
@@ -288,18 +309,20 @@ private:
   void packValuePairs();
   void emitWorkItem(Value batch, Value head, Value qBlock);
   void packQ(Value q0);
+  /// Transposes 16 vectors of 16 lanes (a 16 x 16 block) in place.
+  void transpose16x16(SmallVector<Value> &m);
   SmallVector<Value> emitKeyBlock(Value j0, ValueRange state, bool masked);
   void emitScores(Value j0, Value nkTiles, bool masked,
                   SmallVector<Value> &blockMax);
-  void emitOutputUpdate(Value j0, Value nk);
-  void emitOutputTiles(Value j0, Value nk, bool guardZeroWeights);
+  void emitOutputUpdate(Value j0, Value nk, bool masked);
+  void emitOutputTiles(Value j0, Value nk, bool masked, bool guardZeroWeights);
   void emitEpilogue(Value q0, ValueRange l);
 
   OpBuilder &b;
   Location loc;
   SdpaOp op;
   int64_t br, bc;     // query rows per item, keys per block
-  bool polynomialExp; // exp inline (expNonPositive) or math.exp
+  bool polynomialExp; // 2^x inline (exp2NonPositive) or math.exp2
   int64_t d = 0, dv = 0;
   int64_t qVecs = 0; // vectors per key row of St (br / 16)
   int64_t rKeys = 0; // keys per St register tile
@@ -475,125 +498,173 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
 }
 
 void CpuFlashBuilder::packQ(Value q0) {
-  // Qt[c, r] = Q[q0 + r, c] * scale; rows past Tq repeat the last row (their
-  // outputs are never stored). Br x d scalar copies per item: small next to
-  // the item's Br x Tk x d FMAs.
-  Value scale = cF32(static_cast<float>(op.getEffectiveScale()));
+  // Qt[c, r] = Q[q0 + r, c] * scale (bf16: qtPairs[c / 2, 2 r + c % 2] =
+  // bf16(Q[q0 + r, c] * scale)); rows past Tq repeat the last row (their
+  // outputs are never stored). In 16 x 16 blocks transposed in registers
+  // (16 row loads, 64 two-source shuffles, 16 stores): scalar copies became
+  // scatters, 2.5% of the causal core.
+  Value scaleVec = splat(static_cast<float>(op.getEffectiveScale()));
   Value lastRow = sub(tq, cIdx(1));
-  if (bf16) {
-    // qtPairs[c / 2, 2 r + c % 2] = bf16(Q[q0 + r, c] * scale).
-    loop(cIdx(0), cIdx(br), 1, {}, [&](Value r, ValueRange) {
-      Value row = minI(add(q0, r), lastRow);
-      loop(cIdx(0), cIdx(d / 2), 1, {}, [&](Value c2, ValueRange) {
-        for (int64_t e = 0; e < 2; ++e) {
-          Value x = memref::LoadOp::create(
-              b, loc, q, at(batch, head, row, add(mul(c2, 2), e)));
-          x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
-          x = arith::MulFOp::create(b, loc, x, scale);
-          x = arith::TruncFOp::create(b, loc, b.getBF16Type(), x);
-          memref::StoreOp::create(b, loc, x, qtPairs,
-                                  ValueRange{c2, add(mul(r, 2), e)});
-        }
+  loop(cIdx(0), cIdx(br), kLanes, {}, [&](Value r0, ValueRange) {
+    loop(cIdx(0), cIdx(d), kLanes, {}, [&](Value c0, ValueRange) {
+      SmallVector<Value> rows;
+      for (int64_t l = 0; l < kLanes; ++l) {
+        Value row = minI(add(q0, add(r0, cIdx(l))), lastRow);
+        rows.push_back(arith::MulFOp::create(
+            b, loc, loadRow(q, at(batch, head, row, c0)), scaleVec));
+      }
+      transpose16x16(rows);
+      if (!bf16) {
+        for (int64_t l = 0; l < kLanes; ++l)
+          storeVec(rows[l], qt, {add(c0, cIdx(l)), r0});
         return SmallVector<Value>{};
-      });
-      return SmallVector<Value>{};
-    });
-    return;
-  }
-  loop(cIdx(0), cIdx(br), 1, {}, [&](Value r, ValueRange) {
-    Value row = minI(add(q0, r), lastRow);
-    loop(cIdx(0), cIdx(d), 1, {}, [&](Value c, ValueRange) {
-      Value x = memref::LoadOp::create(b, loc, q, at(batch, head, row, c));
-      memref::StoreOp::create(b, loc, arith::MulFOp::create(b, loc, x, scale),
-                              qt, ValueRange{c, r});
+      }
+      // Columns c and c + 1 interleaved: the 16 rows' pairs.
+      for (int64_t l = 0; l < kLanes; l += 2) {
+        Value pair = vector::InterleaveOp::create(b, loc, rows[l], rows[l + 1]);
+        pair = arith::TruncFOp::create(b, loc, pairType(), pair);
+        vector::StoreOp::create(
+            b, loc, pair, qtPairs,
+            ValueRange{
+                add(arith::DivUIOp::create(b, loc, c0, cIdx(2)), cIdx(l / 2)),
+                mul(r0, 2)});
+      }
       return SmallVector<Value>{};
     });
     return SmallVector<Value>{};
   });
 }
 
+void CpuFlashBuilder::transpose16x16(SmallVector<Value> &m) {
+  // Stage h swaps bit h of the row index with bit h of the column index:
+  // for rows a = i (bit h clear) and b = i | h,
+  //   a'[j] = j & h ? b[j & ~h] : a[j],   b'[j] = j & h ? b[j] : a[j | h].
+  // After h = 8, 4, 2, 1 element (i, j) holds the input's (j, i).
+  for (int64_t h = kLanes / 2; h >= 1; h /= 2) {
+    SmallVector<int64_t> maskA, maskB;
+    for (int64_t j = 0; j < kLanes; ++j) {
+      maskA.push_back(j & h ? kLanes + (j & ~h) : j);
+      maskB.push_back(j & h ? kLanes + j : (j | h));
+    }
+    for (int64_t i = 0; i < kLanes; ++i) {
+      if (i & h)
+        continue;
+      Value a = m[i], bRow = m[i | h];
+      m[i] = vector::ShuffleOp::create(b, loc, a, bRow, maskA);
+      m[i | h] = vector::ShuffleOp::create(b, loc, a, bRow, maskB);
+    }
+  }
+}
+
 void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                                  SmallVector<Value> &blockMax) {
   Value lastKey = sub(tk, cIdx(1));
   float negInf = -std::numeric_limits<float>::infinity();
-  SmallVector<Value> maxInit(qVecs, splat(negInf));
-  blockMax =
-      loop(cIdx(0), nkTiles, rKeys, maxInit, [&](Value jt, ValueRange mx) {
-        // The tile's key rows; in masked blocks a row past the end of K reads
-        // the last row (its scores are masked below).
-        SmallVector<Value> keys, rows;
-        for (int64_t r = 0; r < rKeys; ++r) {
-          Value key = add(add(j0, jt), r);
-          keys.push_back(key);
-          rows.push_back(masked ? minI(key, lastKey) : key);
+  Value minusInf = splat(negInf);
+  SmallVector<Value> maxInit(qVecs, minusInf);
+  // One score tile: rKeys keys x the row vectors [firstVec, qVecs); the
+  // vectors before firstVec see none of its keys and get -inf.
+  auto tileBody = [&](Value jt, ValueRange mx, int64_t firstVec) {
+    int64_t nVecs = qVecs - firstVec;
+    // The tile's key rows; in masked blocks a row past the end of K reads
+    // the last row (its scores are masked below).
+    SmallVector<Value> keys, rows;
+    for (int64_t r = 0; r < rKeys; ++r) {
+      Value key = add(add(j0, jt), r);
+      keys.push_back(key);
+      rows.push_back(masked ? minI(key, lastKey) : key);
+    }
+    SmallVector<Value> zeros(rKeys * nVecs, splat(0.0f));
+    // bf16: two columns of d per step, vdpbf16ps on the broadcast pair
+    // (K[j, 2 c2], K[j, 2 c2 + 1]) and the Qt pairs of 16 rows.
+    auto dotPairs = [&](Value c2, ValueRange accs) {
+      SmallVector<Value> qRow;
+      for (int64_t i = firstVec; i < qVecs; ++i)
+        qRow.push_back(vector::LoadOp::create(
+            b, loc, pairType(), qtPairs, ValueRange{c2, cIdx(2 * i * kLanes)}));
+      SmallVector<Value> next;
+      for (int64_t r = 0; r < rKeys; ++r) {
+        Value kb = bcastPair(k, at(batch, kvHead, rows[r], mul(c2, 2)));
+        for (int64_t i = 0; i < nVecs; ++i)
+          next.push_back(dot(accs[r * nVecs + i], kb, qRow[i]));
+      }
+      return next;
+    };
+    SmallVector<Value> tile =
+        bf16 ? loop(cIdx(0), cIdx(d / 2), 1, zeros, dotPairs)
+             : loop(cIdx(0), cIdx(d), 1, zeros, [&](Value c, ValueRange accs) {
+                 SmallVector<Value> qRow;
+                 for (int64_t i = firstVec; i < qVecs; ++i)
+                   qRow.push_back(loadVec(qt, {c, cIdx(i * kLanes)}));
+                 SmallVector<Value> next;
+                 for (int64_t r = 0; r < rKeys; ++r) {
+                   Value kb = bcast(memref::LoadOp::create(
+                       b, loc, k, at(batch, kvHead, rows[r], c)));
+                   for (int64_t i = 0; i < nVecs; ++i)
+                     next.push_back(fma(kb, qRow[i], accs[r * nVecs + i]));
+                 }
+                 return next;
+               });
+    SmallVector<Value> nextMax(mx.begin(), mx.end());
+    for (int64_t r = 0; r < rKeys; ++r) {
+      for (int64_t i = 0; i < firstVec; ++i)
+        storeVec(minusInf, st, {add(jt, r), cIdx(i * kLanes)});
+      Value inK;
+      if (masked)
+        inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, keys[r],
+                                    tk);
+      for (int64_t i = firstVec; i < qVecs; ++i) {
+        Value s = tile[r * nVecs + i - firstVec];
+        if (masked) {
+          // Lane l (row q0 + 16 i + l) sees the key iff
+          // l >= key - q0 - 16 i - offset (causal), and the key is in K.
+          Value threshold;
+          if (op.getCausal() != CausalKind::none)
+            threshold = sub(sub(keys[r], add(qStart, i * kLanes)), offset);
+          else
+            threshold = cIdx(-kNoLane);
+          threshold =
+              arith::SelectOp::create(b, loc, inK, threshold, cIdx(kNoLane));
+          Value t32 =
+              arith::IndexCastOp::create(b, loc, b.getI32Type(), threshold);
+          Value sees = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sge, iota,
+              vector::BroadcastOp::create(
+                  b, loc, VectorType::get({kLanes}, b.getI32Type()), t32));
+          s = arith::SelectOp::create(b, loc, sees, s, minusInf);
         }
-        SmallVector<Value> zeros(rKeys * qVecs, splat(0.0f));
-        // bf16: two columns of d per step, vdpbf16ps on the broadcast pair
-        // (K[j, 2 c2], K[j, 2 c2 + 1]) and the Qt pairs of 16 rows.
-        auto dotPairs = [&](Value c2, ValueRange accs) {
-          SmallVector<Value> qRow;
-          for (int64_t i = 0; i < qVecs; ++i)
-            qRow.push_back(
-                vector::LoadOp::create(b, loc, pairType(), qtPairs,
-                                       ValueRange{c2, cIdx(2 * i * kLanes)}));
-          SmallVector<Value> next;
-          for (int64_t r = 0; r < rKeys; ++r) {
-            Value kb = bcastPair(k, at(batch, kvHead, rows[r], mul(c2, 2)));
-            for (int64_t i = 0; i < qVecs; ++i)
-              next.push_back(dot(accs[r * qVecs + i], kb, qRow[i]));
-          }
-          return next;
-        };
-        SmallVector<Value> tile =
-            bf16 ? loop(cIdx(0), cIdx(d / 2), 1, zeros, dotPairs)
-                 : loop(cIdx(0), cIdx(d), 1, zeros,
-                        [&](Value c, ValueRange accs) {
-                          SmallVector<Value> qRow;
-                          for (int64_t i = 0; i < qVecs; ++i)
-                            qRow.push_back(loadVec(qt, {c, cIdx(i * kLanes)}));
-                          SmallVector<Value> next;
-                          for (int64_t r = 0; r < rKeys; ++r) {
-                            Value kb = bcast(memref::LoadOp::create(
-                                b, loc, k, at(batch, kvHead, rows[r], c)));
-                            for (int64_t i = 0; i < qVecs; ++i)
-                              next.push_back(
-                                  fma(kb, qRow[i], accs[r * qVecs + i]));
-                          }
-                          return next;
-                        });
-        SmallVector<Value> nextMax(mx.begin(), mx.end());
-        Value minusInf = splat(negInf);
-        for (int64_t r = 0; r < rKeys; ++r) {
-          Value inK;
-          if (masked)
-            inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                        keys[r], tk);
-          for (int64_t i = 0; i < qVecs; ++i) {
-            Value s = tile[r * qVecs + i];
-            if (masked) {
-              // Lane l (row q0 + 16 i + l) sees the key iff
-              // l >= key - q0 - 16 i - offset (causal), and the key is in K.
-              Value threshold;
-              if (op.getCausal() != CausalKind::none)
-                threshold = sub(sub(keys[r], add(qStart, i * kLanes)), offset);
-              else
-                threshold = cIdx(-kNoLane);
-              threshold = arith::SelectOp::create(b, loc, inK, threshold,
-                                                  cIdx(kNoLane));
-              Value t32 =
-                  arith::IndexCastOp::create(b, loc, b.getI32Type(), threshold);
-              Value sees = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::sge, iota,
-                  vector::BroadcastOp::create(
-                      b, loc, VectorType::get({kLanes}, b.getI32Type()), t32));
-              s = arith::SelectOp::create(b, loc, sees, s, minusInf);
-            }
-            storeVec(s, st, {add(jt, r), cIdx(i * kLanes)});
-            nextMax[i] = arith::MaximumFOp::create(b, loc, nextMax[i], s);
-          }
-        }
-        return nextMax;
-      });
+        storeVec(s, st, {add(jt, r), cIdx(i * kLanes)});
+        nextMax[i] = runningMax(nextMax[i], s);
+      }
+    }
+    return nextMax;
+  };
+  if (!masked || op.getCausal() == CausalKind::none) {
+    blockMax =
+        loop(cIdx(0), nkTiles, rKeys, maxInit,
+             [&](Value jt, ValueRange mx) { return tileBody(jt, mx, 0); });
+    return;
+  }
+  // A causal block on the diagonal: row vector i sees no key past
+  // q0 + 16 i + 15 + offset, so the tiles are split into runs by the first
+  // vector that sees any of their keys, and each run computes only the
+  // vectors from there on (the key tiles of the upper triangle's 16 x 16
+  // sub-blocks are not computed at all).
+  Value tileStart = cIdx(0);
+  blockMax = maxInit;
+  for (int64_t first = 0; first < qVecs; ++first) {
+    // Tiles starting before `end` have a key vector `first` sees.
+    Value end = sub(add(add(qStart, cIdx((first + 1) * kLanes)), offset), j0);
+    end =
+        mul(arith::CeilDivUIOp::create(b, loc, maxI(end, cIdx(0)), cIdx(rKeys)),
+            rKeys);
+    end = minI(end, nkTiles);
+    Value lo = tileStart;
+    blockMax =
+        loop(lo, maxI(lo, end), rKeys, blockMax,
+             [&](Value jt, ValueRange mx) { return tileBody(jt, mx, first); });
+    tileStart = maxI(lo, end);
+  }
 }
 
 SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
@@ -609,21 +680,33 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
 
   // Online softmax update. A row that has seen no key yet keeps m = -inf;
   // exponents are then taken against 0 so that they give 0, not NaN.
+  //
+  // The exponents are in base 2: p = 2^(s log2(e) - m2) with m2 = fl(m'
+  // log2(e)), s log2(e) exact inside the FMA. m2's rounding (|m'| 2^-24,
+  // which matters for logits of 1e4) is a shift common to every weight of
+  // the row as long as the rescale factor uses the very same m2 values:
+  // alpha = 2^(fl(m log2(e)) - m2), each the value its block used.
   float negInf = -std::numeric_limits<float>::infinity();
   Value minusInf = splat(negInf), zeroVec = splat(0.0f);
-  SmallVector<Value> mNew, mSafe, alphas;
-  for (int64_t i = 0; i < qVecs; ++i) {
-    Value m = arith::MaximumFOp::create(b, loc, state[i], blockMax[i]);
+  Value log2e = splat(static_cast<float>(1.4426950408889634));
+  auto safeMax = [&](Value m) {
     Value none =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
-    Value safe = arith::SelectOp::create(b, loc, none, zeroVec, m);
-    Value a = exp(arith::SubFOp::create(b, loc, state[i], safe));
+    return arith::SelectOp::create(b, loc, none, zeroVec, m);
+  };
+  SmallVector<Value> mNew, negM2, alphas;
+  for (int64_t i = 0; i < qVecs; ++i) {
+    Value m = runningMax(state[i], blockMax[i]);
+    Value m2 = arith::MulFOp::create(b, loc, safeMax(m), log2e);
+    // The previous block's m2 (-inf before the first key: alpha = 0).
+    Value m2Old = arith::MulFOp::create(b, loc, state[i], log2e);
+    Value a = exp2(arith::SubFOp::create(b, loc, m2Old, m2));
     storeVec(a, alpha, {cIdx(i * kLanes)});
     mNew.push_back(m);
-    mSafe.push_back(safe);
+    negM2.push_back(arith::NegFOp::create(b, loc, m2));
     alphas.push_back(a);
   }
-  // P = exp(St - m') in place, with its row sums.
+  // P = 2^(St log2(e) - m2) in place, with its row sums.
   SmallVector<Value> sumInit(qVecs, zeroVec);
   // bf16: also P in key pairs, for the dot products of P V.
   SmallVector<Value> sums = loop(
@@ -634,17 +717,19 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
           Value sum = part[i];
           for (int64_t e = 0; e < (bf16 ? 2 : 1); ++e) {
             Value row = add(j, e);
-            Value p = exp(arith::SubFOp::create(
-                b, loc, loadVec(st, {row, cIdx(i * kLanes)}), mSafe[i]));
+            Value p = exp2(
+                fma(loadVec(st, {row, cIdx(i * kLanes)}), log2e, negM2[i]));
             if (bf16) {
               // The weights P V multiplies are bf16: l sums the same
-              // rounded values (and the guarded path reads them from St).
+              // rounded values (and the guarded path reads them from the
+              // pairs, so St keeps the scores).
               Value rounded = arith::TruncFOp::create(
                   b, loc, VectorType::get({kLanes}, b.getBF16Type()), p);
               ps.push_back(rounded);
               p = arith::ExtFOp::create(b, loc, vecType, rounded);
+            } else {
+              storeVec(p, st, {row, cIdx(i * kLanes)});
             }
-            storeVec(p, st, {row, cIdx(i * kLanes)});
             sum = arith::AddFOp::create(b, loc, sum, p);
           }
           if (bf16)
@@ -654,7 +739,7 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
         }
         return next;
       });
-  emitOutputUpdate(j0, nk);
+  emitOutputUpdate(j0, nk, masked);
 
   SmallVector<Value> next = mNew;
   for (int64_t i = 0; i < qVecs; ++i)
@@ -662,7 +747,7 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
   return next;
 }
 
-void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk) {
+void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk, bool masked) {
   // A key of weight exactly 0 (masked, or exp underflowed) must add nothing
   // even when its value is inf or NaN (0 * inf is NaN): the semantics of the
   // plain lowering. Guarding every FMA costs ~10%, so the block's values are
@@ -716,17 +801,25 @@ void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    emitOutputTiles(j0, nk, /*guardZeroWeights=*/false);
+    emitOutputTiles(j0, nk, masked, /*guardZeroWeights=*/false);
     b.setInsertionPointToStart(ifOp.elseBlock());
-    emitOutputTiles(j0, nk, /*guardZeroWeights=*/true);
+    emitOutputTiles(j0, nk, masked, /*guardZeroWeights=*/true);
   }
 }
 
-void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk,
+void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk, bool masked,
                                       bool guardZeroWeights) {
   // O[i, :] = O[i, :] * alpha[i] + sum_j P[j, i] V[j, :], in register tiles
   // of rRows rows x vVecs vectors held across the block's keys.
   loop(cIdx(0), cIdx(br), rRows, {}, [&](Value i0, ValueRange) {
+    // Causal blocks on the diagonal: the tile's rows see no key past
+    // q0 + i0 + rRows - 1 + offset, whose weights are all 0 and add
+    // nothing; stopping there saves half of the block's FMAs.
+    Value nkRows = nk;
+    if (masked && op.getCausal() != CausalKind::none)
+      nkRows = minI(
+          nk, maxI(cIdx(0),
+                   sub(add(add(qStart, i0), add(offset, cIdx(rRows))), j0)));
     for (int64_t c0 = 0; c0 < dv; c0 += vVecs * kLanes) {
       SmallVector<Value> init;
       for (int64_t r = 0; r < rRows; ++r) {
@@ -754,17 +847,21 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk,
       };
       SmallVector<Value> tile =
           bf16 && !guardZeroWeights
-              ? loop(cIdx(0), arith::CeilDivUIOp::create(b, loc, nk, cIdx(2)),
-                     1, init, dotPairs)
-              : loop(cIdx(0), nk, 1, init, [&](Value j, ValueRange o) {
+              ? loop(cIdx(0),
+                     arith::CeilDivUIOp::create(b, loc, nkRows, cIdx(2)), 1,
+                     init, dotPairs)
+              : loop(cIdx(0), nkRows, 1, init, [&](Value j, ValueRange o) {
                   SmallVector<Value> vRow;
                   for (int64_t c = 0; c < vVecs; ++c)
                     vRow.push_back(loadRow(v, at(batch, kvHead, add(j0, j),
                                                  cIdx(c0 + c * kLanes))));
                   SmallVector<Value> next;
                   for (int64_t r = 0; r < rRows; ++r) {
-                    Value p = bcast(memref::LoadOp::create(
-                        b, loc, st, ValueRange{j, add(i0, r)}));
+                    // bf16: P[j, i] is pPairs[j / 2, 2 i + j % 2].
+                    Value p = bf16 ? pairWeight(j, add(i0, r))
+                                   : memref::LoadOp::create(
+                                         b, loc, st, ValueRange{j, add(i0, r)});
+                    p = bcast(p);
                     // UNE: a NaN weight (inf - inf) still propagates.
                     Value nonZero;
                     if (guardZeroWeights)

@@ -8,8 +8,10 @@
 // block); the item packs Q^T * scale, then walks the key blocks in two loops
 // (blocks every row sees, then blocks crossing the diagonal, which evaluate
 // the lane predicate), each with: 4-key x 64-row score tiles (16 FMAs per
-// column of d), the online max/rescale, exp of the scores with their sums
-// (inline: 2^n built in the exponent bits; math.exp with polynomial-exp=false),
+// column of d), the online max (one cmpf ogt + select per vector: a single
+// vmaxps) and rescale, exp of the scores with their sums, taken as
+// 2^(s log2(e) - m log2(e)) (inline: one rounding, a degree-5 polynomial, 2^n
+// built in the exponent bits; math.exp2 with polynomial-exp=false),
 // and the output update in 4-row x 64-column tiles (guarded for non-finite
 // values). The result is the output buffer as a tensor.
 // CHECK-LABEL: func.func @causal(
@@ -24,12 +26,16 @@
 // CHECK: %[[ST:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
 // CHECK: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
 // CHECK: %[[ALPHA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
-// Q^T, scaled by 1/sqrt(64).
-// CHECK: scf.for %[[R:.*]] = {{.*}} {
-// CHECK: scf.for %[[C:.*]] = {{.*}} {
-// CHECK: memref.load %[[QB]][%[[B]], %[[H]], %{{.*}}, %[[C]]]
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
-// CHECK: memref.store %{{.*}}, %[[QT]][%[[C]], %[[R]]]
+// Q^T, scaled by 1/sqrt(64), in 16 x 16 blocks: 16 row loads, 4 stages of
+// 16 two-source shuffles, 16 stores.
+// CHECK: %[[SCALE:.*]] = arith.constant dense<1.250000e-01> : vector<16xf32>
+// CHECK: scf.for %[[R:.*]] = %c0 to %c64 step %c16 {
+// CHECK: scf.for %[[C:.*]] = %c0 to %c64 step %c16 {
+// CHECK: vector.load %[[QB]][%[[B]], %[[H]], %{{.*}}, %[[C]]] : {{.*}}, vector<16xf32>
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-NOT: vector.shuffle
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[QT]][%{{.*}}, %[[R]]] : memref<64x64xf32>, vector<16xf32>
 // Unmasked key blocks [0, nFull).
 // CHECK: %{{.*}}:8 = scf.for %{{.*}} = %c0 to %{{.*}} step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: scf.for %{{.*}} = %c0 to %c128 step %c4 iter_args
@@ -41,9 +47,23 @@
 // CHECK: scf.yield
 // CHECK-NOT: arith.cmpi
 // CHECK: vector.store %{{.*}}, %[[ST]]
-// CHECK: arith.maximumf
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[S:.*]], %[[M:.*]] : vector<16xf32>
+// CHECK: arith.select %[[GT]], %[[S]], %[[M]] : vector<16xi1>, vector<16xf32>
+// CHECK-NOT: arith.maximumf
+// alpha = 2^(m2_old - m2), m2 = m * log2(e).
+// CHECK: %[[LOG2E:.*]] = arith.constant dense<1.44269502> : vector<16xf32>
+// CHECK: arith.mulf %{{.*}}, %[[LOG2E]] : vector<16xf32>
+// CHECK: arith.mulf %{{.*}}, %[[LOG2E]] : vector<16xf32>
+// CHECK: arith.subf
+// CHECK: arith.cmpf olt
+// CHECK: arith.addf
+// CHECK-COUNT-5: vector.fma
 // CHECK: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK: vector.store %{{.*}}, %[[ALPHA]]
+// P = 2^(St * log2(e) - m2): the subtraction is an FMA.
+// CHECK: %[[SV:.*]] = vector.load %[[ST]]
+// CHECK: vector.fma %[[SV]], %[[LOG2E]], %{{.*}} : vector<16xf32>
+// CHECK-COUNT-5: vector.fma
 // CHECK: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK: vector.reduction <add>
 // CHECK: scf.if
@@ -56,12 +76,38 @@
 // CHECK: } else {
 // CHECK: arith.cmpf une
 // CHECK: arith.select
-// Masked key blocks [nFull, nBlocks): the causal lane predicate.
+// Masked key blocks [nFull, nBlocks): the causal lane predicate. The key
+// tiles run in four loops by the first row vector that sees them: 16, 12, 8,
+// then 4 FMAs per column of d; the vectors left out are stored as -inf.
 // CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c4 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// CHECK-COUNT-16: vector.fma
 // CHECK: arith.cmpi slt
 // CHECK: arith.index_cast %{{.*}} : index to i32
 // CHECK: arith.cmpi sge, %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: %[[R1:.*]]:4 = scf.for %{{.*}} = %[[LO1:.*]] to %{{.*}} step %c4 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// CHECK-COUNT-12: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.store %[[NEGINF:.*]], %[[ST]][%{{.*}}, %c0]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// CHECK-COUNT-8: vector.fma
+// CHECK: scf.yield
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4 iter_args
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// CHECK-COUNT-4: vector.fma
+// CHECK: scf.yield
+// The output tiles of 4 rows stop at their last visible key:
+// min(nk, max(0, q0 + i0 + 4 - j0)).
+// CHECK: scf.if
+// CHECK: scf.for %[[I0:.*]] = %c0 to %c64 step %c4 {
+// CHECK: arith.addi %{{.*}}, %[[I0]] : index
+// CHECK: arith.maxsi %c0, %{{.*}} : index
+// CHECK: %[[NKR:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %c0 to %[[NKR]] step %c1 iter_args
 // Epilogue: out = O * (1 / l), rows up to Tq.
 // CHECK: arith.divf
 // CHECK: vector.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}]
@@ -72,7 +118,7 @@
 // SMALL: memref<64x32xf32>
 // SMALL: scf.for %{{.*}} = %c0 to %c64 step %c8 iter_args
 // SMALL-COUNT-16: vector.fma
-// SMALL: math.exp %{{.*}} : vector<16xf32>
+// SMALL: math.exp2 %{{.*}} : vector<16xf32>
 // SMALL: scf.for %{{.*}} = %c0 to %c32 step %c2 {
 
 // BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys and register-rows in [1, 64]; got block-q=24
@@ -150,7 +196,11 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // BF16: scf.forall
 // BF16: %[[QP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x128xbf16>
 // BF16: %[[PP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x128xbf16>
-// BF16: arith.truncf %{{.*}} : f32 to bf16
+// Q^T pairs: the transposed block's columns c, c + 1 interleaved.
+// BF16-COUNT-64: vector.shuffle
+// BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xf32> -> vector<32xf32>
+// BF16: arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+// BF16: vector.store %{{.*}}, %[[QP]]
 // BF16: scf.for %{{.*}} = %c0 to %c32{{.*}} step %c1 iter_args
 // BF16-COUNT-4: vector.load %[[QP]]
 // BF16: vector.load %{{.*}} : memref<2x4x99x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<2xbf16>

@@ -235,7 +235,9 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     rows). The item transposes its scaled Q block into Qt [d, block-q], so
     that query rows lie along the vector lanes: the online softmax's row
     max, row sum and rescale factor are vectors, and the row reductions are
-    vertical. Per block of `block-kv` keys:
+    vertical. exp(s - m) is taken as 2^(s log2(e) - m2) with m2 = m log2(e)
+    (one FMA), and 2^x inline: one rounding, a degree-5 polynomial, 2^n in
+    the exponent bits. Per block of `block-kv` keys:
 
     ```
     St = K_j Qt        register tiles of register-keys keys x block-q rows:
@@ -284,8 +286,8 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
            "Query rows per output register tile (reduced to fit 24 "
            "registers)">,
     Option<"polynomialExp", "polynomial-exp", "bool", /*default=*/"true",
-           "exp as an inline polynomial for non-positive arguments (false: "
-           "math.exp)">,
+           "2^x as an inline polynomial for non-positive arguments "
+           "(false: math.exp2)">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "Also take bf16 cores (head dims multiples of 32), with "
            "avx512_bf16 dot products (x86vector.avx512.dot) and f32 "
