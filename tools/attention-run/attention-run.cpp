@@ -14,6 +14,7 @@
 #include "attnrt/Cuda.h"
 #include "attnrt/Module.h"
 #include "attnrt/Npy.h"
+#include "attnrt/Memory.h"
 #include "attnrt/Threads.h"
 
 #ifdef ATTN_HAVE_JIT
@@ -51,6 +52,7 @@ struct Options {
   bool onnxRaise = true;
   bool printSignature = false;
   bool compileOnly = false;
+  bool retainMemory = true;
 };
 
 int fail(const std::string &msg) {
@@ -122,6 +124,13 @@ llvm::cl::opt<bool>
                       llvm::cl::desc("Print the entry point's signature"),
                       llvm::cl::init(false), llvm::cl::cat(category));
 
+llvm::cl::opt<bool> retainMemoryOpt(
+    "retain-memory",
+    llvm::cl::desc("Keep freed memory for the next run, as inference arenas "
+                   "do (default on; =false returns it to the kernel, and "
+                   "every run page-faults its buffers afresh)"),
+    llvm::cl::init(true), llvm::cl::cat(category));
+
 llvm::cl::opt<bool> compileOnlyOpt(
     "compile-only",
     llvm::cl::desc("Compile (and save with --emit-shared-object) but do not "
@@ -147,6 +156,7 @@ bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
   o.onnxRaise = onnxRaiseOpt;
   o.printSignature = printSignatureOpt;
   o.compileOnly = compileOnlyOpt;
+  o.retainMemory = retainMemoryOpt;
   return true;
 }
 
@@ -174,7 +184,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
       {"print-ir-after-all", &o.printIR},
       {"mlir-timing", &o.timing},
       {"onnx-raise", &o.onnxRaise},
-      {"print-signature", &o.printSignature}};
+      {"print-signature", &o.printSignature},
+      {"retain-memory", &o.retainMemory}};
 
   std::vector<std::string> positional;
   bool optionsEnded = false;
@@ -214,6 +225,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
                   "  --print-signature     - Print the entry point's "
                   "signature\n"
                   "  --repeat=<uint>       - Timed runs after one warm-up\n"
+                  "  --retain-memory       - Keep freed memory for the next "
+                  "run (default on)\n"
                   "  --target=<string>     - %s\n\n"
                   "This attention-run was built without the compiler "
                   "(ATTN_ENABLE_MLIR=OFF): it runs modules saved with "
@@ -435,6 +448,12 @@ int main(int argc, char **argv) {
     return fail("@" + entry + " returns " + std::to_string(sig.outputs.size()) +
                 " results, got " + std::to_string(opts.outputs.size()) +
                 " --output paths");
+
+  // Repeated runs reuse their buffers instead of page-faulting fresh ones.
+  // Only a speed hint: where the allocator is not glibc's (sanitizers, other
+  // C libraries) it has no effect, and that is no error.
+  if (opts.retainMemory)
+    (void)retainFreedMemory(std::size_t(1) << 30);
 
   int numThreads = opts.threads > 0 ? opts.threads : hardwareThreads();
   if (Status s = setNumThreads(*module, numThreads); !s)

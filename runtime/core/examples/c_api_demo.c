@@ -14,6 +14,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s MODULE.so ENTRY OUT.npy [IN.npy ...]\n", argv[0]);
     return 2;
   }
+  /* Repeated invocations would reuse their buffers. A speed hint only: it
+     fails where the allocator is not glibc's (e.g. under sanitizers). */
+  if (attnrt_retain_freed_memory((size_t)1 << 30))
+    fprintf(stderr, "note: freed memory not retained: %s\n",
+            attnrt_last_error());
   attnrt_module *m = NULL;
   if (attnrt_module_load(argv[1], &m)) {
     fprintf(stderr, "error: %s\n", attnrt_last_error());

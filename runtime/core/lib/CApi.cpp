@@ -1,5 +1,6 @@
 //===- CApi.cpp - C API of the attention runtime ---------------------------===//
 
+#include "attnrt/Memory.h"
 #include "attnrt/Module.h"
 #include "attnrt/Npy.h"
 #include "attnrt/attnrt.h"
@@ -29,6 +30,12 @@ int fail(const std::string &m) { return fail(Status::error(m)); }
 extern "C" {
 
 const char *attnrt_last_error(void) { return lastError.c_str(); }
+
+int attnrt_retain_freed_memory(size_t bytes) {
+  if (Status s = retainFreedMemory(bytes); !s)
+    return fail(s);
+  return 0;
+}
 
 int attnrt_module_load(const char *path, attnrt_module **out) {
   if (!path || !out)

@@ -53,6 +53,13 @@ attnrt_dtype attnrt_tensor_dtype(const attnrt_tensor *t);
 int attnrt_tensor_load_npy(const char *path, attnrt_tensor **out);
 int attnrt_tensor_save_npy(const attnrt_tensor *t, const char *path);
 
+/* Keeps up to `bytes` of freed memory in the process (glibc: allocations up
+   to min(bytes, 32 MiB) come from the heap and are not returned to the
+   kernel below `bytes`), so that repeated invocations reuse their buffers
+   instead of page-faulting fresh ones (~10% of a GPT-2 attention block).
+   Process-wide; fails with other C libraries. */
+int attnrt_retain_freed_memory(size_t bytes);
+
 /* Calls `entry`; outputs[i] receive new tensors the caller frees. */
 int attnrt_invoke(attnrt_module *m, const char *entry,
                   attnrt_tensor *const *inputs, size_t num_inputs,
