@@ -12,7 +12,9 @@
 //
 // The full register tiles are vectorized (vector.contract lowered to outer
 // products, i.e. one broadcast of A and n_r / 16 FMAs per row and k); the
-// peeled remainder rows stay scalar loops. This is the BLIS loop order
+// peeled remainder rows stay scalar loops. A zero-fill init (and a bias add
+// after the contraction) becomes the first k block's starting value, so C
+// is written once, by the contraction. This is the BLIS loop order
 // without packing, the schedule upstream MLIR reaches ~95% of peak with on
 // a matmul (shared/docs/anchors.md).
 //
@@ -114,6 +116,66 @@ std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
   return dims;
 }
 
+/// How the accumulator starts. A contraction whose init is a zero fill of
+/// a tensor.empty, optionally followed by one elementwise add of a bias
+/// vector along n (out_proj's bias), starts its first k block from zeros
+/// (or the bias row) in registers: no fill pass over C, no bias pass, and
+/// no shared zero tensor for bufferization to copy per contraction.
+struct InitFusion {
+  bool fromZero = false;
+  Value bias;                // 1-D along n, or null
+  linalg::GenericOp biasAdd; // the add to fold away, or null
+};
+
+/// out[..., n] = out[..., n] + bias[n] (either operand order), all parallel.
+bool isBiasAdd(linalg::GenericOp g, Value contraction, int64_t nPos) {
+  if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g.getDpsInits()[0] != contraction || g.getNumReductionLoops() != 0 ||
+      g->getNumResults() != 1)
+    return false;
+  auto biasType = dyn_cast<RankedTensorType>(g.getDpsInputs()[0].getType());
+  if (!biasType || biasType.getRank() != 1 ||
+      !biasType.getElementType().isF32())
+    return false;
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  if (!maps[1].isIdentity() || maps[0].getNumResults() != 1)
+    return false;
+  auto d = dyn_cast<AffineDimExpr>(maps[0].getResult(0));
+  if (!d || d.getPosition() != unsigned(nPos))
+    return false;
+  Block &body = g.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto add = dyn_cast<arith::AddFOp>(&body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  return add && yield && yield->getOperand(0) == add.getResult() &&
+         ((add.getLhs() == body.getArgument(0) &&
+           add.getRhs() == body.getArgument(1)) ||
+          (add.getLhs() == body.getArgument(1) &&
+           add.getRhs() == body.getArgument(0)));
+}
+
+InitFusion matchInitFusion(linalg::LinalgOp op) {
+  InitFusion f;
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    return f;
+  auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+  if (!value || !value.getValue().isZero())
+    return f;
+  f.fromZero = true;
+  Value result = op->getResult(0);
+  int64_t nPos = cast<ShapedType>(result.getType()).getRank() - 1;
+  if (result.hasOneUse())
+    if (auto g = dyn_cast<linalg::GenericOp>(*result.getUsers().begin()))
+      if (isBiasAdd(g, result, nPos)) {
+        f.bias = g.getDpsInputs()[0];
+        f.biasAdd = g;
+      }
+  return f;
+}
+
 struct AttnVectorizeContractionsPass
     : impl::AttnVectorizeContractionsPassBase<AttnVectorizeContractionsPass> {
   using Base::Base;
@@ -174,6 +236,17 @@ struct AttnVectorizeContractionsPass
         o.append(inner.begin(), inner.end());
         return o;
       };
+      // The init becomes a fresh tensor.empty of its own; the first k block
+      // writes every element.
+      InitFusion init = matchInitFusion(op);
+      if (init.fromZero) {
+        auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+        rewriter.setInsertionPoint(op);
+        Operation *empty =
+            rewriter.clone(*fill.getOutputs()[0].getDefiningOp());
+        rewriter.modifyOpInPlace(
+            op, [&] { op.getDpsInitsMutable()[0].set(empty->getResult(0)); });
+      }
       // 1. Parallel m blocks (and batch dims): the threads' work items.
       auto blocks = tile(rewriter, cast<TilingInterface>(op.getOperation()),
                          sizes(cacheM, 0, 0, /*others=*/1), order({dims.m}),
@@ -187,8 +260,20 @@ struct AttnVectorizeContractionsPass
       if (failed(kBlocks))
         continue;
       // 3. Register tiles, generated directly as vector code.
-      emitRegisterTiles(
-          rewriter, cast<linalg::LinalgOp>(kBlocks->tiledOps.front()), dims);
+      Value isFirstK;
+      if (init.fromZero) {
+        auto kLoop = cast<scf::ForOp>(kBlocks->loops.front().getOperation());
+        rewriter.setInsertionPointToStart(kLoop.getBody());
+        isFirstK = arith::CmpIOp::create(
+            rewriter, op.getLoc(), arith::CmpIPredicate::eq,
+            kLoop.getInductionVar(), kLoop.getLowerBound());
+      }
+      emitRegisterTiles(rewriter,
+                        cast<linalg::LinalgOp>(kBlocks->tiledOps.front()), dims,
+                        isFirstK, init.bias);
+      // The bias is in the accumulators already.
+      if (init.biasAdd)
+        rewriter.replaceOp(init.biasAdd, init.biasAdd.getDpsInits()[0]);
     }
     cleanUp();
   }
@@ -198,8 +283,11 @@ struct AttnVectorizeContractionsPass
   /// registers of `registerN` lanes, for k: one B row load and, per row, one
   /// broadcast of A and one FMA. The rows past the last full m tile are the
   /// same contraction on that slice (scalar loops later).
+  ///
+  /// With `isFirstK` (the contraction's init was a zero fill), the first k
+  /// block starts from zeros, or from `bias` along n, instead of reading C.
   void emitRegisterTiles(RewriterBase &rewriter, linalg::LinalgOp op,
-                         ContractionDims dims) {
+                         ContractionDims dims, Value isFirstK, Value bias) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -246,12 +334,37 @@ struct AttnVectorizeContractionsPass
     Value m0 = mLoop.getInductionVar();
     Value cTile = mLoop.getRegionIterArgs()[0];
     SmallVector<Value> rows, acc;
-    for (int64_t i = 0; i < registerM; ++i) {
+    for (int64_t i = 0; i < registerM; ++i)
       rows.push_back(arith::AddIOp::create(
           rewriter, loc, m0, arith::ConstantIndexOp::create(rewriter, loc, i)));
-      acc.push_back(vector::TransferReadOp::create(
-          rewriter, loc, rowType, cTile, indices(maps[2], rows[i], n0, zero),
-          pad, ArrayRef<bool>{true}));
+    auto readC = [&]() {
+      SmallVector<Value> tile;
+      for (int64_t i = 0; i < registerM; ++i)
+        tile.push_back(vector::TransferReadOp::create(
+            rewriter, loc, rowType, cTile, indices(maps[2], rows[i], n0, zero),
+            pad, ArrayRef<bool>{true}));
+      return tile;
+    };
+    if (!isFirstK) {
+      acc = readC();
+    } else {
+      SmallVector<Type> types(registerM, rowType);
+      auto ifOp = scf::IfOp::create(rewriter, loc, types, isFirstK,
+                                    /*withElseRegion=*/true);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      Value start =
+          bias ? vector::TransferReadOp::create(rewriter, loc, rowType, bias,
+                                                ValueRange{n0}, pad,
+                                                ArrayRef<bool>{true})
+                     .getResult()
+               : arith::ConstantOp::create(
+                     rewriter, loc, DenseElementsAttr::get(rowType, 0.0f))
+                     .getResult();
+      scf::YieldOp::create(rewriter, loc, SmallVector<Value>(registerM, start));
+      rewriter.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(rewriter, loc, readC());
+      rewriter.setInsertionPointAfter(ifOp);
+      acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
     }
     auto kLoop = scf::ForOp::create(rewriter, loc, zero, kSize, one, acc);
     rewriter.setInsertionPointToStart(kLoop.getBody());
@@ -298,6 +411,35 @@ struct AttnVectorizeContractionsPass
     if (failed(tiled)) {
       rewriter.eraseOp(restOp);
       return;
+    }
+    if (isFirstK) {
+      // The rest rows' first k block starts from zeros (or the bias) too.
+      auto restTile = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+      Value slice = restTile.getDpsInits()[0];
+      auto sliceType = cast<RankedTensorType>(slice.getType());
+      rewriter.setInsertionPoint(restTile);
+      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{sliceType},
+                                    isFirstK, /*withElseRegion=*/true);
+      rewriter.setInsertionPointToStart(ifOp.thenBlock());
+      Value started;
+      if (bias) {
+        SmallVector<int64_t> broadcastDims;
+        for (int64_t d = 0; d + 1 < sliceType.getRank(); ++d)
+          broadcastDims.push_back(d);
+        started = linalg::BroadcastOp::create(rewriter, loc, bias, slice,
+                                              broadcastDims)
+                      ->getResult(0);
+      } else {
+        started =
+            linalg::FillOp::create(rewriter, loc, pad, slice)->getResult(0);
+      }
+      scf::YieldOp::create(rewriter, loc, started);
+      rewriter.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(rewriter, loc, slice);
+      rewriter.modifyOpInPlace(restTile, [&] {
+        restTile.getDpsInitsMutable()[0].set(ifOp.getResult(0));
+      });
+      rewriter.setInsertionPointAfter(restTile);
     }
     SmallVector<OpFoldResult> resultOffsets, resultSizes;
     if (failed(cast<TilingInterface>(restOp.getOperation())

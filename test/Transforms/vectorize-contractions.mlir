@@ -7,25 +7,40 @@
 // blocks, 256-deep k blocks, 32-column register tiles of 8 rows whose C
 // rows stay in vector registers across the k loop (one B row load, eight
 // broadcasts and FMAs per k), then the rows past the last full tile as the
-// original contraction on that slice.
+// original contraction on that slice. The zero fill of the init is gone:
+// C is a bare tensor.empty, and the first k block starts its registers (and
+// the rest rows) from zeros instead of reading C.
 #xa = affine_map<(b, m, k, n) -> (b, m, k)>
 #wa = affine_map<(b, m, k, n) -> (k, n)>
 #ca = affine_map<(b, m, k, n) -> (b, m, n)>
 // CHECK-LABEL: func.func @projection(
-// CHECK: scf.forall (%{{.*}}, %[[M0:.*]]) = (0, 0) to (1, %{{.*}}) step (1, 64)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<32xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<1x?x2304xf32>
+// CHECK: scf.forall (%{{.*}}, %[[M0:.*]]) = (0, 0) to (1, %{{.*}}) step (1, 64) shared_outs(%{{.*}} = %[[EMPTY]])
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0 : index
 // CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: %[[FULL:.*]] = arith.subi %{{.*}}, %[[REM]]
 // CHECK: scf.for %[[N:.*]] = %c0 to %c2304 step %c32
 // CHECK: scf.for %[[M:.*]] = %c0 to %[[FULL]] step %c8
+// CHECK: %[[INIT:.*]]:8 = scf.if %[[FIRST]] -> (vector<32xf32>, {{.*}}) {
+// CHECK: scf.yield %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]] :
+// CHECK: } else {
 // CHECK-COUNT-8: vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x?x2304xf32>, vector<32xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args({{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(%{{.*}} = %[[INIT]]#0, {{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
 // CHECK: vector.transfer_read %{{.*}} : tensor<768x2304xf32>, vector<32xf32>
 // CHECK-COUNT-8: vector.fma
 // CHECK: scf.yield
 // CHECK-COUNT-8: vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x?x2304xf32>
+// CHECK: %[[REST:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [1, %{{.*}}, 2304] [1, 1, 1]
+// CHECK: %[[RESTINIT:.*]] = scf.if %[[FIRST]] -> (tensor<1x?x2304xf32>) {
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[REST]] : tensor<1x?x2304xf32>)
+// CHECK: } else {
+// CHECK: scf.yield %[[REST]]
 // CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<256x2304xf32>)
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<256x2304xf32>) outs(%[[RESTINIT]] :
 // CHECK: tensor.insert_slice
 func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tensor<1x?x2304xf32> {
   %c1 = arith.constant 1 : index
@@ -40,6 +55,64 @@ func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tens
     linalg.yield %s : f32
   } -> tensor<1x?x2304xf32>
   return %r : tensor<1x?x2304xf32>
+}
+
+// out_proj with its bias: the bias add after the contraction folds into
+// it. The first k block starts every register row from the bias row (and
+// the rest rows from the bias broadcast); no elementwise pass remains.
+#ba = affine_map<(b, m, n) -> (n)>
+#oa = affine_map<(b, m, n) -> (b, m, n)>
+// CHECK-LABEL: func.func @out_proj_bias(
+// CHECK-SAME: %[[X:.*]]: tensor<1x?x768xf32>, %[[W:.*]]: tensor<768x768xf32>, %[[BIAS:.*]]: tensor<768xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[OUT:.*]] = scf.forall
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq
+// CHECK: scf.for %[[N:.*]] = %c0 to %c768 step %c32
+// CHECK: %[[INIT:.*]]:8 = scf.if %[[FIRST]]
+// CHECK: %[[ROW:.*]] = vector.transfer_read %[[BIAS]][%[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
+// CHECK: scf.yield %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]] :
+// CHECK: %[[REST:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [1, %{{.*}}, 768] [1, 1, 1]
+// CHECK: scf.if %[[FIRST]] -> (tensor<1x?x768xf32>) {
+// CHECK: linalg.broadcast ins(%[[BIAS]] : tensor<768xf32>) outs(%[[REST]] : tensor<1x?x768xf32>) dimensions = [0, 1]
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[OUT]]
+func.func @out_proj_bias(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %bias: tensor<768xf32>) -> tensor<1x?x768xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x768xf32>
+  %e = tensor.empty(%t) : tensor<1x?x768xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x?x768xf32>) -> tensor<1x?x768xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x768xf32>, tensor<768x768xf32>) outs(%f : tensor<1x?x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x768xf32>
+  %y = linalg.generic {indexing_maps = [#ba, #oa], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias : tensor<768xf32>) outs(%r : tensor<1x?x768xf32>) {
+  ^bb0(%bv: f32, %o: f32):
+    %s = arith.addf %o, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x768xf32>
+  return %y : tensor<1x?x768xf32>
+}
+
+// An accumulator that is not a zero fill (here an argument: C += A B) is
+// read in every k block, the first included.
+// CHECK-LABEL: func.func @accumulate(
+// CHECK-NOT: scf.if
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args
+// CHECK-NOT: scf.if
+// CHECK: linalg.generic
+// CHECK: return
+func.func @accumulate(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %c: tensor<1x?x768xf32>) -> tensor<1x?x768xf32> {
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x768xf32>, tensor<768x768xf32>) outs(%c : tensor<1x?x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x768xf32>
+  return %r : tensor<1x?x768xf32>
 }
 
 // Q K^T reads K transposed (n is not contiguous in it), and a width that

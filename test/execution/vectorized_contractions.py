@@ -5,7 +5,11 @@
 # a projection x[1, T, 96] @ w[96, 64] and a batched P V product
 # p[2, 3, T, 50] @ v[2, 3, 50, 32], at row counts below, at and around the
 # register and cache tiles (1, 5, 8, 63, 64, 65, 130), plus the same
-# modules with the pass off (vectorize-contractions=false). atol/rtol 1e-5.
+# modules with the pass off (vectorize-contractions=false). Three k blocks
+# (k = 600, the last one partial) for the zero-fill init that the first k
+# block replaces, the bias add folded into it (out_proj), and an
+# accumulator that is an argument (C + x @ w, read in every block).
+# atol/rtol 1e-5.
 #
 # CHECK-NOT: FAIL
 # CHECK: vectorized_contractions: {{[0-9]+}} passed, 0 failed
@@ -56,6 +60,41 @@ func.func @pv(%p: tensor<2x3x?x50xf32>, %v: tensor<2x3x50x32xf32>) -> tensor<2x3
   } -> tensor<2x3x?x32xf32>
   return %r : tensor<2x3x?x32xf32>
 }
+
+#ba = affine_map<(b, m, n) -> (n)>
+#ya = affine_map<(b, m, n) -> (b, m, n)>
+func.func @proj_bias(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %bias: tensor<64xf32>) -> tensor<1x?x64xf32> {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x600xf32>
+  %e = tensor.empty(%t) : tensor<1x?x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<1x?x600xf32>, tensor<600x64xf32>) outs(%f : tensor<1x?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x64xf32>
+  %y = linalg.generic {indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<64xf32>) outs(%r : tensor<1x?x64xf32>) {
+  ^bb0(%bv: f32, %o: f32):
+    %s = arith.addf %bv, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x64xf32>
+  return %y : tensor<1x?x64xf32>
+}
+
+func.func @proj_acc(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %c: tensor<1x?x64xf32>) -> tensor<1x?x64xf32> {
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<1x?x600xf32>, tensor<600x64xf32>) outs(%c : tensor<1x?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x64xf32>
+  return %r : tensor<1x?x64xf32>
+}
 """
 
 workdir = sys.argv[1]
@@ -63,13 +102,21 @@ rng = np.random.default_rng(5)
 passed = failed = 0
 w = rng.standard_normal((96, 64)).astype(np.float32)
 v = rng.standard_normal((2, 3, 50, 32)).astype(np.float32)
+# nn.Linear's init for the 600-deep projections: outputs of order 1.
+w600 = rng.uniform(-600 ** -0.5, 600 ** -0.5, (600, 64)).astype(np.float32)
+bias = rng.standard_normal(64).astype(np.float32)
 for options in ("", "vectorize-contractions=false"):
     extra = ["--pipeline-options", options] if options else []
     for t in (1, 5, 8, 63, 64, 65, 130):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)
         p = rng.standard_normal((2, 3, t, 50)).astype(np.float32)
+        x600 = rng.standard_normal((1, t, 600)).astype(np.float32)
+        c = rng.standard_normal((1, t, 64)).astype(np.float32)
+        deep = x600.astype(np.float64) @ w600
         for entry, args, want in (("proj", [x, w], x.astype(np.float64) @ w),
-                                  ("pv", [p, v], p.astype(np.float64) @ v)):
+                                  ("pv", [p, v], p.astype(np.float64) @ v),
+                                  ("proj_bias", [x600, w600, bias], deep + bias),
+                                  ("proj_acc", [x600, w600, c], deep + c)):
             name = "%s T=%d %s" % (entry, t, options or "default")
             try:
                 (got,) = attn_exec.run(MODULE, entry, args, workdir, extra_args=extra)

@@ -478,6 +478,16 @@ def AttnVectorizeContractionsPass
     The remainder rows of the peeled loop stay scalar. Other ops are
     untouched.
 
+    A contraction whose init is a zero `linalg.fill` of a `tensor.empty`
+    gets a fresh `tensor.empty` instead, and its first k block starts the
+    register rows from zeros (an `scf.if` on the k-block index; the rest
+    rows from a fill of their slice) rather than reading C. A bias add that
+    follows (`out[..., n] + bias[n]`, out_proj's) folds in the same way: the
+    first k block starts from the bias row (`linalg.broadcast` for the rest
+    rows), and the add disappears. No pass over C is left besides the
+    contraction, and bufferization no longer copies one shared zero tensor
+    per projection.
+
     Before: `linalg.generic {iterator_types = ["parallel", "parallel",
     "reduction", "parallel"]}` (x[1, T, 768] times w[768, 768]). After:
     the loop nest above with `vector.transfer_read`, `vector.fma` on
