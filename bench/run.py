@@ -5,6 +5,8 @@ computation, run both on the same random inputs (ours with attention-run,
 ONNX Runtime 1.30 CPU through onnxruntime-node), with the same thread count,
 report the medians, GFLOP/s, % of the machine's FMA peak (measured here by
 bench/peak/fma_peak.cpp) and the speed-up, and check that the outputs agree.
+The headline cases alternate ours and ORT over three rounds, so that a load
+change on a shared host moves both sides rather than one ratio.
 Writes results/bench-<date>.md and .png. Usage (through bench/run.sh):
 
   run.py BUILD_DIR [--threads 2] [--repeat 10] [--sweep]
@@ -176,19 +178,22 @@ def bf16_case(build, threads, repeat, work, h=12, tt=1024, d=64):
     arrays = [attn_exec.round_to_bf16(rng.standard_normal((1, h, tt, d)).astype(np.float32))
               for _ in range(3)]
     want = attn_exec.ref_sdpa(*arrays, causal="top_left")
-    out = {}
-    for elem in ("f32", "bf16"):
-        ty = "tensor<1x%dx%dx%dx%s>" % (h, tt, d, elem)
-        path = os.path.join(work, "core_%s.mlir" % elem)
-        with open(path, "w") as f:
-            f.write("func.func @main(%q: {0}, %k: {0}, %v: {0}) -> {0} {{\n"
-                    "  %o = attn.sdpa %q, %k, %v causal(top_left) : {0}, {0}, {0} -> {0}\n"
-                    "  return %o : {0}\n}}\n".format(ty))
-        tag = os.path.join(work, "core_%s" % elem)
-        proc, _ = run_ours(build, path, arrays, None, threads, repeat, tag)
-        got = np.load(tag + ".ours.npy").astype(np.float64)
-        out[elem] = {"ms": parse_timing(proc.stdout)["median_ms"],
-                     "err": float(np.abs(got - want).max())}
+    out = {elem: {"ms": []} for elem in ("f32", "bf16")}
+    for _ in range(3):  # alternating rounds, as the headline cases
+        for elem in ("f32", "bf16"):
+            ty = "tensor<1x%dx%dx%dx%s>" % (h, tt, d, elem)
+            path = os.path.join(work, "core_%s.mlir" % elem)
+            with open(path, "w") as f:
+                f.write("func.func @main(%q: {0}, %k: {0}, %v: {0}) -> {0} {{\n"
+                        "  %o = attn.sdpa %q, %k, %v causal(top_left) : {0}, {0}, {0} -> {0}\n"
+                        "  return %o : {0}\n}}\n".format(ty))
+            tag = os.path.join(work, "core_%s" % elem)
+            proc, _ = run_ours(build, path, arrays, None, threads, repeat, tag)
+            got = np.load(tag + ".ours.npy").astype(np.float64)
+            out[elem]["ms"].append(parse_timing(proc.stdout)["median_ms"])
+            out[elem]["err"] = float(np.abs(got - want).max())
+    for elem in out:
+        out[elem]["ms"] = float(np.median(out[elem]["ms"]))
     flops = 2 * h * tt * tt * d
     dot = attn_exec.host_has_avx512_bf16()
     return {"f32_ms": out["f32"]["ms"], "bf16_ms": out["bf16"]["ms"],
@@ -247,17 +252,20 @@ def run_ours(build, source, arrays, names, threads, repeat, tag):
     return ours, rss
 
 
-def run_case(name, spec, build, threads, repeat, work):
+def run_case(name, spec, build, threads, repeat, work, rounds=1):
+    """Ours, then ORT, `rounds` times in alternation; each side reports the
+    median of its per-round medians, so that a load change on the host hits
+    both sides alike instead of one."""
     mlir, model, arrays, ort_names, ort_dims, flops = spec
     tag = os.path.join(work, "".join(c if c.isalnum() else "_" for c in name))
     onnx.save(model, tag + ".onnx")
     if mlir is None:
         # Ours compiles the very ONNX file ORT runs (import + raising).
-        ours, _ = run_ours(build, tag + ".onnx", arrays, ort_names, threads, repeat, tag)
+        source, names = tag + ".onnx", ort_names
     else:
         with open(tag + ".mlir", "w") as f:
             f.write(mlir)
-        ours, _ = run_ours(build, tag + ".mlir", arrays, None, threads, repeat, tag)
+        source, names = tag + ".mlir", None
     inputs = []
     for i, (n, a) in enumerate(zip(ort_names, arrays)):
         a.tofile("%s.ort%d.bin" % (tag, i))
@@ -267,16 +275,23 @@ def run_case(name, spec, build, threads, repeat, work):
                  "inputs": inputs, "output": tag + ".ort.bin"}
     with open(tag + ".json", "w") as f:
         json.dump(spec_json, f)
-    ort = subprocess.run(["node", os.path.join(HERE, "ort_bench.mjs"), tag + ".json"],
-                         capture_output=True, text=True, cwd=HERE)
-    if ort.returncode:
-        raise RuntimeError("onnxruntime failed:\n" + ort.stderr)
+    ours_ms, ort_ms, compile_s = [], [], None
+    for _ in range(rounds):
+        ours, _ = run_ours(build, source, arrays, names, threads, repeat, tag)
+        ours_ms.append(parse_timing(ours.stdout)["median_ms"])
+        if compile_s is None:
+            compile_s = parse_compile_s(ours.stderr)
+        ort = subprocess.run(["node", os.path.join(HERE, "ort_bench.mjs"), tag + ".json"],
+                             capture_output=True, text=True, cwd=HERE)
+        if ort.returncode:
+            raise RuntimeError("onnxruntime failed:\n" + ort.stderr)
+        ort_ms.append(parse_timing(ort.stdout)["median_ms"])
     got = np.load(tag + ".ours.npy").reshape(-1)
     ref = np.fromfile(tag + ".ort.bin", dtype=np.float32)
     err = float(np.abs(got - ref).max())
-    mo, mr = parse_timing(ours.stdout), parse_timing(ort.stdout)
-    return {"case": name, "flops": flops, "ours_ms": mo["median_ms"], "ort_ms": mr["median_ms"],
-            "max_abs_diff": err, "compile_s": parse_compile_s(ours.stderr)}
+    return {"case": name, "flops": flops, "ours_ms": float(np.median(ours_ms)),
+            "ort_ms": float(np.median(ort_ms)), "rounds": rounds,
+            "max_abs_diff": err, "compile_s": compile_s}
 
 
 def main():
@@ -311,8 +326,10 @@ def main():
                             mha_case(b, tt, dm, h, causal, rng)))
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for name, spec in cases:
-            r = run_case(name, spec, args.build, args.threads, args.repeat, work)
+        for i, (name, spec) in enumerate(cases):
+            # The headline cases (the first four) alternate three rounds.
+            r = run_case(name, spec, args.build, args.threads, args.repeat, work,
+                         rounds=3 if i < 4 else 1)
             r["ours_gflops"] = r["flops"] / r["ours_ms"] / 1e6
             r["ort_gflops"] = r["flops"] / r["ort_ms"] / 1e6
             r["speedup"] = r["ort_ms"] / r["ours_ms"]
@@ -326,7 +343,9 @@ def main():
 
     date = datetime.date.today().isoformat()
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up; machine FMA peak "
+    md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up (the first four "
+          "cases and the bf16 comparison: three rounds alternating the two sides, the median "
+          "of the three medians); machine FMA peak "
           "%s (bench/peak/fma_peak.cpp). ONNX Runtime 1.30.0 CPU (onnxruntime-node), "
           "graph optimizations on." % (date, args.threads, args.repeat, peak_line.split(" (")[0]),
           "",
