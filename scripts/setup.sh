@@ -7,7 +7,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build}"
 
 packages=(
-  cmake ninja-build clang-22
+  cmake ninja-build clang-22 libclang-rt-22-dev
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev
   libonnx-dev libprotobuf-dev python3-onnx
   python3-numpy python3-torch python3-matplotlib
