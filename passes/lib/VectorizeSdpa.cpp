@@ -116,7 +116,7 @@ class CpuFlashBuilder : detail::SdpaIndexing {
 public:
   CpuFlashBuilder(OpBuilder &builder, SdpaOp op, int64_t blockQ,
                   int64_t blockKV, int64_t registerKeys, int64_t registerRows,
-                  bool polynomialExp)
+                  int64_t accumulators, bool polynomialExp)
       : SdpaIndexing(op), b(builder), loc(op.getLoc()), op(op), br(blockQ),
         bc(blockKV), polynomialExp(polynomialExp) {
     auto qt = op.getQuery().getType();
@@ -136,10 +136,10 @@ public:
       br = rows;
     }
     qVecs = br / kLanes;
-    // Register tiles: at most 24 accumulators, leaving room for the
-    // operand row and the broadcasts among AVX-512's 32 registers.
+    // Register tiles: at most `accumulators` vectors (24 leave room for
+    // the operand row and the broadcasts among AVX-512's 32 registers).
     rKeys = registerKeys;
-    while (rKeys > 1 && (rKeys * qVecs > 24 || bc % rKeys))
+    while (rKeys > 1 && (rKeys * qVecs > accumulators || bc % rKeys))
       rKeys /= 2;
     // bf16: keys go in pairs (dot products over two keys in P V).
     if (bf16) {
@@ -150,10 +150,10 @@ public:
         rKeys -= 2;
     }
     vVecs = dv / kLanes;
-    while (vVecs > 8 || (dv / kLanes) % vVecs)
+    while (vVecs > std::min<int64_t>(8, accumulators) || (dv / kLanes) % vVecs)
       --vVecs;
     rRows = registerRows;
-    while (rRows > 1 && (rRows * vVecs > 24 || br % rRows))
+    while (rRows > 1 && (rRows * vVecs > accumulators || br % rRows))
       rRows /= 2;
     vecType = VectorType::get({kLanes}, b.getF32Type());
   }
@@ -164,6 +164,13 @@ public:
 private:
   // --- small builders ---
   Value cIdx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  /// Indices of (batch, kv head, key, column) in K and V as the core reads
+  /// them: the head-major copies when packKeysValues made them.
+  SmallVector<Value> atKV(Value bt, Value h, Value tok, Value col) const {
+    if (kvPacked)
+      return {bt, h, tok, col};
+    return at(bt, h, tok, col);
+  }
   Value cF32(float v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
@@ -307,6 +314,7 @@ private:
   }
 
   void packValuePairs();
+  void packKeysValues();
   void emitWorkItem(Value batch, Value head, Value qBlock);
   void packQ(Value q0);
   /// Transposes 16 vectors of 16 lanes (a 16 x 16 block) in place.
@@ -334,6 +342,8 @@ private:
   // bf16 only: V with key pairs interleaved, [B, Hk, ceil(Tk / 2), 2 dv];
   // the item's Q^T and P in pairs, [d / 2, 2 br] and [bc / 2, 2 br].
   Value vPairs, qtPairs, pPairs;
+  // f32 with layout(seq_major): K and V copied head-major once per call.
+  bool kvPacked = false;
   // Operands and per-item values.
   Value q, k, v, out, tq, tk, offset, batch, head, kvHead, kEnd, qStart;
   Value qt, st, acc, alpha; // scratch: Qt [d, br], St [bc, br], O, alpha
@@ -375,6 +385,8 @@ Value CpuFlashBuilder::build() {
   Value numQBlocks = arith::CeilDivUIOp::create(b, loc, tq, cIdx(br));
   if (bf16)
     packValuePairs();
+  else if (seqMajor && rank >= 3)
+    packKeysValues();
   SmallVector<OpFoldResult> ubs{numBatch, numHeads, numQBlocks};
   scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt,
                         [&](OpBuilder &, Location, ValueRange ivs) {
@@ -426,6 +438,39 @@ void CpuFlashBuilder::packValuePairs() {
         }
         scf::InParallelOp::create(b, loc);
       });
+}
+
+void CpuFlashBuilder::packKeysValues() {
+  // Once per call: K and V of layout(seq_major) ([.., T, H, d]) copied to
+  // [B, Hk, T, d]. Read in place, consecutive keys are H * d elements
+  // apart; at 3 KiB (GPT-2's 12 x 64 floats) a key block's rows fall into a
+  // sixteenth of the L1 sets and the L2 ways, and the conflict misses cost
+  // more than the copy (one pass over K and V, ~2% of the core's time).
+  Value numBatch = rank == 4 ? dimOf(k, 0) : cIdx(1);
+  Value numKv = dimOf(k, headDim());
+  int64_t dyn = ShapedType::kDynamic;
+  auto packed = [&](int64_t cols) {
+    return memref::AllocOp::create(
+        b, loc, MemRefType::get({dyn, dyn, dyn, cols}, ioElem),
+        ValueRange{numBatch, numKv, tk}, b.getI64IntegerAttr(64));
+  };
+  Value kp = packed(d), vp = packed(dv);
+  SmallVector<OpFoldResult> ubs{numBatch, numKv, tk};
+  scf::ForallOp::create(
+      b, loc, ubs, ValueRange{}, std::nullopt,
+      [&](OpBuilder &, Location, ValueRange ivs) {
+        OpBuilder::InsertionGuard guard(b);
+        for (int64_t c = 0; c < d; c += kLanes)
+          storeVec(loadVec(k, at(ivs[0], ivs[1], ivs[2], cIdx(c))), kp,
+                   {ivs[0], ivs[1], ivs[2], cIdx(c)});
+        for (int64_t c = 0; c < dv; c += kLanes)
+          storeVec(loadVec(v, at(ivs[0], ivs[1], ivs[2], cIdx(c))), vp,
+                   {ivs[0], ivs[1], ivs[2], cIdx(c)});
+        scf::InParallelOp::create(b, loc);
+      });
+  k = kp;
+  v = vp;
+  kvPacked = true;
 }
 
 void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
@@ -599,7 +644,7 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                  SmallVector<Value> next;
                  for (int64_t r = 0; r < rKeys; ++r) {
                    Value kb = bcast(memref::LoadOp::create(
-                       b, loc, k, at(batch, kvHead, rows[r], c)));
+                       b, loc, k, atKV(batch, kvHead, rows[r], c)));
                    for (int64_t i = 0; i < nVecs; ++i)
                      next.push_back(fma(kb, qRow[i], accs[r * nVecs + i]));
                  }
@@ -785,8 +830,8 @@ void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk, bool masked) {
            : loop(cIdx(0), nk, 1, partInit, [&](Value j, ValueRange part) {
                SmallVector<Value> next;
                for (int64_t c = 0; c < dv / kLanes; ++c)
-                 next.push_back(fma(loadRow(v, at(batch, kvHead, add(j0, j),
-                                                  cIdx(c * kLanes))),
+                 next.push_back(fma(loadRow(v, atKV(batch, kvHead, add(j0, j),
+                                                    cIdx(c * kLanes))),
                                     zeroVec, part[c]));
                return next;
              });
@@ -853,8 +898,8 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk, bool masked,
               : loop(cIdx(0), nkRows, 1, init, [&](Value j, ValueRange o) {
                   SmallVector<Value> vRow;
                   for (int64_t c = 0; c < vVecs; ++c)
-                    vRow.push_back(loadRow(v, at(batch, kvHead, add(j0, j),
-                                                 cIdx(c0 + c * kLanes))));
+                    vRow.push_back(loadRow(v, atKV(batch, kvHead, add(j0, j),
+                                                   cIdx(c0 + c * kLanes))));
                   SmallVector<Value> next;
                   for (int64_t r = 0; r < rRows; ++r) {
                     // bf16: P[j, i] is pPairs[j / 2, 2 i + j % 2].
@@ -920,14 +965,16 @@ struct AttnVectorizeSdpaPass
   void runOnOperation() override {
     if (blockQ < kLanes || blockQ % kLanes || blockQ > 256 || blockKV < 1 ||
         blockKV > 1024 || registerKeys < 1 || registerKeys > 64 ||
-        registerRows < 1 || registerRows > 64) {
+        registerRows < 1 || registerRows > 64 || accumulators < 1 ||
+        accumulators > 64) {
       getOperation().emitError()
           << "attn-vectorize-sdpa: block-q must be a multiple of 16 in "
-             "[16, 256], block-kv in [1, 1024], register-keys and "
-             "register-rows in [1, 64]; got block-q="
+             "[16, 256], block-kv in [1, 1024], register-keys, "
+             "register-rows and accumulators in [1, 64]; got block-q="
           << int64_t(blockQ) << " block-kv=" << int64_t(blockKV)
           << " register-keys=" << int64_t(registerKeys)
-          << " register-rows=" << int64_t(registerRows);
+          << " register-rows=" << int64_t(registerRows)
+          << " accumulators=" << int64_t(accumulators);
       return signalPassFailure();
     }
     SmallVector<SdpaOp> ops;
@@ -938,7 +985,7 @@ struct AttnVectorizeSdpaPass
     for (SdpaOp op : ops) {
       OpBuilder b(op);
       CpuFlashBuilder builder(b, op, blockQ, blockKV, registerKeys,
-                              registerRows, polynomialExp);
+                              registerRows, accumulators, polynomialExp);
       Value result = builder.build();
       op.getResult().replaceAllUsesWith(result);
       op.erase();

@@ -31,6 +31,13 @@ void addAttnRewrites(OpPassManager &pm, bool fuseHeads, bool decompose,
     pm.addPass(createAttnFoldMaskPass());
 }
 
+/// Whether the CPU this process runs on has 512-bit vectors (32 of them).
+static bool hostHasAvx512() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto it = features.find("avx512f");
+  return it != features.end() && it->second;
+}
+
 /// Whether the CPU this process runs on executes avx512_bf16 instructions.
 static bool hostHasAvx512Bf16() {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
@@ -48,6 +55,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   };
   // attn-level optimizations, each with its own off switch so that the
   // plain lowering stays available as the numerical reference.
+  bool avx512 = hostHasAvx512();
   if (options.optimize) {
     addAttnRewrites(pm, options.fuseHeads, options.decompose,
                     options.foldHeadTransposes, options.foldMask);
@@ -59,6 +67,11 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       vec.blockKV = options.sdpaBlockKV;
       vec.registerKeys = options.sdpaRegisterKeys;
       vec.registerRows = options.sdpaRegisterRows;
+      // vector<16xf32> is one zmm but two ymm: AVX2's 16 ymm hold 4
+      // accumulators next to the operands (24 would spill on every key).
+      vec.accumulators = options.sdpaAccumulators
+                             ? int64_t(options.sdpaAccumulators)
+                             : (avx512 ? 24 : 4);
       vec.polynomialExp = options.fastExp;
       // The JIT compiles for this host: use vdpbf16ps only where it exists.
       vec.bf16Dot = options.bf16Dot && hostHasAvx512Bf16();
@@ -78,8 +91,21 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   if (options.optimize && options.foldHeadTransposes)
     pm.addPass(createAttnFoldHeadTransposesPass());
   // Register-blocked vector code for the projections and P V products.
-  if (options.optimize && options.vectorizeContractions)
-    pm.addPass(createAttnVectorizeContractionsPass());
+  if (options.optimize && options.vectorizeContractions) {
+    AttnVectorizeContractionsPassOptions tiles;
+    tiles.cacheM = options.contractionCacheM;
+    tiles.cacheK = options.contractionCacheK;
+    // Register tiles sized to the register file: 8 x 32 is 16 of
+    // AVX-512's 32 zmm; AVX2 has 16 ymm, and 4 x 16 keeps 8 accumulators
+    // plus the B row and a broadcast (8 x 32 there spills every k step).
+    tiles.registerM = options.contractionRegisterM
+                          ? int64_t(options.contractionRegisterM)
+                          : (avx512 ? 8 : 4);
+    tiles.registerN = options.contractionRegisterN
+                          ? int64_t(options.contractionRegisterN)
+                          : (avx512 ? 32 : 16);
+    pm.addPass(createAttnVectorizeContractionsPass(tiles));
+  }
   if (options.fastExp)
     pm.addPass(createAttnApproximateMathPass());
   if (options.emitCInterface)
@@ -97,6 +123,15 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   } else {
     add("scf-forall-to-for,func.func(convert-linalg-to-loops)");
   }
+  // Without avx512_bf16, LLVM turns f32 -> bf16 conversions into calls of
+  // compiler-rt's __truncsfbf2, which neither the JIT nor Debian 12's libgcc
+  // provides: expand them into integer arithmetic (round to nearest even,
+  // the rounding of vcvtneps2bf16) instead.
+  bool expandBf16 = options.bf16Conversions == Bf16Conversions::Expand ||
+                    (options.bf16Conversions == Bf16Conversions::Auto &&
+                     !hostHasAvx512Bf16());
+  if (expandBf16)
+    add("func.func(arith-expand{include-bf16=true})");
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "convert-vector-to-llvm{enable-x86vector},"
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"

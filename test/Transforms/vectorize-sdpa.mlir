@@ -1,6 +1,8 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa -cse | FileCheck %s
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 register-keys=8 register-rows=2 polynomial-exp=false' -cse | FileCheck %s --check-prefix=SMALL
 // RUN: not attention-opt %s --attn-vectorize-sdpa='block-q=24' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attention-opt %s --attn-vectorize-sdpa='accumulators=0' 2>&1 | FileCheck %s --check-prefix=BADACC
+// RUN: attention-opt %s --attn-vectorize-sdpa='accumulators=4' -cse | FileCheck %s --check-prefix=AVX2
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
@@ -121,21 +123,47 @@
 // SMALL: math.exp2 %{{.*}} : vector<16xf32>
 // SMALL: scf.for %{{.*}} = %c0 to %c32 step %c2 {
 
-// BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys and register-rows in [1, 64]; got block-q=24
+// BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys, register-rows and accumulators in [1, 64]; got block-q=24
+// BADACC: got block-q=64 block-kv=128 register-keys=4 register-rows=4 accumulators=0
+
+// AVX2's 16 ymm registers (accumulators=4, the pipeline's choice there):
+// a score tile of one key over the 64 query rows (4 vectors), and output
+// tiles of one row (dv = 64: 4 vectors), instead of 4 keys and 4 rows.
+// AVX2-LABEL: func.func @causal(
+// AVX2: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2-COUNT-4: vector.fma
+// AVX2-NOT: vector.fma
+// AVX2: scf.yield
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 {
+// AVX2: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2-COUNT-4: vector.fma
+// AVX2-NOT: vector.fma
+// AVX2: scf.yield
 func.func @causal(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>, %v: tensor<1x12x1024x64xf32>) -> tensor<1x12x1024x64xf32> {
   %o = attn.sdpa %q, %k, %v causal(top_left) : tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32>, tensor<1x12x1024x64xf32> -> tensor<1x12x1024x64xf32>
   return %o : tensor<1x12x1024x64xf32>
 }
 
 // GQA in the seq_major layout with dynamic sizes: K/V head h / 4, indices
-// (batch, token, head, column); the output's dynamic sizes are Q's.
+// (batch, token, head, column) in Q; the output's dynamic sizes are Q's.
 // CHECK-LABEL: func.func @gqa_seq_major(
 // CHECK: %[[DB:.*]] = memref.dim %{{.*}}, %c0
 // CHECK: %[[DT:.*]] = memref.dim %{{.*}}, %c1
 // CHECK: memref.alloc(%[[DB]], %[[DT]]) {alignment = 64 : i64} : memref<?x?x8x32xf32>
+// K and V are copied head-major once per call, [B, Hk, Tk, d], so that a key
+// block's rows are contiguous; the items read the copies.
+// CHECK: %[[KP:.*]] = memref.alloc(%{{.*}}, %c2, %{{.*}}) {alignment = 64 : i64} : memref<?x?x?x32xf32>
+// CHECK: %[[VP:.*]] = memref.alloc(%{{.*}}, %c2, %{{.*}}) {alignment = 64 : i64} : memref<?x?x?x32xf32>
+// CHECK: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PT:.*]]) in
+// CHECK: %[[KR:.*]] = vector.load %{{.*}}[%[[PB]], %[[PT]], %[[PH]], %c0] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: vector.store %[[KR]], %[[KP]][%[[PB]], %[[PH]], %[[PT]], %c0]
+// CHECK: %[[VR:.*]] = vector.load %{{.*}}[%[[PB]], %[[PT]], %[[PH]], %c0] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: vector.store %[[VR]], %[[VP]][%[[PB]], %[[PH]], %[[PT]], %c0]
 // CHECK: scf.forall (%{{.*}}, %[[HQ:.*]], %{{.*}}) in
 // CHECK: %[[HK:.*]] = arith.divui %[[HQ]], %c4
-// CHECK: memref.load %{{.*}}[%{{.*}}, %{{.*}}, %[[HK]], %{{.*}}] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: memref.load %[[KP]][%{{.*}}, %[[HK]], %{{.*}}, %{{.*}}] : memref<?x?x?x32xf32>
+// CHECK: vector.load %[[VP]][%{{.*}}, %[[HK]], %{{.*}}, %{{.*}}] : memref<?x?x?x32xf32>, vector<16xf32>
 func.func @gqa_seq_major(%q: tensor<?x?x8x32xf32>, %k: tensor<?x?x2x32xf32>, %v: tensor<?x?x2x32xf32>) -> tensor<?x?x8x32xf32> {
   %o = attn.sdpa %q, %k, %v layout(seq_major) : tensor<?x?x8x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32> -> tensor<?x?x8x32xf32>
   return %o : tensor<?x?x8x32xf32>

@@ -133,6 +133,13 @@ def main():
     case("MQA 4/1 full T=65 d=32", normal(2, 4, 65, 32), normal(2, 1, 65, 32), normal(2, 1, 65, 32))
     case("seq_major B=2 T=130 H=3 d=64 causal", normal(2, 130, 3, 64), normal(2, 130, 3, 64),
          normal(2, 130, 3, 64), causal="top_left", layout="seq_major")
+    # seq_major K/V are copied head-major first: GQA heads, dynamic sizes and
+    # rank 3 ([T, H, d]) read the right copy.
+    case("seq_major GQA 6/2 full B=2 T=150 d=32 dynamic", normal(2, 150, 6, 32),
+         normal(2, 150, 2, 32), normal(2, 150, 2, 32), layout="seq_major",
+         shapes=((None, None, 6, 32), (None, None, 2, 32), (None, None, 2, 32)))
+    case("seq_major rank 3 Tq=70 Tk=90 H=2 d=16 bottom_right", normal(70, 2, 16),
+         normal(90, 2, 16), normal(90, 2, 16), causal="bottom_right", layout="seq_major")
     case("rank 2 T=77 d=48 causal", normal(77, 48), normal(77, 48), normal(77, 48),
          causal="top_left")
     case("rank 3 H=2 T=40 d=256 full", normal(2, 40, 256), normal(2, 40, 256), normal(2, 40, 256))

@@ -281,10 +281,13 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"128",
            "Keys per step of the online softmax">,
     Option<"registerKeys", "register-keys", "int64_t", /*default=*/"4",
-           "Keys per score register tile (reduced to fit 24 registers)">,
+           "Keys per score register tile (reduced to fit `accumulators`)">,
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"4",
-           "Query rows per output register tile (reduced to fit 24 "
-           "registers)">,
+           "Query rows per output register tile (reduced to fit "
+           "`accumulators`)">,
+    Option<"accumulators", "accumulators", "int64_t", /*default=*/"24",
+           "Most vector<16xf32> accumulators of a register tile: 24 of "
+           "AVX-512's 32 registers; 4 (8 of AVX2's 16 ymm) for AVX2">,
     Option<"polynomialExp", "polynomial-exp", "bool", /*default=*/"true",
            "2^x as an inline polynomial for non-positive arguments "
            "(false: math.exp2)">,

@@ -11,6 +11,14 @@
 
 namespace mlir::attn {
 
+/// How the CPU pipeline lowers f32 <-> bf16 conversions.
+enum class Bf16Conversions {
+  Auto,   ///< native where the host has avx512_bf16, else expand
+  Native, ///< LLVM fptrunc/fpext (vcvtneps2bf16 with avx512_bf16; a
+          ///< compiler-rt call without it)
+  Expand, ///< integer arithmetic (round to nearest even)
+};
+
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
@@ -69,6 +77,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("attn-vectorize-sdpa: query rows per output register "
                      "tile"),
       llvm::cl::init(4)};
+  PassOptions::Option<int64_t> sdpaAccumulators{
+      *this, "sdpa-accumulators",
+      llvm::cl::desc("attn-vectorize-sdpa: most vector<16xf32> accumulators "
+                     "per register tile (0: by the host, 24 with AVX-512, "
+                     "4 with AVX2)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("attn-vectorize-sdpa also takes bf16 cores, with "
@@ -80,11 +94,42 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run attn-vectorize-contractions (register-blocked "
                      "vector code for projections and P V)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> contractionCacheM{
+      *this, "contraction-cache-m",
+      llvm::cl::desc("attn-vectorize-contractions: rows per parallel block"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> contractionCacheK{
+      *this, "contraction-cache-k",
+      llvm::cl::desc("attn-vectorize-contractions: reduction block"),
+      llvm::cl::init(256)};
+  PassOptions::Option<int64_t> contractionRegisterM{
+      *this, "contraction-register-m",
+      llvm::cl::desc("attn-vectorize-contractions: rows per register tile "
+                     "(0: by the host, 8 with AVX-512, 4 with AVX2)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionRegisterN{
+      *this, "contraction-register-n",
+      llvm::cl::desc("attn-vectorize-contractions: columns per register "
+                     "tile (0: by the host, 32 with AVX-512, 16 with AVX2)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Expand exp into a vectorizable polynomial "
                      "(attn-approximate-math) instead of calling libm"),
       llvm::cl::init(true)};
+  PassOptions::Option<Bf16Conversions> bf16Conversions{
+      *this, "bf16-conversions",
+      llvm::cl::desc("How f32 <-> bf16 conversions are lowered"),
+      llvm::cl::init(Bf16Conversions::Auto),
+      llvm::cl::values(
+          clEnumValN(Bf16Conversions::Auto, "auto",
+                     "native where the host CPU has avx512_bf16, else "
+                     "expand"),
+          clEnumValN(Bf16Conversions::Native, "native",
+                     "LLVM fptrunc/fpext (a compiler-rt call on CPUs "
+                     "without avx512_bf16)"),
+          clEnumValN(Bf16Conversions::Expand, "expand",
+                     "integer arithmetic, rounding to nearest even"))};
   PassOptions::Option<bool> parallel{
       *this, "parallel",
       llvm::cl::desc("Run the outermost parallel loops of each op on the "

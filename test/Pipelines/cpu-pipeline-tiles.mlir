@@ -1,0 +1,40 @@
+// The CPU pipeline sizes register tiles to the host's register file unless
+// told otherwise: 8 x 32 projection tiles and up to 24 attention-core
+// accumulators with AVX-512 (32 zmm), 4 x 16 and 4 with AVX2 (16 ymm).
+// These runs give the sizes explicitly, so they show the same IR on any host.
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=8 contraction-register-n=32 sdpa-accumulators=24' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX512
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=4 contraction-register-n=16 sdpa-accumulators=4' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
+// RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=-1 contraction-register-n=32' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// The projections (Q, K, V first): n tiles of 32 and m tiles of 8 rows, 8
+// vector<32xf32> FMAs per k (AVX-512), or n tiles of 16 and m tiles of 4
+// rows, 4 vector<16xf32> FMAs per k (AVX2). Then the core: score tiles of 4
+// keys (AVX-512, 16 accumulators) or 1 key (AVX2, 4) over the 64 query
+// rows of a block.
+// AVX512-LABEL: IR Dump After AttnVectorizeContractionsPass
+// AVX512: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args
+// AVX512: scf.for %{{.*}} step %c8 iter_args
+// AVX512: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{[^)]*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>) {
+// AVX512-COUNT-8: vector.fma {{.*}} : vector<32xf32>
+// AVX512: scf.for %{{.*}} = %c0 to %c128 step %c4 iter_args
+// AVX512: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// AVX512-COUNT-16: vector.fma {{.*}} : vector<16xf32>
+
+// AVX2-LABEL: IR Dump After AttnVectorizeContractionsPass
+// AVX2-NOT: vector<32xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args
+// AVX2: scf.for %{{.*}} step %c4 iter_args
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2-COUNT-4: vector.fma {{.*}} : vector<16xf32>
+// AVX2-NOT: vector<32xf32>
+// AVX2: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2-COUNT-4: vector.fma {{.*}} : vector<16xf32>
+// AVX2-NOT: vector<32xf32>
+
+// BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=64 cache-k=256 register-m=-1 register-n=32
+
+func.func @main(%x: tensor<1x?x64xf32>, %w: tensor<64x64xf32>) -> tensor<1x?x64xf32> {
+  %0 = attn.multi_head_attention %x weights(%w, %w, %w) out_proj(%w) causal {num_heads = 1 : i64} : (tensor<1x?x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<1x?x64xf32>
+  return %0 : tensor<1x?x64xf32>
+}
