@@ -164,13 +164,6 @@ public:
 private:
   // --- small builders ---
   Value cIdx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  /// Indices of (batch, kv head, key, column) in K and V as the core reads
-  /// them: the head-major copies when packKeysValues made them.
-  SmallVector<Value> atKV(Value bt, Value h, Value tok, Value col) const {
-    if (kvPacked)
-      return {bt, h, tok, col};
-    return at(bt, h, tok, col);
-  }
   Value cF32(float v) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
@@ -314,7 +307,7 @@ private:
   }
 
   void packValuePairs();
-  void packKeysValues();
+  void packKeysValues(Value numQBlocks);
   void emitWorkItem(Value batch, Value head, Value qBlock);
   void packQ(Value q0);
   /// Transposes 16 vectors of 16 lanes (a 16 x 16 block) in place.
@@ -342,8 +335,6 @@ private:
   // bf16 only: V with key pairs interleaved, [B, Hk, ceil(Tk / 2), 2 dv];
   // the item's Q^T and P in pairs, [d / 2, 2 br] and [bc / 2, 2 br].
   Value vPairs, qtPairs, pPairs;
-  // f32 with layout(seq_major): K and V copied head-major once per call.
-  bool kvPacked = false;
   // Operands and per-item values.
   Value q, k, v, out, tq, tk, offset, batch, head, kvHead, kEnd, qStart;
   Value qt, st, acc, alpha; // scratch: Qt [d, br], St [bc, br], O, alpha
@@ -386,7 +377,7 @@ Value CpuFlashBuilder::build() {
   if (bf16)
     packValuePairs();
   else if (seqMajor && rank >= 3)
-    packKeysValues();
+    packKeysValues(numQBlocks);
   SmallVector<OpFoldResult> ubs{numBatch, numHeads, numQBlocks};
   scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt,
                         [&](OpBuilder &, Location, ValueRange ivs) {
@@ -440,37 +431,70 @@ void CpuFlashBuilder::packValuePairs() {
       });
 }
 
-void CpuFlashBuilder::packKeysValues() {
-  // Once per call: K and V of layout(seq_major) ([.., T, H, d]) copied to
-  // [B, Hk, T, d]. Read in place, consecutive keys are H * d elements
-  // apart; at 3 KiB (GPT-2's 12 x 64 floats) a key block's rows fall into a
-  // sixteenth of the L1 sets and the L2 ways, and the conflict misses cost
-  // more than the copy (one pass over K and V, ~2% of the core's time).
+void CpuFlashBuilder::packKeysValues(Value numQBlocks) {
+  // K and V of layout(seq_major) ([.., T, H, d]) copied head-major
+  // ([.., H, T, d]) once per call, and read through a transposed view of
+  // the copy, so the indexing stays (token, head). In place, consecutive
+  // keys are H * d elements apart; at 3 KiB (GPT-2's 12 x 64 floats) a key
+  // block's rows fall into a sixteenth of the L1 sets and the L2 ways, and
+  // the conflict misses cost more than the copy (one pass over K and V).
+  // With a single query block per head K and V are read once anyway:
+  // no copy then.
+  auto headMajor = [&](Value src) -> Value {
+    SmallVector<int64_t> shape(cast<MemRefType>(src.getType()).getShape());
+    std::swap(shape[rank - 3], shape[rank - 2]);
+    SmallVector<Value> dynSizes;
+    for (int64_t i = 0; i < rank; ++i)
+      if (ShapedType::isDynamic(shape[i]))
+        dynSizes.push_back(dimOf(
+            src, i == rank - 3 ? rank - 2 : (i == rank - 2 ? rank - 3 : i)));
+    return memref::AllocOp::create(b, loc, MemRefType::get(shape, ioElem),
+                                   dynSizes, b.getI64IntegerAttr(64));
+  };
+  Value kp = headMajor(k), vp = headMajor(v);
   Value numBatch = rank == 4 ? dimOf(k, 0) : cIdx(1);
   Value numKv = dimOf(k, headDim());
-  int64_t dyn = ShapedType::kDynamic;
-  auto packed = [&](int64_t cols) {
-    return memref::AllocOp::create(
-        b, loc, MemRefType::get({dyn, dyn, dyn, cols}, ioElem),
-        ValueRange{numBatch, numKv, tk}, b.getI64IntegerAttr(64));
-  };
-  Value kp = packed(d), vp = packed(dv);
-  SmallVector<OpFoldResult> ubs{numBatch, numKv, tk};
-  scf::ForallOp::create(
-      b, loc, ubs, ValueRange{}, std::nullopt,
-      [&](OpBuilder &, Location, ValueRange ivs) {
-        OpBuilder::InsertionGuard guard(b);
-        for (int64_t c = 0; c < d; c += kLanes)
-          storeVec(loadVec(k, at(ivs[0], ivs[1], ivs[2], cIdx(c))), kp,
-                   {ivs[0], ivs[1], ivs[2], cIdx(c)});
-        for (int64_t c = 0; c < dv; c += kLanes)
-          storeVec(loadVec(v, at(ivs[0], ivs[1], ivs[2], cIdx(c))), vp,
-                   {ivs[0], ivs[1], ivs[2], cIdx(c)});
-        scf::InParallelOp::create(b, loc);
-      });
-  k = kp;
-  v = vp;
-  kvPacked = true;
+  Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        numQBlocks, cIdx(1));
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{k.getType(), v.getType()},
+                                several, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    auto packedAt = [&](ValueRange ivs, Value col) -> SmallVector<Value> {
+      if (rank == 4)
+        return {ivs[0], ivs[1], ivs[2], col};
+      return {ivs[1], ivs[2], col};
+    };
+    SmallVector<OpFoldResult> ubs{numBatch, numKv, tk};
+    scf::ForallOp::create(
+        b, loc, ubs, ValueRange{}, std::nullopt,
+        [&](OpBuilder &, Location, ValueRange ivs) {
+          OpBuilder::InsertionGuard guard(b);
+          for (int64_t c = 0; c < d; c += kLanes)
+            storeVec(loadVec(k, at(ivs[0], ivs[1], ivs[2], cIdx(c))), kp,
+                     packedAt(ivs, cIdx(c)));
+          for (int64_t c = 0; c < dv; c += kLanes)
+            storeVec(loadVec(v, at(ivs[0], ivs[1], ivs[2], cIdx(c))), vp,
+                     packedAt(ivs, cIdx(c)));
+          scf::InParallelOp::create(b, loc);
+        });
+    SmallVector<unsigned> perm;
+    for (int64_t i = 0; i < rank; ++i)
+      perm.push_back(i == rank - 3 ? rank - 2 : (i == rank - 2 ? rank - 3 : i));
+    auto view = [&](Value packed, Value like) -> Value {
+      Value t = memref::TransposeOp::create(
+          b, loc, packed,
+          AffineMapAttr::get(
+              AffineMap::getPermutationMap(perm, b.getContext())));
+      return memref::CastOp::create(b, loc, like.getType(), t);
+    };
+    scf::YieldOp::create(b, loc, ValueRange{view(kp, k), view(vp, v)});
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{k, v});
+  }
+  k = ifOp.getResult(0);
+  v = ifOp.getResult(1);
 }
 
 void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
@@ -644,7 +668,7 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                  SmallVector<Value> next;
                  for (int64_t r = 0; r < rKeys; ++r) {
                    Value kb = bcast(memref::LoadOp::create(
-                       b, loc, k, atKV(batch, kvHead, rows[r], c)));
+                       b, loc, k, at(batch, kvHead, rows[r], c)));
                    for (int64_t i = 0; i < nVecs; ++i)
                      next.push_back(fma(kb, qRow[i], accs[r * nVecs + i]));
                  }
@@ -830,8 +854,8 @@ void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk, bool masked) {
            : loop(cIdx(0), nk, 1, partInit, [&](Value j, ValueRange part) {
                SmallVector<Value> next;
                for (int64_t c = 0; c < dv / kLanes; ++c)
-                 next.push_back(fma(loadRow(v, atKV(batch, kvHead, add(j0, j),
-                                                    cIdx(c * kLanes))),
+                 next.push_back(fma(loadRow(v, at(batch, kvHead, add(j0, j),
+                                                  cIdx(c * kLanes))),
                                     zeroVec, part[c]));
                return next;
              });
@@ -898,8 +922,8 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk, bool masked,
               : loop(cIdx(0), nkRows, 1, init, [&](Value j, ValueRange o) {
                   SmallVector<Value> vRow;
                   for (int64_t c = 0; c < vVecs; ++c)
-                    vRow.push_back(loadRow(v, atKV(batch, kvHead, add(j0, j),
-                                                   cIdx(c0 + c * kLanes))));
+                    vRow.push_back(loadRow(v, at(batch, kvHead, add(j0, j),
+                                                 cIdx(c0 + c * kLanes))));
                   SmallVector<Value> next;
                   for (int64_t r = 0; r < rRows; ++r) {
                     // bf16: P[j, i] is pPairs[j / 2, 2 i + j % 2].

@@ -151,19 +151,31 @@ func.func @causal(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>, %v
 // CHECK: %[[DB:.*]] = memref.dim %{{.*}}, %c0
 // CHECK: %[[DT:.*]] = memref.dim %{{.*}}, %c1
 // CHECK: memref.alloc(%[[DB]], %[[DT]]) {alignment = 64 : i64} : memref<?x?x8x32xf32>
-// K and V are copied head-major once per call, [B, Hk, Tk, d], so that a key
-// block's rows are contiguous; the items read the copies.
-// CHECK: %[[KP:.*]] = memref.alloc(%{{.*}}, %c2, %{{.*}}) {alignment = 64 : i64} : memref<?x?x?x32xf32>
-// CHECK: %[[VP:.*]] = memref.alloc(%{{.*}}, %c2, %{{.*}}) {alignment = 64 : i64} : memref<?x?x?x32xf32>
+// K and V are copied head-major ([B, Hk, Tk, d]) once per call when Tq
+// spans more than one query block, so that a key block's rows are
+// contiguous; the items read them through a transposed view of the copy
+// (indices still (batch, token, head, column)), or in place otherwise.
+// CHECK: %[[NQB:.*]] = arith.ceildivui %[[DT]], %c64
+// CHECK: %[[KP:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x2x?x32xf32>
+// CHECK: %[[VP:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x2x?x32xf32>
+// CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[NQB]], %c1
+// CHECK: %[[KV:.*]]:2 = scf.if %[[SEVERAL]]
 // CHECK: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PT:.*]]) in
-// CHECK: %[[KR:.*]] = vector.load %{{.*}}[%[[PB]], %[[PT]], %[[PH]], %c0] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: %[[KR:.*]] = vector.load %[[K:.*]][%[[PB]], %[[PT]], %[[PH]], %c0] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: vector.store %[[KR]], %[[KP]][%[[PB]], %[[PH]], %[[PT]], %c0]
-// CHECK: %[[VR:.*]] = vector.load %{{.*}}[%[[PB]], %[[PT]], %[[PH]], %c0] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: %[[VR:.*]] = vector.load %[[V:.*]][%[[PB]], %[[PT]], %[[PH]], %c0] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: vector.store %[[VR]], %[[VP]][%[[PB]], %[[PH]], %[[PT]], %c0]
+// CHECK: %[[KT:.*]] = memref.transpose %[[KP]] (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+// CHECK: %[[KC:.*]] = memref.cast %[[KT]]
+// CHECK: %[[VT:.*]] = memref.transpose %[[VP]] (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+// CHECK: %[[VC:.*]] = memref.cast %[[VT]]
+// CHECK: scf.yield %[[KC]], %[[VC]]
+// CHECK: } else {
+// CHECK: scf.yield %[[K]], %[[V]]
 // CHECK: scf.forall (%{{.*}}, %[[HQ:.*]], %{{.*}}) in
 // CHECK: %[[HK:.*]] = arith.divui %[[HQ]], %c4
-// CHECK: memref.load %[[KP]][%{{.*}}, %[[HK]], %{{.*}}, %{{.*}}] : memref<?x?x?x32xf32>
-// CHECK: vector.load %[[VP]][%{{.*}}, %[[HK]], %{{.*}}, %{{.*}}] : memref<?x?x?x32xf32>, vector<16xf32>
+// CHECK: memref.load %[[KV]]#0[%{{.*}}, %{{.*}}, %[[HK]], %{{.*}}] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: vector.load %[[KV]]#1[%{{.*}}, %{{.*}}, %[[HK]], %{{.*}}] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>, vector<16xf32>
 func.func @gqa_seq_major(%q: tensor<?x?x8x32xf32>, %k: tensor<?x?x2x32xf32>, %v: tensor<?x?x2x32xf32>) -> tensor<?x?x8x32xf32> {
   %o = attn.sdpa %q, %k, %v layout(seq_major) : tensor<?x?x8x32xf32>, tensor<?x?x2x32xf32>, tensor<?x?x2x32xf32> -> tensor<?x?x8x32xf32>
   return %o : tensor<?x?x8x32xf32>

@@ -140,6 +140,11 @@ def main():
          shapes=((None, None, 6, 32), (None, None, 2, 32), (None, None, 2, 32)))
     case("seq_major rank 3 Tq=70 Tk=90 H=2 d=16 bottom_right", normal(70, 2, 16),
          normal(90, 2, 16), normal(90, 2, 16), causal="bottom_right", layout="seq_major")
+    # One query block per head: K and V are read in place (the copy's other
+    # branch, chosen at run time for dynamic Tq).
+    case("seq_major Tq=40 Tk=200 H=3 d=32 dynamic, read in place", normal(1, 40, 3, 32),
+         normal(1, 200, 3, 32), normal(1, 200, 3, 32), causal="bottom_right",
+         layout="seq_major", shapes=((1, None, 3, 32),) * 3)
     case("rank 2 T=77 d=48 causal", normal(77, 48), normal(77, 48), normal(77, 48),
          causal="top_left")
     case("rank 3 H=2 T=40 d=256 full", normal(2, 40, 256), normal(2, 40, 256), normal(2, 40, 256))
