@@ -247,6 +247,8 @@ struct AttnVectorizeContractionsPass
         rewriter.modifyOpInPlace(
             op, [&] { op.getDpsInitsMutable()[0].set(empty->getResult(0)); });
       }
+      // `op` is replaced by the first tiling: keep what is needed after.
+      Location loc = op.getLoc();
       // 1. Parallel m blocks (and batch dims): the threads' work items.
       auto blocks = tile(rewriter, cast<TilingInterface>(op.getOperation()),
                          sizes(cacheM, 0, 0, /*others=*/1), order({dims.m}),
@@ -265,8 +267,8 @@ struct AttnVectorizeContractionsPass
         auto kLoop = cast<scf::ForOp>(kBlocks->loops.front().getOperation());
         rewriter.setInsertionPointToStart(kLoop.getBody());
         isFirstK = arith::CmpIOp::create(
-            rewriter, op.getLoc(), arith::CmpIPredicate::eq,
-            kLoop.getInductionVar(), kLoop.getLowerBound());
+            rewriter, loc, arith::CmpIPredicate::eq, kLoop.getInductionVar(),
+            kLoop.getLowerBound());
       }
       emitRegisterTiles(rewriter,
                         cast<linalg::LinalgOp>(kBlocks->tiledOps.front()), dims,
