@@ -122,7 +122,7 @@ std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
 /// (or the bias row) in registers: no fill pass over C, no bias pass, and
 /// no shared zero tensor for bufferization to copy per contraction.
 struct InitFusion {
-  bool fromZero = false;
+  linalg::FillOp zeroFill;   // the init, when it is a zero fill; or null
   Value bias;                // 1-D along n, or null
   linalg::GenericOp biasAdd; // the add to fold away, or null
 };
@@ -164,7 +164,7 @@ InitFusion matchInitFusion(linalg::LinalgOp op) {
   auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
   if (!value || !value.getValue().isZero())
     return f;
-  f.fromZero = true;
+  f.zeroFill = fill;
   Value result = op->getResult(0);
   int64_t nPos = cast<ShapedType>(result.getType()).getRank() - 1;
   if (result.hasOneUse())
@@ -239,11 +239,10 @@ struct AttnVectorizeContractionsPass
       // The init becomes a fresh tensor.empty of its own; the first k block
       // writes every element.
       InitFusion init = matchInitFusion(op);
-      if (init.fromZero) {
-        auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+      if (init.zeroFill) {
         rewriter.setInsertionPoint(op);
         Operation *empty =
-            rewriter.clone(*fill.getOutputs()[0].getDefiningOp());
+            rewriter.clone(*init.zeroFill.getOutputs()[0].getDefiningOp());
         rewriter.modifyOpInPlace(
             op, [&] { op.getDpsInitsMutable()[0].set(empty->getResult(0)); });
       }
@@ -263,7 +262,7 @@ struct AttnVectorizeContractionsPass
         continue;
       // 3. Register tiles, generated directly as vector code.
       Value isFirstK;
-      if (init.fromZero) {
+      if (init.zeroFill) {
         auto kLoop = cast<scf::ForOp>(kBlocks->loops.front().getOperation());
         rewriter.setInsertionPointToStart(kLoop.getBody());
         isFirstK = arith::CmpIOp::create(

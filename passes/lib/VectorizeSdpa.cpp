@@ -307,7 +307,7 @@ private:
   }
 
   void packValuePairs();
-  void packKeysValues(Value numQBlocks);
+  void packKeysValues(Value numBatch, Value numQBlocks);
   void emitWorkItem(Value batch, Value head, Value qBlock);
   void packQ(Value q0);
   /// Transposes 16 vectors of 16 lanes (a 16 x 16 block) in place.
@@ -377,7 +377,7 @@ Value CpuFlashBuilder::build() {
   if (bf16)
     packValuePairs();
   else if (seqMajor && rank >= 3)
-    packKeysValues(numQBlocks);
+    packKeysValues(numBatch, numQBlocks);
   SmallVector<OpFoldResult> ubs{numBatch, numHeads, numQBlocks};
   scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt,
                         [&](OpBuilder &, Location, ValueRange ivs) {
@@ -431,7 +431,7 @@ void CpuFlashBuilder::packValuePairs() {
       });
 }
 
-void CpuFlashBuilder::packKeysValues(Value numQBlocks) {
+void CpuFlashBuilder::packKeysValues(Value numBatch, Value numQBlocks) {
   // K and V of layout(seq_major) ([.., T, H, d]) copied head-major
   // ([.., H, T, d]) once per call, and read through a transposed view of
   // the copy, so the indexing stays (token, head). In place, consecutive
@@ -439,21 +439,9 @@ void CpuFlashBuilder::packKeysValues(Value numQBlocks) {
   // block's rows fall into a sixteenth of the L1 sets and the L2 ways, and
   // the conflict misses cost more than the copy (one pass over K and V).
   // With a single query block per head K and V are read once anyway:
-  // no copy then.
-  auto headMajor = [&](Value src) -> Value {
-    SmallVector<int64_t> shape(cast<MemRefType>(src.getType()).getShape());
-    std::swap(shape[rank - 3], shape[rank - 2]);
-    SmallVector<Value> dynSizes;
-    for (int64_t i = 0; i < rank; ++i)
-      if (ShapedType::isDynamic(shape[i]))
-        dynSizes.push_back(dimOf(
-            src, i == rank - 3 ? rank - 2 : (i == rank - 2 ? rank - 3 : i)));
-    return memref::AllocOp::create(b, loc, MemRefType::get(shape, ioElem),
-                                   dynSizes, b.getI64IntegerAttr(64));
-  };
-  Value kp = headMajor(k), vp = headMajor(v);
-  Value numBatch = rank == 4 ? dimOf(k, 0) : cIdx(1);
-  Value numKv = dimOf(k, headDim());
+  // no copy (and no buffer) then.
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 3], perm[rank - 2]); // its own inverse
   Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                         numQBlocks, cIdx(1));
   auto ifOp = scf::IfOp::create(b, loc, TypeRange{k.getType(), v.getType()},
@@ -461,12 +449,25 @@ void CpuFlashBuilder::packKeysValues(Value numQBlocks) {
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
+    auto headMajor = [&](Value src) -> Value {
+      auto srcType = cast<MemRefType>(src.getType());
+      SmallVector<int64_t> shape;
+      SmallVector<Value> dynSizes;
+      for (int64_t i = 0; i < rank; ++i) {
+        shape.push_back(srcType.getDimSize(perm[i]));
+        if (ShapedType::isDynamic(shape.back()))
+          dynSizes.push_back(dimOf(src, perm[i]));
+      }
+      return memref::AllocOp::create(b, loc, MemRefType::get(shape, ioElem),
+                                     dynSizes, b.getI64IntegerAttr(64));
+    };
+    Value kp = headMajor(k), vp = headMajor(v);
     auto packedAt = [&](ValueRange ivs, Value col) -> SmallVector<Value> {
       if (rank == 4)
         return {ivs[0], ivs[1], ivs[2], col};
       return {ivs[1], ivs[2], col};
     };
-    SmallVector<OpFoldResult> ubs{numBatch, numKv, tk};
+    SmallVector<OpFoldResult> ubs{numBatch, dimOf(k, headDim()), tk};
     scf::ForallOp::create(
         b, loc, ubs, ValueRange{}, std::nullopt,
         [&](OpBuilder &, Location, ValueRange ivs) {
@@ -479,14 +480,12 @@ void CpuFlashBuilder::packKeysValues(Value numQBlocks) {
                      packedAt(ivs, cIdx(c)));
           scf::InParallelOp::create(b, loc);
         });
-    SmallVector<unsigned> perm;
-    for (int64_t i = 0; i < rank; ++i)
-      perm.push_back(i == rank - 3 ? rank - 2 : (i == rank - 2 ? rank - 3 : i));
+    SmallVector<unsigned> permU(perm.begin(), perm.end());
     auto view = [&](Value packed, Value like) -> Value {
       Value t = memref::TransposeOp::create(
           b, loc, packed,
           AffineMapAttr::get(
-              AffineMap::getPermutationMap(perm, b.getContext())));
+              AffineMap::getPermutationMap(permU, b.getContext())));
       return memref::CastOp::create(b, loc, like.getType(), t);
     };
     scf::YieldOp::create(b, loc, ValueRange{view(kp, k), view(vp, v)});

@@ -31,17 +31,11 @@ void addAttnRewrites(OpPassManager &pm, bool fuseHeads, bool decompose,
     pm.addPass(createAttnFoldMaskPass());
 }
 
-/// Whether the CPU this process runs on has 512-bit vectors (32 of them).
-static bool hostHasAvx512() {
+/// Whether the CPU this process runs on (the JIT's target) has `feature`:
+/// "avx512f" (32 512-bit vector registers), "avx512bf16" (vdpbf16ps).
+static bool hostHas(llvm::StringRef feature) {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto it = features.find("avx512f");
-  return it != features.end() && it->second;
-}
-
-/// Whether the CPU this process runs on executes avx512_bf16 instructions.
-static bool hostHasAvx512Bf16() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto it = features.find("avx512bf16");
+  auto it = features.find(feature);
   return it != features.end() && it->second;
 }
 
@@ -55,7 +49,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   };
   // attn-level optimizations, each with its own off switch so that the
   // plain lowering stays available as the numerical reference.
-  bool avx512 = hostHasAvx512();
+  bool avx512 = hostHas("avx512f");
+  bool avx512Bf16 = hostHas("avx512bf16");
   if (options.optimize) {
     addAttnRewrites(pm, options.fuseHeads, options.decompose,
                     options.foldHeadTransposes, options.foldMask);
@@ -74,7 +69,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
                              : (avx512 ? 24 : 4);
       vec.polynomialExp = options.fastExp;
       // The JIT compiles for this host: use vdpbf16ps only where it exists.
-      vec.bf16Dot = options.bf16Dot && hostHasAvx512Bf16();
+      vec.bf16Dot = options.bf16Dot && avx512Bf16;
       pm.addPass(createAttnVectorizeSdpaPass(vec));
     }
     if (options.fuseSoftmax) {
@@ -129,7 +124,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // the rounding of vcvtneps2bf16) instead.
   bool expandBf16 = options.bf16Conversions == Bf16Conversions::Expand ||
                     (options.bf16Conversions == Bf16Conversions::Auto &&
-                     !hostHasAvx512Bf16());
+                     !avx512Bf16);
   if (expandBf16)
     add("func.func(arith-expand{include-bf16=true})");
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"

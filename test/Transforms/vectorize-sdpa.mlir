@@ -151,15 +151,16 @@ func.func @causal(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>, %v
 // CHECK: %[[DB:.*]] = memref.dim %{{.*}}, %c0
 // CHECK: %[[DT:.*]] = memref.dim %{{.*}}, %c1
 // CHECK: memref.alloc(%[[DB]], %[[DT]]) {alignment = 64 : i64} : memref<?x?x8x32xf32>
-// K and V are copied head-major ([B, Hk, Tk, d]) once per call when Tq
-// spans more than one query block, so that a key block's rows are
-// contiguous; the items read them through a transposed view of the copy
-// (indices still (batch, token, head, column)), or in place otherwise.
+// K and V are copied head-major ([B, Hk, Tk, d], allocated in that branch
+// only) once per call when Tq spans more than one query block, so that a
+// key block's rows are contiguous; the items read them through a transposed
+// view of the copy (indices still (batch, token, head, column)), or in
+// place otherwise.
 // CHECK: %[[NQB:.*]] = arith.ceildivui %[[DT]], %c64
-// CHECK: %[[KP:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x2x?x32xf32>
-// CHECK: %[[VP:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x2x?x32xf32>
 // CHECK: %[[SEVERAL:.*]] = arith.cmpi ugt, %[[NQB]], %c1
 // CHECK: %[[KV:.*]]:2 = scf.if %[[SEVERAL]]
+// CHECK: %[[KP:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x2x?x32xf32>
+// CHECK: %[[VP:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x2x?x32xf32>
 // CHECK: scf.forall (%[[PB:.*]], %[[PH:.*]], %[[PT:.*]]) in
 // CHECK: %[[KR:.*]] = vector.load %[[K:.*]][%[[PB]], %[[PT]], %[[PH]], %c0] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: vector.store %[[KR]], %[[KP]][%[[PB]], %[[PH]], %[[PT]], %c0]

@@ -22,6 +22,28 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_exec  # noqa: E402
 
+def projection(k, init):
+    """x[1, T, k] @ w[k, 64] into `init` (SSA name): %r."""
+    return """  %r = linalg.generic {{indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
+      ins(%x, %w : tensor<1x?x{k}xf32>, tensor<{k}x64xf32>) outs({init} : tensor<1x?x64xf32>) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }} -> tensor<1x?x64xf32>
+""".format(k=k, init=init)
+
+
+def zero_init(k):
+    """A zero-filled [1, T, 64] accumulator for x[1, T, k]: %f."""
+    return """  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x{k}xf32>
+  %e = tensor.empty(%t) : tensor<1x?x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
+""".format(k=k)
+
+
 MODULE = """
 #xa = affine_map<(b, m, k, n) -> (b, m, k)>
 #wa = affine_map<(b, m, k, n) -> (k, n)>
@@ -30,19 +52,7 @@ MODULE = """
 #va = affine_map<(b, h, m, k, n) -> (b, h, k, n)>
 #oa = affine_map<(b, h, m, k, n) -> (b, h, m, n)>
 func.func @proj(%x: tensor<1x?x96xf32>, %w: tensor<96x64xf32>) -> tensor<1x?x64xf32> {
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f32
-  %t = tensor.dim %x, %c1 : tensor<1x?x96xf32>
-  %e = tensor.empty(%t) : tensor<1x?x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
-  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-      ins(%x, %w : tensor<1x?x96xf32>, tensor<96x64xf32>) outs(%f : tensor<1x?x64xf32>) {
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %o, %m : f32
-    linalg.yield %s : f32
-  } -> tensor<1x?x64xf32>
-  return %r : tensor<1x?x64xf32>
+""" + zero_init(96) + projection(96, "%f") + """  return %r : tensor<1x?x64xf32>
 }
 
 func.func @pv(%p: tensor<2x3x?x50xf32>, %v: tensor<2x3x50x32xf32>) -> tensor<2x3x?x32xf32> {
@@ -64,19 +74,7 @@ func.func @pv(%p: tensor<2x3x?x50xf32>, %v: tensor<2x3x50x32xf32>) -> tensor<2x3
 #ba = affine_map<(b, m, n) -> (n)>
 #ya = affine_map<(b, m, n) -> (b, m, n)>
 func.func @proj_bias(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %bias: tensor<64xf32>) -> tensor<1x?x64xf32> {
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f32
-  %t = tensor.dim %x, %c1 : tensor<1x?x600xf32>
-  %e = tensor.empty(%t) : tensor<1x?x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
-  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-      ins(%x, %w : tensor<1x?x600xf32>, tensor<600x64xf32>) outs(%f : tensor<1x?x64xf32>) {
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %o, %m : f32
-    linalg.yield %s : f32
-  } -> tensor<1x?x64xf32>
-  %y = linalg.generic {indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}
+""" + zero_init(600) + projection(600, "%f") + """  %y = linalg.generic {indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%bias : tensor<64xf32>) outs(%r : tensor<1x?x64xf32>) {
   ^bb0(%bv: f32, %o: f32):
     %s = arith.addf %bv, %o : f32
@@ -86,14 +84,7 @@ func.func @proj_bias(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %bias: ten
 }
 
 func.func @proj_acc(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %c: tensor<1x?x64xf32>) -> tensor<1x?x64xf32> {
-  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-      ins(%x, %w : tensor<1x?x600xf32>, tensor<600x64xf32>) outs(%c : tensor<1x?x64xf32>) {
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %o, %m : f32
-    linalg.yield %s : f32
-  } -> tensor<1x?x64xf32>
-  return %r : tensor<1x?x64xf32>
+""" + projection(600, "%c") + """  return %r : tensor<1x?x64xf32>
 }
 """
 
