@@ -325,10 +325,40 @@ struct AttnVectorizeContractionsPass
       }
       return idx;
     };
-    auto nLoop =
-        scf::ForOp::create(rewriter, loc, zero, nSize, nr, ValueRange{c});
+    // The B micro-panel (k block x register-n columns) is copied to a
+    // contiguous buffer before the m tiles read it. In place its rows are N
+    // floats apart: at N = 768 (3 KiB, 48 cache lines) all 256 rows of the
+    // panel fall into 4 of L1's 64 sets, and every k step of every m tile
+    // misses; packed, the panel is 256 consecutive rows in L1. One buffer
+    // serves every n tile (an iteration value of the n loop).
+    Value packInit;
+    if (packB)
+      packInit = tensor::EmptyOp::create(
+          rewriter, loc, ArrayRef<int64_t>{cacheK, registerN}, f32);
+    SmallVector<Value> nInit{c};
+    if (packB)
+      nInit.push_back(packInit);
+    auto nLoop = scf::ForOp::create(rewriter, loc, zero, nSize, nr, nInit);
     rewriter.setInsertionPointToStart(nLoop.getBody());
     Value n0 = nLoop.getInductionVar();
+    Value packed;
+    if (packB) {
+      auto packLoop =
+          scf::ForOp::create(rewriter, loc, zero, kSize, one,
+                             ValueRange{nLoop.getRegionIterArgs()[1]});
+      rewriter.setInsertionPointToStart(packLoop.getBody());
+      Value kk = packLoop.getInductionVar();
+      Value row = vector::TransferReadOp::create(rewriter, loc, rowType, b,
+                                                 indices(maps[1], zero, n0, kk),
+                                                 pad, ArrayRef<bool>{true});
+      Value written = vector::TransferWriteOp::create(
+                          rewriter, loc, row, packLoop.getRegionIterArgs()[0],
+                          ValueRange{kk, zero}, ArrayRef<bool>{true})
+                          .getResult();
+      scf::YieldOp::create(rewriter, loc, written);
+      rewriter.setInsertionPointAfter(packLoop);
+      packed = packLoop.getResult(0);
+    }
     auto mLoop = scf::ForOp::create(rewriter, loc, zero, mFull, mr,
                                     ValueRange{nLoop.getRegionIterArgs()[0]});
     rewriter.setInsertionPointToStart(mLoop.getBody());
@@ -370,9 +400,15 @@ struct AttnVectorizeContractionsPass
     auto kLoop = scf::ForOp::create(rewriter, loc, zero, kSize, one, acc);
     rewriter.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
-    Value bRow = vector::TransferReadOp::create(rewriter, loc, rowType, b,
-                                                indices(maps[1], zero, n0, kk),
-                                                pad, ArrayRef<bool>{true});
+    Value bRow =
+        packB ? vector::TransferReadOp::create(rewriter, loc, rowType, packed,
+                                               ValueRange{kk, zero}, pad,
+                                               ArrayRef<bool>{true})
+                    .getResult()
+              : vector::TransferReadOp::create(rewriter, loc, rowType, b,
+                                               indices(maps[1], zero, n0, kk),
+                                               pad, ArrayRef<bool>{true})
+                    .getResult();
     SmallVector<Value> next;
     for (int64_t i = 0; i < registerM; ++i) {
       Value aElem = tensor::ExtractOp::create(
@@ -391,7 +427,10 @@ struct AttnVectorizeContractionsPass
                     .getResult();
     scf::YieldOp::create(rewriter, loc, updated);
     rewriter.setInsertionPointAfter(mLoop);
-    scf::YieldOp::create(rewriter, loc, mLoop.getResults());
+    SmallVector<Value> nYield{mLoop.getResult(0)};
+    if (packB)
+      nYield.push_back(packed);
+    scf::YieldOp::create(rewriter, loc, nYield);
 
     // The remaining rows: the same contraction on the slice [mFull, M).
     rewriter.setInsertionPointAfter(nLoop);

@@ -149,12 +149,25 @@ public:
       while (rKeys > 2 && bc % rKeys)
         rKeys -= 2;
     }
-    vVecs = dv / kLanes;
-    while (vVecs > std::min<int64_t>(8, accumulators) || (dv / kLanes) % vVecs)
-      --vVecs;
-    rRows = registerRows;
-    while (rRows > 1 && (rRows * vVecs > accumulators || br % rRows))
-      rRows /= 2;
+    // O tile: each step loads vVecs vectors of a V row and broadcasts
+    // rRows weights for rRows * vVecs FMAs. Take the shape with the fewest
+    // loads per FMA (ties: the wider one): with few accumulators (AVX2)
+    // 2 rows x 2 vectors rather than 1 x 4 halves the V traffic, which
+    // then comes from L2 once V's block and the weights outgrow L1.
+    double bestCost = 0;
+    for (int64_t cols = std::min<int64_t>(8, dv / kLanes); cols >= 1; --cols) {
+      if ((dv / kLanes) % cols || cols > accumulators)
+        continue;
+      int64_t rows = registerRows;
+      while (rows > 1 && (rows * cols > accumulators || br % rows))
+        rows /= 2;
+      double cost = double(rows + cols) / double(rows * cols);
+      if (!vVecs || cost < bestCost) {
+        vVecs = cols;
+        rRows = rows;
+        bestCost = cost;
+      }
+    }
     vecType = VectorType::get({kLanes}, b.getF32Type());
   }
 

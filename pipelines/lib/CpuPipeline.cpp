@@ -58,8 +58,15 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     // (masks, dropout, windows, other types) gets the linalg flash form.
     if (options.vectorizeSdpa) {
       AttnVectorizeSdpaPassOptions vec;
-      vec.blockQ = options.sdpaBlockQ;
-      vec.blockKV = options.sdpaBlockKV;
+      // AVX2 blocks are half as tall and half as long: with 8 ymm of
+      // accumulators a score tile is 2 keys x 32 rows (6 loads per 8 FMAs
+      // rather than 9 for 1 key x 64 rows, which is bound by two loads a
+      // cycle), and V's block with the weights (2 x 8 KiB) stays in L1
+      // while the 2-row output tiles stream it.
+      vec.blockQ = options.sdpaBlockQ ? int64_t(options.sdpaBlockQ)
+                                      : (avx512 ? 64 : 32);
+      vec.blockKV = options.sdpaBlockKV ? int64_t(options.sdpaBlockKV)
+                                        : (avx512 ? 128 : 64);
       vec.registerKeys = options.sdpaRegisterKeys;
       vec.registerRows = options.sdpaRegisterRows;
       // vector<16xf32> is one zmm but two ymm: AVX2's 16 ymm hold 4
@@ -99,6 +106,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     tiles.registerN = options.contractionRegisterN
                           ? int64_t(options.contractionRegisterN)
                           : (avx512 ? 32 : 16);
+    tiles.packB = options.contractionPackB;
     pm.addPass(createAttnVectorizeContractionsPass(tiles));
   }
   if (options.fastExp)

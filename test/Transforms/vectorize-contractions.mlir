@@ -1,4 +1,5 @@
 // RUN: attention-opt %s --attn-vectorize-contractions | FileCheck %s
+// RUN: attention-opt %s --attn-vectorize-contractions='pack-b=false' | FileCheck %s --check-prefix=NOPACK
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-m=0 register-n=48' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=0 cache-k=256 register-m=8 register-n=48
@@ -7,7 +8,10 @@
 // blocks, 256-deep k blocks, 32-column register tiles of 8 rows whose C
 // rows stay in vector registers across the k loop (one B row load, eight
 // broadcasts and FMAs per k), then the rows past the last full tile as the
-// original contraction on that slice. The zero fill of the init is gone:
+// original contraction on that slice. Each n tile's B micro-panel (256 x 32)
+// is first copied into one contiguous buffer, carried by the n loop, which
+// the register tiles read instead of w's rows 9 KiB apart (with pack-b=false
+// they read w directly). The zero fill of the init is gone:
 // C is a bare tensor.empty, and the first k block starts its registers (and
 // the rest rows) from zeros instead of reading C.
 #xa = affine_map<(b, m, k, n) -> (b, m, k)>
@@ -23,14 +27,18 @@
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0 : index
 // CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: %[[FULL:.*]] = arith.subi %{{.*}}, %[[REM]]
-// CHECK: scf.for %[[N:.*]] = %c0 to %c2304 step %c32
+// CHECK: %[[PACK0:.*]] = tensor.empty() : tensor<256x32xf32>
+// CHECK: scf.for %[[N:.*]] = %c0 to %c2304 step %c32 iter_args(%{{.*}} = %{{.*}}, %[[PACKARG:.*]] = %[[PACK0]])
+// CHECK: %[[PACKED:.*]] = scf.for %[[KP:.*]] = %c0 to %c256 step %c1 iter_args(%[[P:.*]] = %[[PACKARG]])
+// CHECK: %[[BROW:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768x2304xf32>, vector<32xf32>
+// CHECK: vector.transfer_write %[[BROW]], %[[P]][%[[KP]], %c0] {in_bounds = [true]} : vector<32xf32>, tensor<256x32xf32>
 // CHECK: scf.for %[[M:.*]] = %c0 to %[[FULL]] step %c8
 // CHECK: %[[INIT:.*]]:8 = scf.if %[[FIRST]] -> (vector<32xf32>, {{.*}}) {
 // CHECK: scf.yield %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]] :
 // CHECK: } else {
 // CHECK-COUNT-8: vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x?x2304xf32>, vector<32xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(%{{.*}} = %[[INIT]]#0, {{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
-// CHECK: vector.transfer_read %{{.*}} : tensor<768x2304xf32>, vector<32xf32>
+// CHECK: vector.transfer_read %[[PACKED]][%{{.*}}, %c0], %{{.*}} {in_bounds = [true]} : tensor<256x32xf32>, vector<32xf32>
 // CHECK-COUNT-8: vector.fma
 // CHECK: scf.yield
 // CHECK-COUNT-8: vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x?x2304xf32>
@@ -42,6 +50,12 @@
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<256x2304xf32>) outs(%[[RESTINIT]] :
 // CHECK: tensor.insert_slice
+// NOPACK-LABEL: func.func @projection(
+// NOPACK-NOT: tensor<256x32xf32>
+// NOPACK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args
+// NOPACK-NEXT: affine.apply
+// NOPACK-NEXT: vector.transfer_read %{{.*}} : tensor<768x2304xf32>, vector<32xf32>
+// NOPACK-COUNT-8: vector.fma
 func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tensor<1x?x2304xf32> {
   %c1 = arith.constant 1 : index
   %cst = arith.constant 0.0 : f32

@@ -2,7 +2,7 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 register-keys=8 register-rows=2 polynomial-exp=false' -cse | FileCheck %s --check-prefix=SMALL
 // RUN: not attention-opt %s --attn-vectorize-sdpa='block-q=24' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attention-opt %s --attn-vectorize-sdpa='accumulators=0' 2>&1 | FileCheck %s --check-prefix=BADACC
-// RUN: attention-opt %s --attn-vectorize-sdpa='accumulators=4' -cse | FileCheck %s --check-prefix=AVX2
+// RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 accumulators=4' -cse | FileCheck %s --check-prefix=AVX2
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
@@ -126,17 +126,18 @@
 // BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys, register-rows and accumulators in [1, 64]; got block-q=24
 // BADACC: got block-q=64 block-kv=128 register-keys=4 register-rows=4 accumulators=0
 
-// AVX2's 16 ymm registers (accumulators=4, the pipeline's choice there):
-// a score tile of one key over the 64 query rows (4 vectors), and output
-// tiles of one row (dv = 64: 4 vectors), instead of 4 keys and 4 rows.
+// AVX2's 16 ymm registers (the pipeline's choice there: accumulators=4,
+// 32 x 64 blocks): score tiles of two keys over 32 query rows (2 x 2
+// vectors: 2 broadcasts and 2 loads of Qt per 4 FMAs), and output tiles of
+// two rows x 32 columns (2 x 2 vectors), instead of 4 keys and 4 rows.
 // AVX2-LABEL: func.func @causal(
-// AVX2: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c2 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>) {
 // AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // AVX2-COUNT-4: vector.fma
 // AVX2-NOT: vector.fma
 // AVX2: scf.yield
-// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 {
-// AVX2: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2: scf.for %{{.*}} = %c0 to %c32 step %c2 {
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // AVX2-COUNT-4: vector.fma
 // AVX2-NOT: vector.fma
 // AVX2: scf.yield

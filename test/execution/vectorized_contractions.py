@@ -5,7 +5,8 @@
 # a projection x[1, T, 96] @ w[96, 64] and a batched P V product
 # p[2, 3, T, 50] @ v[2, 3, 50, 32], at row counts below, at and around the
 # register and cache tiles (1, 5, 8, 63, 64, 65, 130), plus the same
-# modules with the pass off (vectorize-contractions=false). Three k blocks
+# modules with B read in place (contraction-pack-b=false) and with the pass
+# off (vectorize-contractions=false). Three k blocks
 # (k = 600, the last one partial) for the zero-fill init that the first k
 # block replaces, the bias add folded into it (out_proj), and an
 # accumulator that is an argument (C + x @ w, read in every block).
@@ -96,7 +97,7 @@ v = rng.standard_normal((2, 3, 50, 32)).astype(np.float32)
 # nn.Linear's init for the 600-deep projections: outputs of order 1.
 w600 = rng.uniform(-600 ** -0.5, 600 ** -0.5, (600, 64)).astype(np.float32)
 bias = rng.standard_normal(64).astype(np.float32)
-for options in ("", "vectorize-contractions=false"):
+for options in ("", "contraction-pack-b=false", "vectorize-contractions=false"):
     extra = ["--pipeline-options", options] if options else []
     for t in (1, 5, 8, 63, 64, 65, 130):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)

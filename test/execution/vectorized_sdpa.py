@@ -9,7 +9,9 @@
 # a custom scale; logits of +-1e4; an inf
 # and a NaN value under keys of weight 0 (they must add nothing) and a NaN
 # value under a visible key (it must propagate). Each case runs with the
-# default tiles and with small, odd tiles (16-row items, 5- and 3-key blocks,
+# default tiles, with the tiles of each host (AVX-512: 64 x 128 blocks and
+# 24 accumulators; AVX2: 32 x 64 and 4), and with small, odd tiles (16-row
+# items, 5- and 3-key blocks,
 # other register tiles), so that partial key tiles, partial blocks and the
 # diagonal predicate are all exercised, and with libm's exp (fast-exp=false)
 # instead of the inline polynomial. Each module is first checked to be
@@ -31,6 +33,9 @@ ATTENTION_OPT = os.path.join(os.path.dirname(attn_exec.ATTENTION_RUN), "attentio
 
 VARIANTS = [
     ("default", ""),
+    # Both hosts' tile sets on any host (the default is one of them).
+    ("avx512-tiles", "sdpa-block-q=64 sdpa-block-kv=128 sdpa-accumulators=24"),
+    ("avx2-tiles", "sdpa-block-q=32 sdpa-block-kv=64 sdpa-accumulators=4"),
     ("q16-kv5", "sdpa-block-q=16 sdpa-block-kv=5 sdpa-register-keys=8 sdpa-register-rows=2"),
     ("q32-kv3", "sdpa-block-q=32 sdpa-block-kv=3 sdpa-register-keys=3 sdpa-register-rows=8"),
     ("libm-exp", "fast-exp=false"),

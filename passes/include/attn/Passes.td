@@ -283,8 +283,9 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"registerKeys", "register-keys", "int64_t", /*default=*/"4",
            "Keys per score register tile (reduced to fit `accumulators`)">,
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"4",
-           "Query rows per output register tile (reduced to fit "
-           "`accumulators`)">,
+           "Most query rows per output register tile; rows and columns "
+           "are chosen within `accumulators` for the fewest loads per FMA "
+           "(4 x 64 columns with 24, 2 x 32 with 4)">,
     Option<"accumulators", "accumulators", "int64_t", /*default=*/"24",
            "Most vector<16xf32> accumulators of a register tile: 24 of "
            "AVX-512's 32 registers; 4 (8 of AVX2's 16 ymm) for AVX2">,
@@ -472,7 +473,8 @@ def AttnVectorizeContractionsPass
     ```
     scf.forall m blocks (cache-m)              threads' work items
       scf.for k blocks (cache-k)               the A block stays in L2
-        scf.for n tiles (register-n)           a B micro-panel in L1
+        scf.for n tiles (register-n)           a B micro-panel in L1,
+          scf.for k: copy the panel's rows     packed (pack-b)
           scf.for m tiles (register-m), peeled full tiles vectorized
             scf.for k                          C tile hoisted to registers
               vector.contract -> outer products -> FMAs
@@ -480,6 +482,14 @@ def AttnVectorizeContractionsPass
 
     The remainder rows of the peeled loop stay scalar. Other ops are
     untouched.
+
+    With `pack-b` (the default) each n tile first copies its B micro-panel
+    (cache-k rows of register-n floats) into one contiguous buffer, a
+    `tensor<cache-k x register-n>` carried by the n loop, and the register
+    tiles read the panel from there. In place the panel's rows are N floats
+    apart; at N = 768 (3 KiB, 48 cache lines) all 256 of them map to 4 of
+    L1's 64 sets and the panel never stays in L1. The copy is one load and
+    store per 2 x cache-m FLOPs.
 
     A contraction whose init is a zero `linalg.fill` of a `tensor.empty`
     gets a fresh `tensor.empty` instead, and its first k block starts the
@@ -502,6 +512,9 @@ def AttnVectorizeContractionsPass
     Option<"registerM", "register-m", "int64_t", "8", "Rows per register tile">,
     Option<"registerN", "register-n", "int64_t", "32",
            "Columns per register tile (a multiple of the vector width)">,
+    Option<"packB", "pack-b", "bool", "true",
+           "Copy each B micro-panel (cache-k x register-n) to a contiguous "
+           "buffer before the m tiles read it">,
   ];
   let dependentDialects = [
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",

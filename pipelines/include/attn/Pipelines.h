@@ -62,12 +62,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> sdpaBlockQ{
       *this, "sdpa-block-q",
       llvm::cl::desc("attn-vectorize-sdpa: query rows per task (a multiple "
-                     "of 16)"),
-      llvm::cl::init(64)};
+                     "of 16; 0: by the host, 64 with AVX-512, 32 with AVX2)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> sdpaBlockKV{
       *this, "sdpa-block-kv",
-      llvm::cl::desc("attn-vectorize-sdpa: keys per online-softmax step"),
-      llvm::cl::init(128)};
+      llvm::cl::desc("attn-vectorize-sdpa: keys per online-softmax step (0: "
+                     "by the host, 128 with AVX-512, 64 with AVX2)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> sdpaRegisterKeys{
       *this, "sdpa-register-keys",
       llvm::cl::desc("attn-vectorize-sdpa: keys per score register tile"),
@@ -112,6 +113,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("attn-vectorize-contractions: columns per register "
                      "tile (0: by the host, 32 with AVX-512, 16 with AVX2)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> contractionPackB{
+      *this, "contraction-pack-b",
+      llvm::cl::desc("attn-vectorize-contractions: copy each B micro-panel "
+                     "to a contiguous buffer before its m tiles"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Expand exp into a vectorizable polynomial "
