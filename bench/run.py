@@ -199,7 +199,7 @@ def bf16_case(build, threads, repeat, work, h=12, tt=1024, d=64):
     return {"f32_ms": out["f32"]["ms"], "bf16_ms": out["bf16"]["ms"],
             "bf16_gflops": flops / out["bf16"]["ms"] / 1e6,
             "speedup": out["f32"]["ms"] / out["bf16"]["ms"], "err": out["bf16"]["err"],
-            "path": "vdpbf16ps" if dot else "f32 compute (no avx512_bf16 on this CPU)"}
+            "path": "vdpbf16ps" if dot else "operands widened to f32 (no avx512_bf16 on this CPU)"}
 
 
 # ---------------------------------------------------------------------------

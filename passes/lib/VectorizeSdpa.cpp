@@ -1,8 +1,8 @@
 //===- VectorizeSdpa.cpp - attn-vectorize-sdpa ----------------------------===//
 //
-// attn.sdpa (f32, or bf16 with avx512_bf16 dot products; no explicit mask)
-// -> a register-blocked flash-attention loop nest in vector IR for AVX-512
-// CPUs.
+// attn.sdpa (f32, or bf16 with avx512_bf16 dot products or widened to f32;
+// no explicit mask) -> a register-blocked flash-attention loop nest in
+// vector IR for x86 CPUs (AVX-512 or AVX2).
 //
 // One work item (an scf.forall iteration) is (batch, head, block of Br query
 // rows). The item transposes its Q block once, scaled, into Qt [d, Br]: with
@@ -37,6 +37,8 @@
 // as math.exp2 with polynomial-exp=false. bf16 (bf16-dot): V is packed once
 // into key pairs, Q^T and P are stored in pairs, and both products are
 // x86vector.avx512.dot (vdpbf16ps); softmax and accumulators stay f32.
+// bf16 without dot products (bf16-widen): the f32 loop nest, every operand
+// load widened to f32 and the output rounded to bf16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,16 +70,23 @@ constexpr int64_t kMinQueryRows = 8;
 /// A key threshold no lane index reaches: "no lane sees this key".
 constexpr int32_t kNoLane = 1 << 30;
 
+/// Whether a bf16 `op` takes the vdpbf16ps dot products (head dim a
+/// multiple of 32, the pairs along d) rather than being widened to f32.
+bool usesBf16Dot(SdpaOp op, bool bf16Dot) {
+  return bf16Dot && op.getQuery().getType().getElementType().isBF16() &&
+         op.getQuery().getType().getShape().back() % (2 * kLanes) == 0;
+}
+
 /// Why `op` stays with attn-fuse-softmax, or "" if this pass takes it.
-std::string unsupportedReason(SdpaOp op, bool bf16Dot) {
+std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
   auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
        vt = op.getValue().getType();
   Type e = qt.getElementType();
   if (kt.getElementType() != e || vt.getElementType() != e ||
       op.getResult().getType().getElementType() != e)
     return "mixed element types";
-  if (!e.isF32() && !(e.isBF16() && bf16Dot))
-    return "element type is not f32 (or bf16 with bf16-dot)";
+  if (!e.isF32() && !(e.isBF16() && (bf16Dot || bf16Widen)))
+    return "element type is not f32 (or bf16 with bf16-dot or bf16-widen)";
   if (qt.getRank() < 2 || qt.getRank() > 4 || kt.getRank() != qt.getRank() ||
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
@@ -106,7 +115,7 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot) {
       (!ShapedType::isDynamic(dk) && dk != d))
     return "head dims are not static positive multiples of 16";
   // bf16 dot products take pairs along d.
-  if (e.isBF16() && d % (2 * kLanes))
+  if (e.isBF16() && !bf16Widen && !usesBf16Dot(op, bf16Dot))
     return "bf16 head dim is not a multiple of 32";
   return "";
 }
@@ -116,12 +125,12 @@ class CpuFlashBuilder : detail::SdpaIndexing {
 public:
   CpuFlashBuilder(OpBuilder &builder, SdpaOp op, int64_t blockQ,
                   int64_t blockKV, int64_t registerKeys, int64_t registerRows,
-                  int64_t accumulators, bool polynomialExp)
+                  int64_t accumulators, bool polynomialExp, bool bf16Dot)
       : SdpaIndexing(op), b(builder), loc(op.getLoc()), op(op), br(blockQ),
         bc(blockKV), polynomialExp(polynomialExp) {
     auto qt = op.getQuery().getType();
     ioElem = qt.getElementType();
-    bf16 = ioElem.isBF16();
+    bf16 = usesBf16Dot(op, bf16Dot);
     d = qt.getShape().back();
     dv = op.getValue().getType().getShape().back();
     // Short static query lengths (decode steps, small prompts): items of
@@ -261,12 +270,19 @@ private:
   }
   /// 16 elements of an operand row as f32.
   Value loadRow(Value mem, ValueRange idx) {
-    if (!bf16)
+    if (ioElem.isF32())
       return loadVec(mem, idx);
-    Value h = vector::LoadOp::create(
-        b, loc, VectorType::get({kLanes}, b.getBF16Type()), mem, idx);
+    Value h = vector::LoadOp::create(b, loc, ioVecType(), mem, idx);
     return arith::ExtFOp::create(b, loc, vecType, h);
   }
+  /// One operand element as f32.
+  Value loadScalar(Value mem, ValueRange idx) {
+    Value x = memref::LoadOp::create(b, loc, mem, idx);
+    return ioElem.isF32() ? x
+                          : arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  }
+  /// 16 lanes of the operands' element type.
+  VectorType ioVecType() { return VectorType::get({kLanes}, ioElem); }
   /// A bf16 pair at `idx` broadcast to all 16 lanes: vector<32xbf16>.
   Value bcastPair(Value mem, ValueRange idx) {
     Value pair = vector::LoadOp::create(
@@ -344,7 +360,8 @@ private:
   int64_t rRows = 0; // query rows per O register tile
   VectorType vecType;
   Type ioElem;       // f32 or bf16
-  bool bf16 = false; // bf16 operands: avx512_bf16 dot products
+  bool bf16 = false; // bf16 operands and avx512_bf16 dot products (else a
+                     // bf16 op is widened to f32 as it is loaded)
   // bf16 only: V with key pairs interleaved, [B, Hk, ceil(Tk / 2), 2 dv];
   // the item's Q^T and P in pairs, [d / 2, 2 br] and [bc / 2, 2 br].
   Value vPairs, qtPairs, pPairs;
@@ -485,12 +502,16 @@ void CpuFlashBuilder::packKeysValues(Value numBatch, Value numQBlocks) {
         b, loc, ubs, ValueRange{}, std::nullopt,
         [&](OpBuilder &, Location, ValueRange ivs) {
           OpBuilder::InsertionGuard guard(b);
-          for (int64_t c = 0; c < d; c += kLanes)
-            storeVec(loadVec(k, at(ivs[0], ivs[1], ivs[2], cIdx(c))), kp,
-                     packedAt(ivs, cIdx(c)));
-          for (int64_t c = 0; c < dv; c += kLanes)
-            storeVec(loadVec(v, at(ivs[0], ivs[1], ivs[2], cIdx(c))), vp,
-                     packedAt(ivs, cIdx(c)));
+          // Copied in the operands' element type (bf16 stays bf16).
+          auto copy = [&](Value src, Value dst, int64_t width) {
+            for (int64_t c = 0; c < width; c += kLanes)
+              storeVec(
+                  vector::LoadOp::create(b, loc, ioVecType(), src,
+                                         at(ivs[0], ivs[1], ivs[2], cIdx(c))),
+                  dst, packedAt(ivs, cIdx(c)));
+          };
+          copy(k, kp, d);
+          copy(v, vp, dv);
           scf::InParallelOp::create(b, loc);
         });
     SmallVector<unsigned> permU(perm.begin(), perm.end());
@@ -679,8 +700,8 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                    qRow.push_back(loadVec(qt, {c, cIdx(i * kLanes)}));
                  SmallVector<Value> next;
                  for (int64_t r = 0; r < rKeys; ++r) {
-                   Value kb = bcast(memref::LoadOp::create(
-                       b, loc, k, at(batch, kvHead, rows[r], c)));
+                   Value kb =
+                       bcast(loadScalar(k, at(batch, kvHead, rows[r], c)));
                    for (int64_t i = 0; i < nVecs; ++i)
                      next.push_back(fma(kb, qRow[i], accs[r * nVecs + i]));
                  }
@@ -985,9 +1006,8 @@ void CpuFlashBuilder::emitEpilogue(Value q0, ValueRange l) {
     Value row = add(q0, r);
     for (int64_t c = 0; c < dv; c += kLanes) {
       Value o = arith::MulFOp::create(b, loc, loadVec(acc, {r, cIdx(c)}), inv);
-      if (bf16)
-        o = arith::TruncFOp::create(
-            b, loc, VectorType::get({kLanes}, b.getBF16Type()), o);
+      if (!ioElem.isF32())
+        o = arith::TruncFOp::create(b, loc, ioVecType(), o);
       storeVec(o, out, at(batch, head, row, cIdx(c)));
     }
     return SmallVector<Value>{};
@@ -1015,13 +1035,14 @@ struct AttnVectorizeSdpaPass
     }
     SmallVector<SdpaOp> ops;
     getOperation().walk([&](SdpaOp op) {
-      if (unsupportedReason(op, bf16Dot).empty())
+      if (unsupportedReason(op, bf16Dot, bf16Widen).empty())
         ops.push_back(op);
     });
     for (SdpaOp op : ops) {
       OpBuilder b(op);
       CpuFlashBuilder builder(b, op, blockQ, blockKV, registerKeys,
-                              registerRows, accumulators, polynomialExp);
+                              registerRows, accumulators, polynomialExp,
+                              bf16Dot);
       Value result = builder.build();
       op.getResult().replaceAllUsesWith(result);
       op.erase();

@@ -63,8 +63,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       // rather than 9 for 1 key x 64 rows, which is bound by two loads a
       // cycle), and V's block with the weights (2 x 8 KiB) stays in L1
       // while the 2-row output tiles stream it.
-      vec.blockQ = options.sdpaBlockQ ? int64_t(options.sdpaBlockQ)
-                                      : (avx512 ? 64 : 32);
+      vec.blockQ =
+          options.sdpaBlockQ ? int64_t(options.sdpaBlockQ) : (avx512 ? 64 : 32);
       vec.blockKV = options.sdpaBlockKV ? int64_t(options.sdpaBlockKV)
                                         : (avx512 ? 128 : 64);
       vec.registerKeys = options.sdpaRegisterKeys;
@@ -77,6 +77,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       vec.polynomialExp = options.fastExp;
       // The JIT compiles for this host: use vdpbf16ps only where it exists.
       vec.bf16Dot = options.bf16Dot && avx512Bf16;
+      // Elsewhere bf16 cores run the f32 kernel on widened loads: the
+      // same memory traffic as bf16, f32 FMAs.
+      vec.bf16Widen = true;
       pm.addPass(createAttnVectorizeSdpaPass(vec));
     }
     if (options.fuseSoftmax) {

@@ -4,6 +4,7 @@
 // RUN: not attention-opt %s --attn-vectorize-sdpa='accumulators=0' 2>&1 | FileCheck %s --check-prefix=BADACC
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 accumulators=4' -cse | FileCheck %s --check-prefix=AVX2
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
+// RUN: attention-opt %s --attn-vectorize-sdpa='bf16-widen' -cse | FileCheck %s --check-prefix=WIDEN
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
 // place (read-only buffers), one work item per (batch, head, 64-row query
@@ -225,8 +226,11 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // zeros), each item packs Q^T in pairs along d, the scores are vdpbf16ps dot
 // products of a broadcast K pair with 16 rows of Q pairs, P is stored in key
 // pairs too, P V is a dot product per key pair, the softmax and the
-// accumulators stay f32 and the output is rounded to bf16. Without the
-// option the op is left to attn-fuse-softmax.
+// accumulators stay f32 and the output is rounded to bf16. With bf16-widen
+// instead (the pipeline's choice without avx512_bf16) it is the f32 loop
+// nest: Q rows, K elements and V rows are loaded as bf16 and widened to f32
+// (no pairs, no dot products), and the output is rounded to bf16. Without
+// either option the op is left to attn-fuse-softmax.
 // CHECK-LABEL: func.func @bf16(
 // CHECK: attn.sdpa
 // BF16-LABEL: func.func @bf16(
@@ -261,6 +265,24 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // BF16: arith.select
 // BF16: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // BF16: bufferization.to_tensor %{{.*}} restrict writable : memref<2x4x100x64xbf16> to tensor<2x4x100x64xbf16>
+// WIDEN-LABEL: func.func @bf16(
+// WIDEN-NOT: x86vector.avx512.dot
+// WIDEN: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x100x64xbf16>
+// WIDEN: scf.forall
+// WIDEN: memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// WIDEN: vector.load %{{.*}} : memref<2x4x100x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<16xbf16>
+// WIDEN-NEXT: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// WIDEN: memref.load %{{.*}} : memref<2x4x99x64xbf16, strided<[?, ?, ?, 1], offset: ?>>
+// WIDEN-NEXT: arith.extf %{{.*}} : bf16 to f32
+// WIDEN-NEXT: vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// WIDEN-NEXT: vector.fma %{{.*}} : vector<16xf32>
+// WIDEN: vector.load %{{.*}} : memref<2x4x99x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<16xbf16>
+// WIDEN-NEXT: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// WIDEN: vector.fma
+// WIDEN: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// WIDEN-NEXT: vector.store %{{.*}}, %[[OUT]]
+// WIDEN-NOT: x86vector.avx512.dot
+// WIDEN: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x4x100x64xbf16> to tensor<2x4x100x64xbf16>
 func.func @bf16(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x4x99x64xbf16>) -> tensor<2x4x100x64xbf16> {
   %o = attn.sdpa %q, %k, %k causal(bottom_right) : tensor<2x4x100x64xbf16>, tensor<2x4x99x64xbf16>, tensor<2x4x99x64xbf16> -> tensor<2x4x100x64xbf16>
   return %o : tensor<2x4x100x64xbf16>

@@ -15,7 +15,10 @@
 # other register tiles), so that partial key tiles, partial blocks and the
 # diagonal predicate are all exercised, and with libm's exp (fast-exp=false)
 # instead of the inline polynomial. Each module is first checked to be
-# taken by the pass (no attn.sdpa left, vector FMAs present).
+# taken by the pass (no attn.sdpa left, vector FMAs present). bf16 cases
+# are checked in both of the pass's forms (vdpbf16ps with bf16-dot, f32
+# FMAs on widened loads with bf16-widen) and run in the host's form, plus
+# the widened one (bf16-dot=false) on hosts with avx512_bf16.
 #
 # CHECK-NOT: FAIL
 # CHECK: vectorized_sdpa: all {{[0-9]+}} checks OK
@@ -91,7 +94,8 @@ def main():
 
     bf16_dot = attn_exec.host_has_avx512_bf16()
     print("host avx512_bf16: %s (bf16 cases %s)" % (
-        bf16_dot, "use vdpbf16ps" if bf16_dot else "take attn-fuse-softmax"))
+        bf16_dot, "use vdpbf16ps, and widened to f32 with bf16-dot=false" if bf16_dot
+        else "are widened to f32"))
 
     def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None, elem="f32"):
         """Runs one module; `shapes` overrides the static types (dynamic dims).
@@ -105,13 +109,22 @@ def main():
         want = reference(q, k, v, causal, layout, scale)
         if q.ndim == 2:
             want = want[0]
-        with checks("%s: taken by attn-vectorize-sdpa" % name):
-            ir = subprocess.run([ATTENTION_OPT, "--attn-vectorize-sdpa=bf16-dot", "-"],
-                                input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                universal_newlines=True, check=True).stdout
-            kernel = "x86vector.avx512.dot" if elem == "bf16" else "vector.fma"
-            assert "attn.sdpa" not in ir and kernel in ir, "the pass did not take it"
-        for vname, opts in VARIANTS:
+        # bf16: both forms of the kernel, vdpbf16ps dot products and f32
+        # FMAs on widened loads.
+        forms = ([("bf16-dot", "x86vector.avx512.dot"), ("bf16-widen", "vector.fma")]
+                 if elem == "bf16" else [("bf16-dot", "vector.fma")])
+        for option, kernel in forms:
+            with checks("%s: taken by attn-vectorize-sdpa (%s)" % (name, option)):
+                ir = subprocess.run([ATTENTION_OPT, "--attn-vectorize-sdpa=" + option, "-"],
+                                    input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    universal_newlines=True, check=True).stdout
+                assert "attn.sdpa" not in ir and kernel in ir, "the pass did not take it"
+                if option == "bf16-widen":
+                    assert "x86vector" not in ir, "a dot product in the widened form"
+        # The pipeline picks the dot products where the host has them; the
+        # widened form then runs too (bf16-dot=false).
+        variants = VARIANTS + ([("widen", "bf16-dot=false")] if elem == "bf16" and bf16_dot else [])
+        for vname, opts in variants:
             label = "%s %s" % (name, vname)
             with checks(label):
                 (got,) = attn_exec.run(text, "main", [q, k, v], work,

@@ -296,6 +296,11 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
            "Also take bf16 cores (head dims multiples of 32), with "
            "avx512_bf16 dot products (x86vector.avx512.dot) and f32 "
            "softmax and accumulation: only for CPUs with avx512_bf16">,
+    Option<"bf16Widen", "bf16-widen", "bool", /*default=*/"false",
+           "Also take bf16 cores without dot products (no bf16-dot, or a "
+           "head dim that is not a multiple of 32): the f32 loop nest with "
+           "every operand load widened to f32 and the output rounded to "
+           "bf16">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

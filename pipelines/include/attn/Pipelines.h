@@ -86,9 +86,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(0)};
   PassOptions::Option<bool> bf16Dot{
       *this, "bf16-dot",
-      llvm::cl::desc("attn-vectorize-sdpa also takes bf16 cores, with "
-                     "avx512_bf16 dot products, when the host CPU has "
-                     "them (false: bf16 cores go to attn-fuse-softmax)"),
+      llvm::cl::desc("attn-vectorize-sdpa computes bf16 cores with "
+                     "avx512_bf16 dot products when the host CPU has them "
+                     "(false, or a host without them: the f32 kernel on "
+                     "operands widened as they are loaded)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
