@@ -331,10 +331,16 @@ struct AttnVectorizeContractionsPass
     // panel fall into 4 of L1's 64 sets, and every k step of every m tile
     // misses; packed, the panel is 256 consecutive rows in L1. One buffer
     // serves every n tile (an iteration value of the n loop).
-    Value packInit;
-    if (packB)
+    Value packInit, packRows;
+    if (packB) {
       packInit = tensor::EmptyOp::create(
           rewriter, loc, ArrayRef<int64_t>{cacheK, registerN}, f32);
+      // Without a full m tile (a decode step's single row) nothing reads
+      // the panel: copying it would double the pass over W.
+      Value hasTiles = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ugt, mFull, zero);
+      packRows = arith::SelectOp::create(rewriter, loc, hasTiles, kSize, zero);
+    }
     SmallVector<Value> nInit{c};
     if (packB)
       nInit.push_back(packInit);
@@ -344,7 +350,7 @@ struct AttnVectorizeContractionsPass
     Value packed;
     if (packB) {
       auto packLoop =
-          scf::ForOp::create(rewriter, loc, zero, kSize, one,
+          scf::ForOp::create(rewriter, loc, zero, packRows, one,
                              ValueRange{nLoop.getRegionIterArgs()[1]});
       rewriter.setInsertionPointToStart(packLoop.getBody());
       Value kk = packLoop.getInductionVar();

@@ -11,7 +11,8 @@
 // original contraction on that slice. Each n tile's B micro-panel (256 x 32)
 // is first copied into one contiguous buffer, carried by the n loop, which
 // the register tiles read instead of w's rows 9 KiB apart (with pack-b=false
-// they read w directly). The zero fill of the init is gone:
+// they read w directly); a block without a full register tile (T < 8)
+// copies nothing. The zero fill of the init is gone:
 // C is a bare tensor.empty, and the first k block starts its registers (and
 // the rest rows) from zeros instead of reading C.
 #xa = affine_map<(b, m, k, n) -> (b, m, k)>
@@ -28,8 +29,10 @@
 // CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: %[[FULL:.*]] = arith.subi %{{.*}}, %[[REM]]
 // CHECK: %[[PACK0:.*]] = tensor.empty() : tensor<256x32xf32>
+// CHECK: %[[HASTILES:.*]] = arith.cmpi ugt, %[[FULL]], %c0 : index
+// CHECK: %[[PACKROWS:.*]] = arith.select %[[HASTILES]], %c256, %c0 : index
 // CHECK: scf.for %[[N:.*]] = %c0 to %c2304 step %c32 iter_args(%{{.*}} = %{{.*}}, %[[PACKARG:.*]] = %[[PACK0]])
-// CHECK: %[[PACKED:.*]] = scf.for %[[KP:.*]] = %c0 to %c256 step %c1 iter_args(%[[P:.*]] = %[[PACKARG]])
+// CHECK: %[[PACKED:.*]] = scf.for %[[KP:.*]] = %c0 to %[[PACKROWS]] step %c1 iter_args(%[[P:.*]] = %[[PACKARG]])
 // CHECK: %[[BROW:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768x2304xf32>, vector<32xf32>
 // CHECK: vector.transfer_write %[[BROW]], %[[P]][%[[KP]], %c0] {in_bounds = [true]} : vector<32xf32>, tensor<256x32xf32>
 // CHECK: scf.for %[[M:.*]] = %c0 to %[[FULL]] step %c8
