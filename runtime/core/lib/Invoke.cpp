@@ -52,6 +52,18 @@ struct Descriptor {
 
 size_t descriptorWords(size_t rank) { return 3 + 2 * rank; }
 
+/// Whether a memref descriptor is dense and row-major.
+bool isDense(const int64_t *desc, size_t rank) {
+  const int64_t *sizes = desc + 3, *strides = desc + 3 + rank;
+  bool dense = true;
+  int64_t expect = 1;
+  for (size_t i = rank; i-- > 0;) {
+    dense &= sizes[i] == 1 || strides[i] == expect;
+    expect *= sizes[i];
+  }
+  return dense;
+}
+
 /// Copies a (possibly strided) memref into a dense tensor.
 void copyOut(const int64_t *desc, const TensorSpec &spec, Tensor &out) {
   size_t r = spec.dims.size();
@@ -63,13 +75,7 @@ void copyOut(const int64_t *desc, const TensorSpec &spec, Tensor &out) {
   int64_t n = out.numElements();
   auto *dst = static_cast<uint8_t *>(out.data());
   // The usual case, a dense row-major result: one copy.
-  bool dense = true;
-  int64_t expect = 1;
-  for (size_t i = r; i-- > 0;) {
-    dense &= shape[i] == 1 || strides[i] == expect;
-    expect *= shape[i];
-  }
-  if (dense) {
+  if (isDense(desc, r)) {
     std::memcpy(dst, base, static_cast<size_t>(n) * es);
     return;
   }
@@ -262,28 +268,52 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
     packed.push_back(&p);
   fn(packed.data());
 
-  // Copy every result out before freeing anything: two results may share
-  // one buffer (a value returned twice).
-  outputs.clear();
-  std::vector<int64_t> allocs;
+  // Results are owned by the caller unless they alias an input or a
+  // constant global (whose allocated pointer is the 0xdeadbeef marker).
+  std::set<int64_t> notOwned;
+  for (const Tensor &t : inputs)
+    notOwned.insert(reinterpret_cast<int64_t>(t.data()));
+  notOwned.insert(0);
+  notOwned.insert(0xdeadbeef);
+  std::map<int64_t, int> uses;
   size_t w = 0;
   for (const TensorSpec &o : sig.outputs) {
+    ++uses[results[w]];
+    w += descriptorWords(o.dims.size());
+  }
+  // An owned buffer that only this result uses, dense and 64-byte aligned,
+  // becomes the output tensor as it is (the buffer is malloc'ed by the
+  // compiled code: free() releases it). Every other result is copied out
+  // before anything is freed: two results may share one buffer (a value
+  // returned twice).
+  outputs.clear();
+  std::vector<int64_t> toFree;
+  w = 0;
+  for (const TensorSpec &o : sig.outputs) {
     const int64_t *d = results.data() + w;
+    size_t r = o.dims.size();
+    w += descriptorWords(r);
+    int64_t alloc = d[0];
+    auto *data = reinterpret_cast<uint8_t *>(d[1]) + d[2] * dtypeSize(o.dtype);
+    bool owned = !notOwned.count(alloc);
+    if (owned && uses[alloc] == 1 && isDense(d, r) &&
+        reinterpret_cast<uintptr_t>(data) % 64 == 0) {
+      std::shared_ptr<uint8_t> buffer(data, [alloc](uint8_t *) {
+        std::free(reinterpret_cast<void *>(alloc));
+      });
+      outputs.emplace_back(o.dtype, std::vector<int64_t>(d + 3, d + 3 + r),
+                           std::move(buffer));
+      continue;
+    }
     Tensor t;
     copyOut(d, o, t);
     outputs.push_back(std::move(t));
-    allocs.push_back(d[0]);
-    w += descriptorWords(o.dims.size());
+    if (owned)
+      toFree.push_back(alloc);
   }
-  // Results are owned by the caller unless they alias an input or a
-  // constant global (whose allocated pointer is the 0xdeadbeef marker).
-  std::set<int64_t> skip;
-  for (const Tensor &t : inputs)
-    skip.insert(reinterpret_cast<int64_t>(t.data()));
-  skip.insert(0);
-  skip.insert(0xdeadbeef);
-  for (int64_t alloc : allocs)
-    if (skip.insert(alloc).second)
+  std::set<int64_t> freed;
+  for (int64_t alloc : toFree)
+    if (freed.insert(alloc).second)
       std::free(reinterpret_cast<void *>(alloc));
   return Status::ok();
 }

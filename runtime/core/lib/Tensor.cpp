@@ -69,6 +69,10 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
                                    [](uint8_t *q) { std::free(q); });
 }
 
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape,
+               std::shared_ptr<uint8_t> data)
+    : dtype_(dtype), shape_(std::move(shape)), data_(std::move(data)) {}
+
 int64_t Tensor::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape_)

@@ -23,3 +23,9 @@ r = np.load(d + "/r.npy")
 er = np.abs(r - (sdpa(x, 1.0) + x)).max()
 assert er < 1e-5, er
 print(f"residual: max error {er:.2e} OK")
+p0, p1, p2 = (np.load(f"{d}/p{i}.npy") for i in range(3))
+assert np.array_equal(p0, np.load(d + "/x.npy")), "the returned input differs"
+ep = np.abs(p1 - sdpa(x, 0.25)).max()
+assert ep < 1e-5, ep
+assert np.array_equal(p2, np.array([1.0, 2.0], np.float32)), p2
+print(f"passthrough: input returned intact, computed result max error {ep:.2e}, constant {p2} OK")

@@ -29,6 +29,10 @@ public:
   Tensor() = default;
   /// A zero-initialised tensor.
   Tensor(DType dtype, std::vector<int64_t> shape);
+  /// A tensor over memory it takes ownership of: `data` (dense, row-major,
+  /// 64-byte aligned) is released by `data`'s deleter with the last copy.
+  Tensor(DType dtype, std::vector<int64_t> shape,
+         std::shared_ptr<uint8_t> data);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
