@@ -126,6 +126,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
         "func.func(convert-linalg-to-parallel-loops),"
         "func.func(attn-serialize-nested-parallel-loops),"
         "convert-scf-to-openmp,canonicalize");
+    if (options.dynamicSchedule)
+      pm.addPass(createAttnGuidedOmpSchedulePass());
   } else {
     add("scf-forall-to-for,func.func(convert-linalg-to-loops)");
   }

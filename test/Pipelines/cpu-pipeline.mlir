@@ -5,6 +5,7 @@
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='fast-exp=false' | FileCheck %s --check-prefix=LIBMEXP
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='parallel=false' | FileCheck %s --check-prefix=SERIAL
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='emit-c-interface=false' | FileCheck %s --check-prefix=NOCIFACE
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='dynamic-schedule=false' | FileCheck %s --check-prefix=STATIC
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline -mlir-print-ir-after-all 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGES
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='optimize=false' -mlir-print-ir-after-all 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAIN
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='fuse-softmax=false fold-head-transposes=false' -mlir-print-ir-after-all 2>&1 >/dev/null | FileCheck %s --check-prefix=SOME
@@ -14,7 +15,7 @@
 // CHECK-NOT: func.func
 // CHECK: llvm.func @main(
 // CHECK: omp.parallel
-// CHECK: omp.wsloop
+// CHECK: omp.wsloop schedule(guided = %{{.*}} : i64)
 // CHECK: llvm.func @_mlir_ciface_main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 
 // FASTEXP-NOT: llvm.intr.exp
@@ -26,6 +27,11 @@
 // SERIAL: llvm.func @_mlir_ciface_main(
 
 // NOCIFACE-NOT: _mlir_ciface_main
+
+// The OpenMP runtime's static split instead of guided scheduling.
+// STATIC-NOT: schedule(
+// STATIC: omp.wsloop {
+// STATIC-NOT: schedule(
 
 // STAGES: IR Dump After AttnFuseHeadsPass (attn-fuse-heads)
 // STAGES: IR Dump After AttnDecomposePass (attn-decompose)
@@ -42,6 +48,8 @@
 // STAGES: IR Dump After ConvertLinalgToParallelLoopsPass (convert-linalg-to-parallel-loops)
 // STAGES: IR Dump After AttnSerializeNestedParallelLoopsPass (attn-serialize-nested-parallel-loops)
 // STAGES: IR Dump After ConvertSCFToOpenMPPass (convert-scf-to-openmp)
+// STAGES: IR Dump After AttnGuidedOmpSchedulePass (attn-guided-omp-schedule)
+// STAGES: omp.wsloop schedule(guided
 // STAGES: IR Dump After ReconcileUnrealizedCastsPass (reconcile-unrealized-casts)
 // PLAIN-NOT: IR Dump After Attn{{(FuseHeads|Decompose|FoldHeadTransposes|FoldMask|FuseSoftmax)}}Pass
 // PLAIN: IR Dump After ConvertAttnToLinalgPass (convert-attn-to-linalg)

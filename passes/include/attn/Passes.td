@@ -400,6 +400,43 @@ def AttnSerializeNestedParallelLoopsPass
   let dependentDialects = ["mlir::scf::SCFDialect"];
 }
 
+def AttnGuidedOmpSchedulePass
+    : Pass<"attn-guided-omp-schedule", "mlir::ModuleOp"> {
+  let summary = "Give every omp.wsloop without a schedule schedule(guided, chunk)";
+  let description = [{
+    `convert-scf-to-openmp` leaves the schedule of its `omp.wsloop`s to the
+    runtime, which splits the iterations statically into one contiguous
+    range per thread: the call then takes as long as its slowest thread,
+    and on a shared host one core often runs slower than the other for part
+    of a call. With `schedule(guided, chunk)` threads take chunks of the
+    remaining iterations, large ones first and down to `chunk` items at the
+    end, so the faster thread takes over the rest. (`dynamic, 1` pays one
+    atomic fetch per iteration, more than the work in loops of tiny items
+    such as the row copies of a K/V layout change.) A loop that already has
+    a schedule keeps it.
+
+    Before:
+    ```mlir
+    omp.wsloop {
+      omp.loop_nest (%h, %qb) : index = (%c0, %c0) to (%c12, %c32) step (%c1, %c1) collapse(2) {
+    ```
+    After:
+    ```mlir
+    %c1 = arith.constant 1 : index
+    omp.wsloop schedule(guided = %c1 : index) {
+      omp.loop_nest (%h, %qb) : index = ...
+    ```
+  }];
+  let options = [
+    Option<"chunk", "chunk", "int64_t", /*default=*/"1",
+           "Fewest iterations a thread takes at a time">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::LLVM::LLVMDialect",
+    "mlir::omp::OpenMPDialect"
+  ];
+}
+
 def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
   let summary = "attn.sdpa entry points -> a flash-attention GPU kernel on tensor cores";
   let description = [{

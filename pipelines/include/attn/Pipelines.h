@@ -142,6 +142,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run the outermost parallel loops of each op on the "
                      "OpenMP thread pool"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> dynamicSchedule{
+      *this, "dynamic-schedule",
+      llvm::cl::desc("OpenMP work items shared out as threads get free "
+                     "(attn-guided-omp-schedule; false: the runtime's "
+                     "static split)"),
+      llvm::cl::init(true)};
 };
 
 /// The attn-level rewrites both pipelines start with: canonicalize, then

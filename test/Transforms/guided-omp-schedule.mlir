@@ -1,0 +1,70 @@
+// attn-guided-omp-schedule gives the OpenMP loops that have no schedule
+// schedule(guided, chunk), with the chunk in the type of the loop's
+// induction variables; a loop with a schedule keeps it.
+// RUN: attention-opt %s -attn-guided-omp-schedule | FileCheck %s
+// RUN: attention-opt %s -attn-guided-omp-schedule='chunk=4' | FileCheck %s --check-prefix=CHUNK
+// RUN: not attention-opt %s -attn-guided-omp-schedule='chunk=0' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: attn-guided-omp-schedule: chunk must be at least 1, got 0
+
+// CHECK-LABEL: func.func @index_loop(
+// CHECK: omp.parallel {
+// CHECK-NEXT: %[[C:.*]] = arith.constant 1 : index
+// CHECK-NEXT: omp.wsloop schedule(guided = %[[C]] : index) {
+// CHECK-NEXT: omp.loop_nest (%{{.*}}, %{{.*}}) : index = (%{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) collapse(2) {
+// CHUNK-LABEL: func.func @index_loop(
+// CHUNK: %[[C:.*]] = arith.constant 4 : index
+// CHUNK-NEXT: omp.wsloop schedule(guided = %[[C]] : index) {
+func.func @index_loop(%h: index, %n: index, %buf: memref<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  omp.parallel {
+    omp.wsloop {
+      omp.loop_nest (%i, %j) : index = (%c0, %c0) to (%h, %n) step (%c1, %c1) collapse(2) {
+        memref.store %z, %buf[%i, %j] : memref<?x?xf32>
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  return
+}
+
+// An i64 loop (as after the LLVM conversion of its bounds) gets an i64
+// chunk.
+// CHECK-LABEL: func.func @i64_loop(
+// CHECK: omp.parallel {
+// CHECK-NEXT: %[[C:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: omp.wsloop schedule(guided = %[[C]] : i64) {
+func.func @i64_loop(%n: i64) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  omp.parallel {
+    omp.wsloop {
+      omp.loop_nest (%i) : i64 = (%c0) to (%n) step (%c1) {
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @scheduled(
+// CHECK: omp.wsloop schedule(static) {
+// CHECK-NOT: guided
+// CHECK: return
+func.func @scheduled(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  omp.parallel {
+    omp.wsloop schedule(static) {
+      omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) {
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  return
+}
