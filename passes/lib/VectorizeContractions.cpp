@@ -6,17 +6,19 @@
 //   scf.forall over m blocks (cache-m rows; the parallel loop of the op)
 //     scf.for over k blocks (cache-k: the A block stays in L2)
 //       scf.for over n tiles (register-n columns: a B micro-panel in L1)
+//         scf.for over k: copy the panel's rows (pack-b: contiguous)
 //         scf.for over m tiles (register-m rows), peeled: full tiles
-//           scf.for over k (1)      <- vector.contract 1 x m_r x 1 x n_r,
-//                                      C tile hoisted into registers
+//           scf.for over k (1)      <- one B row load, per row one
+//                                      broadcast of A and FMAs; the C tile
+//                                      held in registers
 //
-// The full register tiles are vectorized (vector.contract lowered to outer
-// products, i.e. one broadcast of A and n_r / 16 FMAs per row and k); the
-// peeled remainder rows stay scalar loops. A zero-fill init (and a bias add
-// after the contraction) becomes the first k block's starting value, so C
-// is written once, by the contraction. This is the BLIS loop order
-// without packing, the schedule upstream MLIR reaches ~95% of peak with on
-// a matmul (shared/docs/anchors.md).
+// The full register tiles are vector code (one broadcast of A and n_r / 16
+// FMAs per row and k); the peeled remainder rows stay scalar loops. A
+// zero-fill init (and a bias add after the contraction) becomes the first
+// k block's starting value, so C is written once, by the contraction. This
+// is the BLIS loop order with the B micro-panel packed, the schedule
+// upstream MLIR reaches ~95% of peak with on a matmul
+// (shared/docs/anchors.md).
 //
 //===----------------------------------------------------------------------===//
 
