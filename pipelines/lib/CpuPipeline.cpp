@@ -51,6 +51,10 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // plain lowering stays available as the numerical reference.
   bool avx512 = hostHas("avx512f");
   bool avx512Bf16 = hostHas("avx512bf16");
+  // A size option's value, or for 0 the host's default.
+  auto byHost = [&](int64_t option, int64_t withAvx512, int64_t withAvx2) {
+    return option ? option : (avx512 ? withAvx512 : withAvx2);
+  };
   if (options.optimize) {
     addAttnRewrites(pm, options.fuseHeads, options.decompose,
                     options.foldHeadTransposes, options.foldMask);
@@ -61,19 +65,15 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       // AVX2 blocks are half as tall and half as long: with 8 ymm of
       // accumulators a score tile is 2 keys x 32 rows (6 loads per 8 FMAs
       // rather than 9 for 1 key x 64 rows, which is bound by two loads a
-      // cycle), and V's block with the weights (2 x 8 KiB) stays in L1
-      // while the 2-row output tiles stream it.
-      vec.blockQ =
-          options.sdpaBlockQ ? int64_t(options.sdpaBlockQ) : (avx512 ? 64 : 32);
-      vec.blockKV = options.sdpaBlockKV ? int64_t(options.sdpaBlockKV)
-                                        : (avx512 ? 128 : 64);
+      // cycle), and V's block (16 KiB at dv = 64) with the weights (8 KiB)
+      // stays in L1 while the 2-row output tiles stream it.
+      vec.blockQ = byHost(options.sdpaBlockQ, 64, 32);
+      vec.blockKV = byHost(options.sdpaBlockKV, 128, 64);
       vec.registerKeys = options.sdpaRegisterKeys;
       vec.registerRows = options.sdpaRegisterRows;
       // vector<16xf32> is one zmm but two ymm: AVX2's 16 ymm hold 4
       // accumulators next to the operands (24 would spill on every key).
-      vec.accumulators = options.sdpaAccumulators
-                             ? int64_t(options.sdpaAccumulators)
-                             : (avx512 ? 24 : 4);
+      vec.accumulators = byHost(options.sdpaAccumulators, 24, 4);
       vec.polynomialExp = options.fastExp;
       // The JIT compiles for this host: use vdpbf16ps only where it exists.
       vec.bf16Dot = options.bf16Dot && avx512Bf16;
@@ -103,12 +103,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     // Register tiles sized to the register file: 8 x 32 is 16 of
     // AVX-512's 32 zmm; AVX2 has 16 ymm, and 4 x 16 keeps 8 accumulators
     // plus the B row and a broadcast (8 x 32 there spills every k step).
-    tiles.registerM = options.contractionRegisterM
-                          ? int64_t(options.contractionRegisterM)
-                          : (avx512 ? 8 : 4);
-    tiles.registerN = options.contractionRegisterN
-                          ? int64_t(options.contractionRegisterN)
-                          : (avx512 ? 32 : 16);
+    tiles.registerM = byHost(options.contractionRegisterM, 8, 4);
+    tiles.registerN = byHost(options.contractionRegisterN, 32, 16);
     tiles.packB = options.contractionPackB;
     pm.addPass(createAttnVectorizeContractionsPass(tiles));
   }
@@ -126,7 +122,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
         "func.func(convert-linalg-to-parallel-loops),"
         "func.func(attn-serialize-nested-parallel-loops),"
         "convert-scf-to-openmp,canonicalize");
-    if (options.dynamicSchedule)
+    if (options.guidedSchedule)
       pm.addPass(createAttnGuidedOmpSchedulePass());
   } else {
     add("scf-forall-to-for,func.func(convert-linalg-to-loops)");

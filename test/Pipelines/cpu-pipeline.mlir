@@ -5,7 +5,7 @@
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='fast-exp=false' | FileCheck %s --check-prefix=LIBMEXP
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='parallel=false' | FileCheck %s --check-prefix=SERIAL
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='emit-c-interface=false' | FileCheck %s --check-prefix=NOCIFACE
-// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='dynamic-schedule=false' | FileCheck %s --check-prefix=STATIC
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='guided-schedule=false' | FileCheck %s --check-prefix=STATIC
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline -mlir-print-ir-after-all 2>&1 >/dev/null | FileCheck %s --check-prefix=STAGES
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='optimize=false' -mlir-print-ir-after-all 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAIN
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='fuse-softmax=false fold-head-transposes=false' -mlir-print-ir-after-all 2>&1 >/dev/null | FileCheck %s --check-prefix=SOME

@@ -142,8 +142,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run the outermost parallel loops of each op on the "
                      "OpenMP thread pool"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> dynamicSchedule{
-      *this, "dynamic-schedule",
+  PassOptions::Option<bool> guidedSchedule{
+      *this, "guided-schedule",
       llvm::cl::desc("OpenMP work items shared out as threads get free "
                      "(attn-guided-omp-schedule; false: the runtime's "
                      "static split)"),
