@@ -3,10 +3,14 @@
 // Register-blocked CPU code for the projections and P V products:
 // C[..., m, n] += A[..., m, k] * B[..., k, n] (n contiguous in B and C).
 //
+//   scf.forall over groups of B's rows: pack all of B into panels
+//                                 (pack-b-once: a weight two or more m
+//                                 blocks share)
 //   scf.forall over m blocks (cache-m rows; the parallel loop of the op)
 //     scf.for over k blocks (cache-k: the A block stays in L2)
 //       scf.for over n tiles (register-n columns: a B micro-panel in L1)
-//         scf.for over k: copy the panel's rows (pack-b: contiguous)
+//         scf.for over k: copy the panel's rows (pack-b without the packed
+//                         B above: contiguous)
 //         scf.for over m tiles (register-m rows), peeled: full tiles
 //           scf.for over k (1)      <- one B row load, per row one
 //                                      broadcast of A and FMAs; the C tile
@@ -250,6 +254,11 @@ struct AttnVectorizeContractionsPass
       }
       // `op` is replaced by the first tiling: keep what is needed after.
       Location loc = op.getLoc();
+      Value prepacked;
+      if (packB && packBOnce && sharesBAcrossBlocks(op, dims)) {
+        rewriter.setInsertionPoint(op);
+        prepacked = prepackB(rewriter, loc, op.getDpsInputs()[1]);
+      }
       // 1. Parallel m blocks (and batch dims): the threads' work items.
       auto blocks = tile(rewriter, cast<TilingInterface>(op.getOperation()),
                          sizes(cacheM, 0, 0, /*others=*/1), order({dims.m}),
@@ -263,22 +272,119 @@ struct AttnVectorizeContractionsPass
       if (failed(kBlocks))
         continue;
       // 3. Register tiles, generated directly as vector code.
+      auto kLoop = cast<scf::ForOp>(kBlocks->loops.front().getOperation());
       Value isFirstK;
       if (init.zeroFill) {
-        auto kLoop = cast<scf::ForOp>(kBlocks->loops.front().getOperation());
         rewriter.setInsertionPointToStart(kLoop.getBody());
         isFirstK = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::eq, kLoop.getInductionVar(),
             kLoop.getLowerBound());
       }
-      emitRegisterTiles(rewriter,
-                        cast<linalg::LinalgOp>(kBlocks->tiledOps.front()), dims,
-                        isFirstK, init.bias);
+      emitRegisterTiles(
+          rewriter, cast<linalg::LinalgOp>(kBlocks->tiledOps.front()), dims,
+          isFirstK, init.bias, prepacked, kLoop.getInductionVar());
       // The bias is in the accumulators already.
       if (init.biasAdd)
         rewriter.replaceOp(init.biasAdd, init.biasAdd.getDpsInits()[0]);
     }
     cleanUp();
+  }
+
+  /// Whether all of B is worth packing once, before the m blocks: B is
+  /// [K, N] indexed by k and n only (a weight every m block and batch
+  /// shares), the shapes are static, and two or more m blocks have full
+  /// register tiles to read it. With one block, or no full m tile (a
+  /// decode step), the per-panel copy reads less.
+  bool sharesBAcrossBlocks(linalg::LinalgOp op, ContractionDims dims) {
+    AffineMap bMap = op.getIndexingMapsArray()[1];
+    if (bMap.getNumResults() != 2 ||
+        cast<AffineDimExpr>(bMap.getResult(0)).getPosition() !=
+            unsigned(dims.k) ||
+        cast<AffineDimExpr>(bMap.getResult(1)).getPosition() !=
+            unsigned(dims.n))
+      return false;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      return false;
+    if (ranges[dims.m] < registerM)
+      return false;
+    int64_t blocks = llvm::divideCeil(ranges[dims.m], int64_t(cacheM));
+    for (unsigned d = 0; d < ranges.size(); ++d)
+      if (d != unsigned(dims.m) && d != unsigned(dims.n) &&
+          d != unsigned(dims.k))
+        blocks *= ranges[d];
+    return blocks >= 2;
+  }
+
+  /// Packs B[K, N] into tensor<N / register-n x K x register-n>: each
+  /// register-n column panel becomes K consecutive rows of register-n
+  /// floats, and a k block's panel is one contiguous range of it. The copy
+  /// is an scf.forall over groups of B's rows, so both threads pack, and
+  /// each group reads whole rows of B in order (the hardware prefetchers
+  /// follow it; a panel's column slice, one cache line every N floats,
+  /// crosses a page every row or two and is not prefetched).
+  Value prepackB(RewriterBase &rewriter, Location loc, Value b) {
+    auto bType = cast<RankedTensorType>(b.getType());
+    int64_t kSize = bType.getDimSize(0), nSize = bType.getDimSize(1);
+    int64_t panels = nSize / registerN;
+    // Rows per task: a divisor of K, so that every slice is static.
+    int64_t group = 16;
+    while (kSize % group != 0)
+      group /= 2;
+    auto f32 = rewriter.getF32Type();
+    auto rowType = VectorType::get({registerN}, f32);
+    Value packedInit = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<int64_t>{panels, kSize, registerN}, f32);
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(kSize / group)},
+        ValueRange{packedInit}, std::nullopt);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value nr = arith::ConstantIndexOp::create(rewriter, loc, registerN);
+    Value pad =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
+    Value k0 = arith::MulIOp::create(
+        rewriter, loc, forall.getInductionVars()[0],
+        arith::ConstantIndexOp::create(rewriter, loc, group));
+    SmallVector<OpFoldResult> offsets{rewriter.getIndexAttr(0), k0,
+                                      rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(panels),
+                                    rewriter.getIndexAttr(group),
+                                    rewriter.getIndexAttr(registerN)};
+    SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
+    Value tile = tensor::ExtractSliceOp::create(
+        rewriter, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+    auto rowLoop =
+        scf::ForOp::create(rewriter, loc, zero,
+                           arith::ConstantIndexOp::create(rewriter, loc, group),
+                           one, ValueRange{tile});
+    rewriter.setInsertionPointToStart(rowLoop.getBody());
+    Value r = rowLoop.getInductionVar();
+    Value k = arith::AddIOp::create(rewriter, loc, k0, r);
+    auto panelLoop = scf::ForOp::create(
+        rewriter, loc, zero,
+        arith::ConstantIndexOp::create(rewriter, loc, panels), one,
+        ValueRange{rowLoop.getRegionIterArgs()[0]});
+    rewriter.setInsertionPointToStart(panelLoop.getBody());
+    Value p = panelLoop.getInductionVar();
+    Value n = arith::MulIOp::create(rewriter, loc, p, nr);
+    Value row = vector::TransferReadOp::create(
+        rewriter, loc, rowType, b, ValueRange{k, n}, pad, ArrayRef<bool>{true});
+    Value written = vector::TransferWriteOp::create(
+                        rewriter, loc, row, panelLoop.getRegionIterArgs()[0],
+                        ValueRange{p, r, zero}, ArrayRef<bool>{true})
+                        .getResult();
+    scf::YieldOp::create(rewriter, loc, written);
+    rewriter.setInsertionPointAfter(panelLoop);
+    scf::YieldOp::create(rewriter, loc, panelLoop.getResult(0));
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, rowLoop.getResult(0),
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+    rewriter.setInsertionPointAfter(forall);
+    return forall.getResult(0);
   }
 
   /// Replaces the k-block contraction `op` (other parallel dims of extent
@@ -289,8 +395,11 @@ struct AttnVectorizeContractionsPass
   ///
   /// With `isFirstK` (the contraction's init was a zero fill), the first k
   /// block starts from zeros, or from `bias` along n, instead of reading C.
+  /// With `prepacked` (prepackB's result), the register tiles read B's
+  /// panel rows there, from row `kOffset` (the k block's start) on.
   void emitRegisterTiles(RewriterBase &rewriter, linalg::LinalgOp op,
-                         ContractionDims dims, Value isFirstK, Value bias) {
+                         ContractionDims dims, Value isFirstK, Value bias,
+                         Value prepacked, Value kOffset) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -333,8 +442,9 @@ struct AttnVectorizeContractionsPass
     // panel fall into 4 of L1's 64 sets, and every k step of every m tile
     // misses; packed, the panel is 256 consecutive rows in L1. One buffer
     // serves every n tile (an iteration value of the n loop).
+    bool packPanel = packB && !prepacked;
     Value packInit, packRows;
-    if (packB) {
+    if (packPanel) {
       packInit = tensor::EmptyOp::create(
           rewriter, loc, ArrayRef<int64_t>{cacheK, registerN}, f32);
       // Without a full m tile (a decode step's single row) nothing reads
@@ -344,13 +454,16 @@ struct AttnVectorizeContractionsPass
       packRows = arith::SelectOp::create(rewriter, loc, hasTiles, kSize, zero);
     }
     SmallVector<Value> nInit{c};
-    if (packB)
+    if (packPanel)
       nInit.push_back(packInit);
     auto nLoop = scf::ForOp::create(rewriter, loc, zero, nSize, nr, nInit);
     rewriter.setInsertionPointToStart(nLoop.getBody());
     Value n0 = nLoop.getInductionVar();
+    Value panel =
+        prepacked ? arith::DivUIOp::create(rewriter, loc, n0, nr).getResult()
+                  : Value();
     Value packed;
-    if (packB) {
+    if (packPanel) {
       auto packLoop =
           scf::ForOp::create(rewriter, loc, zero, packRows, one,
                              ValueRange{nLoop.getRegionIterArgs()[1]});
@@ -408,15 +521,21 @@ struct AttnVectorizeContractionsPass
     auto kLoop = scf::ForOp::create(rewriter, loc, zero, kSize, one, acc);
     rewriter.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
-    Value bRow =
-        packB ? vector::TransferReadOp::create(rewriter, loc, rowType, packed,
-                                               ValueRange{kk, zero}, pad,
-                                               ArrayRef<bool>{true})
-                    .getResult()
-              : vector::TransferReadOp::create(rewriter, loc, rowType, b,
-                                               indices(maps[1], zero, n0, kk),
-                                               pad, ArrayRef<bool>{true})
-                    .getResult();
+    Value bRow;
+    if (prepacked) {
+      Value k = arith::AddIOp::create(rewriter, loc, kOffset, kk);
+      bRow = vector::TransferReadOp::create(rewriter, loc, rowType, prepacked,
+                                            ValueRange{panel, k, zero}, pad,
+                                            ArrayRef<bool>{true});
+    } else if (packPanel) {
+      bRow = vector::TransferReadOp::create(rewriter, loc, rowType, packed,
+                                            ValueRange{kk, zero}, pad,
+                                            ArrayRef<bool>{true});
+    } else {
+      bRow = vector::TransferReadOp::create(rewriter, loc, rowType, b,
+                                            indices(maps[1], zero, n0, kk), pad,
+                                            ArrayRef<bool>{true});
+    }
     SmallVector<Value> next;
     for (int64_t i = 0; i < registerM; ++i) {
       Value aElem = tensor::ExtractOp::create(
@@ -436,7 +555,7 @@ struct AttnVectorizeContractionsPass
     scf::YieldOp::create(rewriter, loc, updated);
     rewriter.setInsertionPointAfter(mLoop);
     SmallVector<Value> nYield{mLoop.getResult(0)};
-    if (packB)
+    if (packPanel)
       nYield.push_back(packed);
     scf::YieldOp::create(rewriter, loc, nYield);
 

@@ -106,6 +106,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     tiles.registerM = byHost(options.contractionRegisterM, 8, 4);
     tiles.registerN = byHost(options.contractionRegisterN, 32, 16);
     tiles.packB = options.contractionPackB;
+    tiles.packBOnce = options.contractionPackBOnce;
     pm.addPass(createAttnVectorizeContractionsPass(tiles));
   }
   if (options.fastExp)

@@ -10,7 +10,12 @@
 # (k = 600, the last one partial) for the zero-fill init that the first k
 # block replaces, the bias add folded into it (out_proj), and an
 # accumulator that is an argument (C + x @ w, read in every block).
-# atol/rtol 1e-5.
+# Static shapes take the whole-B packing of weights shared by two or more
+# m blocks (pack-b-once): x[2, T, 600] @ w[600, 64] + bias (600 rows of w
+# in groups of 8, a partial last k block) and x[1, T, 96] @ w[96, 64] (one
+# group of 16 per task), at T = 5 (no full register tile: no packing), 8,
+# 64 (one block: per-panel packing), 65 and 130, and again with
+# contraction-pack-b-once=false. atol/rtol 1e-5.
 #
 # CHECK-NOT: FAIL
 # CHECK: vectorized_contractions: {{[0-9]+}} passed, 0 failed
@@ -89,6 +94,52 @@ func.func @proj_acc(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %c: tensor<
 }
 """
 
+
+def static_module(t):
+    """The static-shape projections at T = t: @proj2 (batch 2, k 600, bias)
+    and @proj1 (batch 1, k 96)."""
+    return """
+#xa = affine_map<(b, m, k, n) -> (b, m, k)>
+#wa = affine_map<(b, m, k, n) -> (k, n)>
+#ca = affine_map<(b, m, k, n) -> (b, m, n)>
+#ba = affine_map<(b, m, n) -> (n)>
+#ya = affine_map<(b, m, n) -> (b, m, n)>
+func.func @proj2(%x: tensor<2x{t}x600xf32>, %w: tensor<600x64xf32>, %bias: tensor<64xf32>) -> tensor<2x{t}x64xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x{t}x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x{t}x64xf32>) -> tensor<2x{t}x64xf32>
+  %r = linalg.generic {{indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
+      ins(%x, %w : tensor<2x{t}x600xf32>, tensor<600x64xf32>) outs(%f : tensor<2x{t}x64xf32>) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }} -> tensor<2x{t}x64xf32>
+  %y = linalg.generic {{indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%bias : tensor<64xf32>) outs(%r : tensor<2x{t}x64xf32>) {{
+  ^bb0(%bv: f32, %o: f32):
+    %s = arith.addf %bv, %o : f32
+    linalg.yield %s : f32
+  }} -> tensor<2x{t}x64xf32>
+  return %y : tensor<2x{t}x64xf32>
+}}
+
+func.func @proj1(%x: tensor<1x{t}x96xf32>, %w: tensor<96x64xf32>) -> tensor<1x{t}x64xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x{t}x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x{t}x64xf32>) -> tensor<1x{t}x64xf32>
+  %r = linalg.generic {{indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
+      ins(%x, %w : tensor<1x{t}x96xf32>, tensor<96x64xf32>) outs(%f : tensor<1x{t}x64xf32>) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }} -> tensor<1x{t}x64xf32>
+  return %r : tensor<1x{t}x64xf32>
+}}
+""".format(t=t)
+
+
 workdir = sys.argv[1]
 rng = np.random.default_rng(5)
 passed = failed = 0
@@ -97,24 +148,41 @@ v = rng.standard_normal((2, 3, 50, 32)).astype(np.float32)
 # nn.Linear's init for the 600-deep projections: outputs of order 1.
 w600 = rng.uniform(-600 ** -0.5, 600 ** -0.5, (600, 64)).astype(np.float32)
 bias = rng.standard_normal(64).astype(np.float32)
-for options in ("", "contraction-pack-b=false", "vectorize-contractions=false"):
+
+
+def check(module, t, options, cases):
+    """Runs each (entry, args, float64 reference) of `module` with the
+    pipeline options and counts it."""
+    global passed, failed
     extra = ["--pipeline-options", options] if options else []
+    for entry, args, want in cases:
+        name = "%s T=%d %s" % (entry, t, options or "default")
+        try:
+            (got,) = attn_exec.run(module, entry, args, workdir, extra_args=extra)
+            attn_exec.assert_close(name, got, want, atol=1e-5, rtol=1e-5)
+            passed += 1
+        except (AssertionError, attn_exec.AttentionRunError) as e:
+            print("FAIL %s: %s" % (name, e))
+            failed += 1
+
+
+for options in ("", "contraction-pack-b=false", "vectorize-contractions=false"):
     for t in (1, 5, 8, 63, 64, 65, 130):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)
         p = rng.standard_normal((2, 3, t, 50)).astype(np.float32)
         x600 = rng.standard_normal((1, t, 600)).astype(np.float32)
         c = rng.standard_normal((1, t, 64)).astype(np.float32)
         deep = x600.astype(np.float64) @ w600
-        for entry, args, want in (("proj", [x, w], x.astype(np.float64) @ w),
-                                  ("pv", [p, v], p.astype(np.float64) @ v),
-                                  ("proj_bias", [x600, w600, bias], deep + bias),
-                                  ("proj_acc", [x600, w600, c], deep + c)):
-            name = "%s T=%d %s" % (entry, t, options or "default")
-            try:
-                (got,) = attn_exec.run(MODULE, entry, args, workdir, extra_args=extra)
-                attn_exec.assert_close(name, got, want, atol=1e-5, rtol=1e-5)
-                passed += 1
-            except (AssertionError, attn_exec.AttentionRunError) as e:
-                print("FAIL %s: %s" % (name, e))
-                failed += 1
+        check(MODULE, t, options,
+              (("proj", [x, w], x.astype(np.float64) @ w),
+               ("pv", [p, v], p.astype(np.float64) @ v),
+               ("proj_bias", [x600, w600, bias], deep + bias),
+               ("proj_acc", [x600, w600, c], deep + c)))
+for options in ("", "contraction-pack-b-once=false"):
+    for t in (5, 8, 64, 65, 130):
+        x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
+        x1 = rng.standard_normal((1, t, 96)).astype(np.float32)
+        check(static_module(t), t, options,
+              (("proj2", [x2, w600, bias], x2.astype(np.float64) @ w600 + bias),
+               ("proj1", [x1, w], x1.astype(np.float64) @ w)))
 print("vectorized_contractions: %d passed, %d failed" % (passed, failed))

@@ -533,6 +533,17 @@ def AttnVectorizeContractionsPass
     L1's 64 sets and the panel never stays in L1. The copy is one load and
     store per 2 x cache-m FLOPs.
 
+    With `pack-b-once` as well (the default), a B that every m block shares
+    (a weight, indexed by k and n only; static shapes; two or more m blocks
+    with full register tiles) is packed once, before the m blocks, into
+    `tensor<N/register-n x K x register-n>` by an `scf.forall` over groups
+    of B's rows: every panel is K consecutive rows, a k block's panel is a
+    contiguous range of it, and the copy reads B's rows in order, which the
+    hardware prefetchers follow (a panel's column slice, one cache line per
+    row N floats apart, crosses a page every row or two and is not
+    prefetched). The copy is then one pass over B per call instead of one
+    per m block and batch.
+
     A contraction whose init is a zero `linalg.fill` of a `tensor.empty`
     gets a fresh `tensor.empty` instead, and its first k block starts the
     register rows from zeros (an `scf.if` on the k-block index; the rest
@@ -557,6 +568,10 @@ def AttnVectorizeContractionsPass
     Option<"packB", "pack-b", "bool", "true",
            "Copy each B micro-panel (cache-k x register-n) to a contiguous "
            "buffer before the m tiles read it">,
+    Option<"packBOnce", "pack-b-once", "bool", "true",
+           "With pack-b, pack all of a shared B (a weight indexed by k and "
+           "n only) once, in parallel, before the m blocks, when two or "
+           "more m blocks read it">,
   ];
   let dependentDialects = [
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",

@@ -119,6 +119,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("attn-vectorize-contractions: copy each B micro-panel "
                      "to a contiguous buffer before its m tiles"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> contractionPackBOnce{
+      *this, "contraction-pack-b-once",
+      llvm::cl::desc("attn-vectorize-contractions: pack a weight shared by "
+                     "all m blocks once per call, before them"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Expand exp into a vectorizable polynomial "
