@@ -41,6 +41,10 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -255,9 +259,11 @@ struct AttnVectorizeContractionsPass
       // `op` is replaced by the first tiling: keep what is needed after.
       Location loc = op.getLoc();
       Value prepacked;
-      if (packB && packBOnce && sharesBAcrossBlocks(op, dims)) {
+      if (packB && packBOnce && isSharedWeight(op, dims)) {
         rewriter.setInsertionPoint(op);
-        prepacked = prepackB(rewriter, loc, op.getDpsInputs()[1]);
+        prepacked = packConstantB(rewriter, loc, op.getDpsInputs()[1]);
+        if (!prepacked && packingPaysAtRunTime(op, dims))
+          prepacked = prepackB(rewriter, loc, op.getDpsInputs()[1]);
       }
       // 1. Parallel m blocks (and batch dims): the threads' work items.
       auto blocks = tile(rewriter, cast<TilingInterface>(op.getOperation()),
@@ -290,23 +296,28 @@ struct AttnVectorizeContractionsPass
     cleanUp();
   }
 
-  /// Whether all of B is worth packing once, before the m blocks: B is
-  /// [K, N] indexed by k and n only (a weight every m block and batch
-  /// shares), the shapes are static, and two or more m blocks have full
-  /// register tiles to read it. With one block, or no full m tile (a
-  /// decode step), the per-panel copy reads less.
-  bool sharesBAcrossBlocks(linalg::LinalgOp op, ContractionDims dims) {
+  /// B is a static [K, N] indexed by k and n only: a weight that every m
+  /// block and batch shares, and that some m tile may read (a static M
+  /// below register-m has no full tile: a decode step).
+  bool isSharedWeight(linalg::LinalgOp op, ContractionDims dims) {
     AffineMap bMap = op.getIndexingMapsArray()[1];
     if (bMap.getNumResults() != 2 ||
         cast<AffineDimExpr>(bMap.getResult(0)).getPosition() !=
             unsigned(dims.k) ||
         cast<AffineDimExpr>(bMap.getResult(1)).getPosition() !=
-            unsigned(dims.n))
+            unsigned(dims.n) ||
+        !cast<ShapedType>(op.getDpsInputs()[1].getType()).hasStaticShape())
       return false;
+    int64_t m = op.getStaticLoopRanges()[dims.m];
+    return ShapedType::isDynamic(m) || m >= registerM;
+  }
+
+  /// Whether packing all of a shared weight at run time, before the m
+  /// blocks, reads less than the per-panel copy: static shapes and two or
+  /// more m blocks (with one, the per-panel copy is one pass over B too).
+  bool packingPaysAtRunTime(linalg::LinalgOp op, ContractionDims dims) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (llvm::any_of(ranges, ShapedType::isDynamic))
-      return false;
-    if (ranges[dims.m] < registerM)
       return false;
     int64_t blocks = llvm::divideCeil(ranges[dims.m], int64_t(cacheM));
     for (unsigned d = 0; d < ranges.size(); ++d)
@@ -314,6 +325,50 @@ struct AttnVectorizeContractionsPass
           d != unsigned(dims.k))
         blocks *= ranges[d];
     return blocks >= 2;
+  }
+
+  /// A constant B (an ONNX initializer, say) packed at compile time into
+  /// prepackB's layout, as a new constant; or null when B is not an f32
+  /// constant whose values are at hand. This costs nothing per call, so it
+  /// is done whatever the number of m blocks.
+  Value packConstantB(RewriterBase &rewriter, Location loc, Value b) {
+    ElementsAttr attr;
+    if (!matchPattern(b, m_Constant(&attr)))
+      return Value();
+    auto bType = cast<RankedTensorType>(b.getType());
+    int64_t kSize = bType.getDimSize(0), nSize = bType.getDimSize(1);
+    int64_t panels = nSize / registerN;
+    std::vector<float> packed(kSize * nSize);
+    auto pack = [&](auto valueAt) {
+      for (int64_t k = 0; k < kSize; ++k)
+        for (int64_t n = 0; n < nSize; ++n)
+          packed[((n / registerN) * kSize + k) * registerN + n % registerN] =
+              valueAt(k * nSize + n);
+    };
+    auto packedType = RankedTensorType::get({panels, kSize, registerN},
+                                            rewriter.getF32Type());
+    // The packed constant keeps the kind of the original: a resource blob
+    // (how the ONNX importer holds initializers) or inline dense values.
+    TypedAttr packedAttr;
+    if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr)) {
+      std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
+      if (!data || int64_t(data->size()) != kSize * nSize)
+        return Value();
+      pack([&](int64_t i) { return (*data)[i]; });
+      packedAttr = DenseResourceElementsAttr::get(
+          packedType, "packed_weight",
+          HeapAsmResourceBlob::allocateAndCopyInferAlign(
+              ArrayRef<float>(packed)));
+    } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+      if (!dense.getElementType().isF32())
+        return Value();
+      auto values = dense.getValues<float>();
+      pack([&](int64_t i) { return values[i]; });
+      packedAttr = DenseElementsAttr::get(packedType, ArrayRef<float>(packed));
+    } else {
+      return Value();
+    }
+    return arith::ConstantOp::create(rewriter, loc, packedAttr);
   }
 
   /// Packs B[K, N] into tensor<N / register-n x K x register-n>: each

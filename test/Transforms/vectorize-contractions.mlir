@@ -1,6 +1,7 @@
 // RUN: attention-opt %s --attn-vectorize-contractions | FileCheck %s
 // RUN: attention-opt %s --attn-vectorize-contractions='pack-b=false' | FileCheck %s --check-prefix=NOPACK
 // RUN: attention-opt %s --attn-vectorize-contractions='pack-b-once=false' | FileCheck %s --check-prefix=ONCEOFF
+// RUN: attention-opt %s --attn-vectorize-contractions='register-m=4 register-n=16' | FileCheck %s --check-prefix=CONST
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-m=0 register-n=48' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=0 cache-k=256 register-m=8 register-n=48
@@ -143,6 +144,36 @@ func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tenso
     linalg.yield %s : f32
   } -> tensor<1x64x768xf32>
   return %r : tensor<1x64x768xf32>
+}
+
+// A constant weight (here w[2, 32] = 0 .. 63, row-major) is packed at
+// compile time, whatever the number of m blocks (T is dynamic here): a new
+// constant in the panel layout [N/16][K][16] (panel 0: rows 0-15 and
+// 32-47; panel 1: 16-31 and 48-63) that the register tiles read, and no
+// copy at run time. Weights held as resource blobs (the ONNX importer's
+// initializers) become a packed resource blob.
+// CONST-LABEL: func.func @constant_weight(
+// CONST: %[[PACKED:.*]] = arith.constant dense<{{\[\[\[}}0.000000e+00, {{.*}}, 1.500000e+01], [3.200000e+01, {{.*}}, 4.700000e+01]], {{\[\[}}1.600000e+01, {{.*}}, 3.100000e+01], [4.800000e+01, {{.*}}, 6.300000e+01]]]> : tensor<2x2x16xf32>
+// CONST-NOT: scf.forall (%{{.*}}) in
+// CONST-NOT: tensor<256x16xf32>
+// CONST: scf.for %[[N:.*]] = %c0 to %c32 step %c16
+// CONST: %[[PANEL:.*]] = arith.divui %[[N]], %c16 : index
+// CONST: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0], %{{.*}} {in_bounds = [true]} : tensor<2x2x16xf32>, vector<16xf32>
+// CONST-COUNT-4: vector.fma
+func.func @constant_weight(%x: tensor<1x?x2xf32>) -> tensor<1x?x32xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0], [32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0]]> : tensor<2x32xf32>
+  %t = tensor.dim %x, %c1 : tensor<1x?x2xf32>
+  %e = tensor.empty(%t) : tensor<1x?x32xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x?x32xf32>) -> tensor<1x?x32xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x2xf32>, tensor<2x32xf32>) outs(%f : tensor<1x?x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x32xf32>
+  return %r : tensor<1x?x32xf32>
 }
 
 // out_proj with its bias: the bias add after the contraction folds into

@@ -15,7 +15,10 @@
 # in groups of 8, a partial last k block) and x[1, T, 96] @ w[96, 64] (one
 # group of 16 per task), at T = 5 (no full register tile: no packing), 8,
 # 64 (one block: per-panel packing), 65 and 130, and again with
-# contraction-pack-b-once=false. atol/rtol 1e-5.
+# contraction-pack-b-once=false. Constant weights are packed at compile
+# time: x[1, T, 96] @ w with w an inline dense constant, a resource blob
+# (as the ONNX importer holds initializers) and a splat, at the dynamic T
+# above, with and without pack-b-once. atol/rtol 1e-5.
 #
 # CHECK-NOT: FAIL
 # CHECK: vectorized_contractions: {{[0-9]+}} passed, 0 failed
@@ -140,6 +143,25 @@ func.func @proj1(%x: tensor<1x{t}x96xf32>, %w: tensor<96x64xf32>) -> tensor<1x{t
 """.format(t=t)
 
 
+def constant_module(w):
+    """x[1, T, 96] @ w[96, 64] with w a constant: @proj_dense (inline
+    values), @proj_resource (a dense_resource blob) and @proj_splat (0.25
+    everywhere)."""
+    values = ", ".join("[%s]" % ", ".join("%.9g" % v for v in row) for row in w)
+    blob = "0x04000000" + w.astype("<f4").tobytes().hex().upper()
+    text = ""
+    for entry, const in (("proj_dense", "dense<[%s]>" % values),
+                         ("proj_resource", "dense_resource<w_blob>"),
+                         ("proj_splat", "dense<0.25>")):
+        text += ("func.func @{e}(%x: tensor<1x?x96xf32>) -> tensor<1x?x64xf32> {{\n"
+                 "  %w = arith.constant {c} : tensor<96x64xf32>\n").format(e=entry, c=const)
+        text += zero_init(96) + projection(96, "%f") + "  return %r : tensor<1x?x64xf32>\n}\n"
+    return ("#xa = affine_map<(b, m, k, n) -> (b, m, k)>\n"
+            "#wa = affine_map<(b, m, k, n) -> (k, n)>\n"
+            "#ca = affine_map<(b, m, k, n) -> (b, m, n)>\n" + text +
+            "{-#\n  dialect_resources: {\n    builtin: {\n      w_blob: \"%s\"\n    }\n  }\n#-}\n" % blob)
+
+
 workdir = sys.argv[1]
 rng = np.random.default_rng(5)
 passed = failed = 0
@@ -185,4 +207,14 @@ for options in ("", "contraction-pack-b-once=false"):
         check(static_module(t), t, options,
               (("proj2", [x2, w600, bias], x2.astype(np.float64) @ w600 + bias),
                ("proj1", [x1, w], x1.astype(np.float64) @ w)))
+const_module = constant_module(w)
+splat = np.full((96, 64), 0.25)
+for options in ("", "contraction-pack-b-once=false"):
+    for t in (1, 5, 8, 63, 64, 65, 130):
+        x = rng.standard_normal((1, t, 96)).astype(np.float32)
+        x64 = x.astype(np.float64)
+        check(const_module, t, options,
+              (("proj_dense", [x], x64 @ w),
+               ("proj_resource", [x], x64 @ w),
+               ("proj_splat", [x], x64 @ splat)))
 print("vectorized_contractions: %d passed, %d failed" % (passed, failed))

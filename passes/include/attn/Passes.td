@@ -544,6 +544,11 @@ def AttnVectorizeContractionsPass
     prefetched). The copy is then one pass over B per call instead of one
     per m block and batch.
 
+    A constant B (an ONNX initializer, inline `dense` values or a
+    `dense_resource` blob) is packed at compile time instead, into a new
+    constant of the same kind in that layout, whatever the number of m
+    blocks: no copy is left at run time.
+
     A contraction whose init is a zero `linalg.fill` of a `tensor.empty`
     gets a fresh `tensor.empty` instead, and its first k block starts the
     register rows from zeros (an `scf.if` on the k-block index; the rest
@@ -571,7 +576,7 @@ def AttnVectorizeContractionsPass
     Option<"packBOnce", "pack-b-once", "bool", "true",
            "With pack-b, pack all of a shared B (a weight indexed by k and "
            "n only) once, in parallel, before the m blocks, when two or "
-           "more m blocks read it">,
+           "more m blocks read it; a constant B at compile time">,
   ];
   let dependentDialects = [
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
