@@ -25,7 +25,8 @@ OPT = os.path.join(os.path.dirname(RUN), "attention-opt")
 
 CASES = ["seed_self_attention_v2", "seed_causal_dynamic", "seed_wrapper_dynamic",
          "seed_mha_dynamic", "seed_mha_qkv_bias_dynamic", "gpt2_hf", "gpt2_hf_static",
-         "bert_self_attention", "sdpa_export", "sdpa_export_gather", "post_softmax_mask",
+         "bert_self_attention", "sdpa_export", "sdpa_export_gather", "sdpa_identity",
+         "post_softmax_mask",
          "ms_mha_basic", "ms_mha_causal_bias", "ms_mha_key_padding", "ms_mha_key_padding_2d",
          "ms_mha_attention_bias", "ms_mha_packed_qkv", "ms_mha_past"]
 
@@ -143,6 +144,9 @@ if __name__ == "__main__":
 # CHECK: sdpa_export_gather remark: raised 6 ONNX nodes
 # CHECK: sdpa_export_gather core: %0 = attn.sdpa %arg0, %arg1, %arg2 causal(top_left)
 # CHECK: ok sdpa_export_gather
+# CHECK: sdpa_identity remark: raised 6 ONNX nodes to attn.sdpa: MatMul 'qk', Identity 'qk_id', Div 'scaled', Softmax 'softmax', Identity 'probs_id', MatMul 'pv'
+# CHECK: sdpa_identity core: %0 = attn.sdpa %arg0, %arg1, %arg2 {scale = 0.353553385
+# CHECK: ok sdpa_identity
 # Post-softmax masking (softmax * tril / rowsum) is a causal softmax.
 # CHECK: post_softmax_mask remark: raised 11 ONNX nodes to attn.causal_attention: {{.*}} Softmax '/Softmax', Mul '/Mul', ReduceSum '/ReduceSum', Div '/Div_1', MatMul '/MatMul_1'
 # CHECK: post_softmax_mask core: %0 = attn.causal_attention %arg0 weights(

@@ -204,6 +204,13 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
       continue;
     AttentionChain chain;
     std::string weights = inputName(pv, 0);
+    // Identity nodes (hand-built graphs, some exporters) pass values on.
+    while (const auto *id = producedBy(weights, "Identity")) {
+      if (id->input_size() != 1 || uses[inputName(*id, 0)] != 1)
+        break;
+      chain.nodes.push_back(id);
+      weights = inputName(*id, 0);
+    }
     // A no-op Cast of the weights (GPT-2: attn_weights.type(value.dtype)).
     if (const auto *cast = producedBy(weights, "Cast");
         cast && uses[inputName(*cast, 0)] == 1) {
@@ -637,6 +644,10 @@ bool Importer::matchScores(const std::string &x, AttentionChain &chain,
           }))
         return true;
     return false;
+  }
+  if (op == "Identity" && node.input_size() == 1) {
+    chain.nodes.push_back(&node);
+    return matchScores(inputName(node, 0), chain, depth + 1);
   }
   if (op == "Cast" && node.input_size() == 1) {
     chain.casts.push_back(outputName(node, 0));

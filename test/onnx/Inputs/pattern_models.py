@@ -464,6 +464,28 @@ def sdpa_export_gather(rng):
     return model, data, [("Y", np_causal_sdpa(q, k, v))], "hand"
 
 
+@case("sdpa_identity")
+def sdpa_identity(rng):
+    """Full attention with Identity nodes in the chain, as hand-built graphs
+    write it: MatMul -> Identity -> Div(sqrt d) -> Softmax -> Identity ->
+    MatMul."""
+    vis, out, data = sdpa_inputs(rng)
+    nodes = [
+        helper.make_node("Transpose", ["K"], ["kt"], perm=[0, 1, 3, 2], name="k_t"),
+        helper.make_node("MatMul", ["Q", "kt"], ["qk"], name="qk"),
+        helper.make_node("Identity", ["qk"], ["qk_id"], name="qk_id"),
+        const("sqrt_d", np.array(math.sqrt(8.0), F32)),
+        helper.make_node("Div", ["qk_id", "sqrt_d"], ["scaled"], name="scaled"),
+        helper.make_node("Softmax", ["scaled"], ["probs"], axis=-1, name="softmax"),
+        helper.make_node("Identity", ["probs"], ["probs_id"], name="probs_id"),
+        helper.make_node("MatMul", ["probs_id", "V"], ["Y"], name="pv"),
+    ]
+    model = hand_model("sdpa_identity", nodes, vis, out)
+    q, k, v = (a.astype(np.float64) for _, a in data)
+    want = softmax64(q @ np.swapaxes(k, -1, -2) / math.sqrt(8.0)) @ v
+    return model, data, [("Y", want.astype(F32))], "hand"
+
+
 # ----------------------------------------------------------------------------
 # The seed chapter's modules (scripts/seed_modules.py) and its first,
 # post-softmax way of masking.
