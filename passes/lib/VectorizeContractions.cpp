@@ -66,10 +66,11 @@ struct ContractionDims {
 std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
                                               int64_t registerN) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+      op.getNumDpsInits() != 1)
     return std::nullopt;
-  // Exactly out + a * b (isaContractionOpInterface also lets unary ops
-  // through, e.g. out + exp(a) * b, which the generated FMAs would drop).
+  // Exactly out + a * b. (Not linalg::isaContractionOpInterface: it lets
+  // unary ops through, e.g. out + exp(a) * b, which the generated FMAs
+  // would drop, and it turns down broadcast dims indexed by 0.)
   Block &body = op->getRegion(0).front();
   if (body.getOperations().size() != 3)
     return std::nullopt;
@@ -93,9 +94,15 @@ std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
     if (!t || !t.getElementType().isF32() || t.getRank() < 2)
       return std::nullopt;
   }
+  // Results are loop dims, or 0 for a size-1 dim that broadcasts (the ONNX
+  // importer's MatMul of [1, T, K] by [B, K, N], say); the last two of
+  // each operand are dims.
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (AffineMap m : maps)
-    if (!m.isProjectedPermutation())
+    if (!m.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+        m.getNumResults() < 2 ||
+        !isa<AffineDimExpr>(m.getResult(m.getNumResults() - 1)) ||
+        !isa<AffineDimExpr>(m.getResult(m.getNumResults() - 2)))
       return std::nullopt;
   auto lastDims = [](AffineMap m, unsigned back) {
     return cast<AffineDimExpr>(m.getResult(m.getNumResults() - 1 - back))
@@ -301,6 +308,7 @@ struct AttnVectorizeContractionsPass
   /// below register-m has no full tile: a decode step).
   bool isSharedWeight(linalg::LinalgOp op, ContractionDims dims) {
     AffineMap bMap = op.getIndexingMapsArray()[1];
+    // (Both results are dims: matchCandidate checked the last two.)
     if (bMap.getNumResults() != 2 ||
         cast<AffineDimExpr>(bMap.getResult(0)).getPosition() !=
             unsigned(dims.k) ||
@@ -462,7 +470,8 @@ struct AttnVectorizeContractionsPass
     Value c = op.getDpsInits()[0];
     auto sizeOf = [&](Value t, AffineMap map, int64_t dim) -> Value {
       for (unsigned r = 0; r < map.getNumResults(); ++r)
-        if (cast<AffineDimExpr>(map.getResult(r)).getPosition() == dim)
+        if (auto d = dyn_cast<AffineDimExpr>(map.getResult(r));
+            d && d.getPosition() == dim)
           return rewriter.createOrFold<tensor::DimOp>(loc, t, r);
       return Value();
     };
@@ -483,7 +492,8 @@ struct AttnVectorizeContractionsPass
     auto indices = [&](AffineMap map, Value m, Value n, Value k) {
       SmallVector<Value> idx;
       for (AffineExpr e : map.getResults()) {
-        int64_t d = cast<AffineDimExpr>(e).getPosition();
+        auto dimExpr = dyn_cast<AffineDimExpr>(e);
+        int64_t d = dimExpr ? int64_t(dimExpr.getPosition()) : -1;
         idx.push_back(d == dims.m   ? m
                       : d == dims.n ? n
                       : d == dims.k ? k

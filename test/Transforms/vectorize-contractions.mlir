@@ -176,6 +176,32 @@ func.func @constant_weight(%x: tensor<1x?x2xf32>) -> tensor<1x?x32xf32> {
   return %r : tensor<1x?x32xf32>
 }
 
+// MatMul broadcasting as the ONNX importer writes it: x[1, T, 768]'s batch
+// dim is indexed by 0 while w[2, 768, 768] has two. It is a contraction
+// all the same: the batch is tiled one at a time, x read at batch 0.
+#xz = affine_map<(b, m, k, n) -> (0, m, k)>
+#wz = affine_map<(b, m, k, n) -> (b, k, n)>
+// CHECK-LABEL: func.func @broadcast_batch(
+// CHECK-SAME: %[[X:.*]]: tensor<1x?x768xf32>
+// CHECK: scf.forall (%{{.*}}, %[[M0:.*]]) = (0, 0) to (2, %{{.*}}) step (1, 64)
+// CHECK: tensor.extract_slice %[[X]][0, %[[M0]], 0] [1, %{{.*}}, 768] [1, 1, 1]
+// CHECK: scf.for %{{.*}} = %c0 to %c768 step %c256
+// CHECK-COUNT-8: vector.fma
+func.func @broadcast_batch(%x: tensor<1x?x768xf32>, %w: tensor<2x768x768xf32>) -> tensor<2x?x768xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x768xf32>
+  %e = tensor.empty(%t) : tensor<2x?x768xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<2x?x768xf32>) -> tensor<2x?x768xf32>
+  %r = linalg.generic {indexing_maps = [#xz, #wz, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x768xf32>, tensor<2x768x768xf32>) outs(%f : tensor<2x?x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x?x768xf32>
+  return %r : tensor<2x?x768xf32>
+}
+
 // out_proj with its bias: the bias add after the contraction folds into
 // it. The first k block starts every register row from the bias row (and
 // the rest rows from the bias broadcast); no elementwise pass remains.

@@ -15,7 +15,8 @@
 # in groups of 8, a partial last k block) and x[1, T, 96] @ w[96, 64] (one
 # group of 16 per task), at T = 5 (no full register tile: no packing), 8,
 # 64 (one block: per-panel packing), 65 and 130, and again with
-# contraction-pack-b-once=false. Constant weights are packed at compile
+# contraction-pack-b-once=false, and a batch that x[1, T, 96] broadcasts
+# into (its map's 0 result). Constant weights are packed at compile
 # time: x[1, T, 96] @ w with w an inline dense constant, a resource blob
 # (as the ONNX importer holds initializers) and a splat, at the dynamic T
 # above, with and without pack-b-once. atol/rtol 1e-5.
@@ -99,8 +100,10 @@ func.func @proj_acc(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %c: tensor<
 
 
 def static_module(t):
-    """The static-shape projections at T = t: @proj2 (batch 2, k 600, bias)
-    and @proj1 (batch 1, k 96)."""
+    """The static-shape projections at T = t: @proj2 (batch 2, k 600, bias),
+    @proj1 (batch 1, k 96) and @bcast (x[1, t, 96] broadcast over the batch
+    of w[2, 96, 64], its batch dim indexed by 0, as the ONNX importer
+    writes MatMul's broadcasting)."""
     return """
 #xa = affine_map<(b, m, k, n) -> (b, m, k)>
 #wa = affine_map<(b, m, k, n) -> (k, n)>
@@ -139,6 +142,22 @@ func.func @proj1(%x: tensor<1x{t}x96xf32>, %w: tensor<96x64xf32>) -> tensor<1x{t
     linalg.yield %s : f32
   }} -> tensor<1x{t}x64xf32>
   return %r : tensor<1x{t}x64xf32>
+}}
+
+#xb = affine_map<(b, m, k, n) -> (0, m, k)>
+#wb = affine_map<(b, m, k, n) -> (b, k, n)>
+func.func @bcast(%x: tensor<1x{t}x96xf32>, %w: tensor<2x96x64xf32>) -> tensor<2x{t}x64xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x{t}x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x{t}x64xf32>) -> tensor<2x{t}x64xf32>
+  %r = linalg.generic {{indexing_maps = [#xb, #wb, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
+      ins(%x, %w : tensor<1x{t}x96xf32>, tensor<2x96x64xf32>) outs(%f : tensor<2x{t}x64xf32>) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }} -> tensor<2x{t}x64xf32>
+  return %r : tensor<2x{t}x64xf32>
 }}
 """.format(t=t)
 
@@ -204,9 +223,11 @@ for options in ("", "contraction-pack-b-once=false"):
     for t in (5, 8, 64, 65, 130):
         x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
         x1 = rng.standard_normal((1, t, 96)).astype(np.float32)
+        w2 = rng.standard_normal((2, 96, 64)).astype(np.float32)
         check(static_module(t), t, options,
               (("proj2", [x2, w600, bias], x2.astype(np.float64) @ w600 + bias),
-               ("proj1", [x1, w], x1.astype(np.float64) @ w)))
+               ("proj1", [x1, w], x1.astype(np.float64) @ w),
+               ("bcast", [x1, w2], x1.astype(np.float64) @ w2)))
 const_module = constant_module(w)
 splat = np.full((96, 64), 0.25)
 for options in ("", "contraction-pack-b-once=false"):
