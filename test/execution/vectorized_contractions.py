@@ -99,67 +99,53 @@ func.func @proj_acc(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %c: tensor<
 """
 
 
+def static_fn(name, x, w, c, maps="#xa, #wa, #ca", bias=False):
+    """@name: C = x @ w (types x, w, c; static), + bias[64] if `bias`."""
+    args = "%%x: %s, %%w: %s%s" % (x, w, ", %bias: tensor<64xf32>" if bias else "")
+    text = """func.func @{name}({args}) -> {c} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {c}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}
+  %r = linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
+      ins(%x, %w : {x}, {w}) outs(%f : {c}) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }} -> {c}
+""".format(name=name, args=args, x=x, w=w, c=c, maps=maps)
+    if not bias:
+        return text + "  return %%r : %s\n}\n\n" % c
+    return text + """  %y = linalg.generic {{indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%bias : tensor<64xf32>) outs(%r : {c}) {{
+  ^bb0(%bv: f32, %o: f32):
+    %s = arith.addf %bv, %o : f32
+    linalg.yield %s : f32
+  }} -> {c}
+  return %y : {c}
+}}
+
+""".format(c=c)
+
+
 def static_module(t):
     """The static-shape projections at T = t: @proj2 (batch 2, k 600, bias),
     @proj1 (batch 1, k 96) and @bcast (x[1, t, 96] broadcast over the batch
     of w[2, 96, 64], its batch dim indexed by 0, as the ONNX importer
     writes MatMul's broadcasting)."""
-    return """
-#xa = affine_map<(b, m, k, n) -> (b, m, k)>
+    return ("""#xa = affine_map<(b, m, k, n) -> (b, m, k)>
 #wa = affine_map<(b, m, k, n) -> (k, n)>
 #ca = affine_map<(b, m, k, n) -> (b, m, n)>
 #ba = affine_map<(b, m, n) -> (n)>
 #ya = affine_map<(b, m, n) -> (b, m, n)>
-func.func @proj2(%x: tensor<2x{t}x600xf32>, %w: tensor<600x64xf32>, %bias: tensor<64xf32>) -> tensor<2x{t}x64xf32> {{
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<2x{t}x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x{t}x64xf32>) -> tensor<2x{t}x64xf32>
-  %r = linalg.generic {{indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
-      ins(%x, %w : tensor<2x{t}x600xf32>, tensor<600x64xf32>) outs(%f : tensor<2x{t}x64xf32>) {{
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %o, %m : f32
-    linalg.yield %s : f32
-  }} -> tensor<2x{t}x64xf32>
-  %y = linalg.generic {{indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}}
-      ins(%bias : tensor<64xf32>) outs(%r : tensor<2x{t}x64xf32>) {{
-  ^bb0(%bv: f32, %o: f32):
-    %s = arith.addf %bv, %o : f32
-    linalg.yield %s : f32
-  }} -> tensor<2x{t}x64xf32>
-  return %y : tensor<2x{t}x64xf32>
-}}
-
-func.func @proj1(%x: tensor<1x{t}x96xf32>, %w: tensor<96x64xf32>) -> tensor<1x{t}x64xf32> {{
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x{t}x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x{t}x64xf32>) -> tensor<1x{t}x64xf32>
-  %r = linalg.generic {{indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
-      ins(%x, %w : tensor<1x{t}x96xf32>, tensor<96x64xf32>) outs(%f : tensor<1x{t}x64xf32>) {{
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %o, %m : f32
-    linalg.yield %s : f32
-  }} -> tensor<1x{t}x64xf32>
-  return %r : tensor<1x{t}x64xf32>
-}}
-
 #xb = affine_map<(b, m, k, n) -> (0, m, k)>
 #wb = affine_map<(b, m, k, n) -> (b, k, n)>
-func.func @bcast(%x: tensor<1x{t}x96xf32>, %w: tensor<2x96x64xf32>) -> tensor<2x{t}x64xf32> {{
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<2x{t}x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x{t}x64xf32>) -> tensor<2x{t}x64xf32>
-  %r = linalg.generic {{indexing_maps = [#xb, #wb, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
-      ins(%x, %w : tensor<1x{t}x96xf32>, tensor<2x96x64xf32>) outs(%f : tensor<2x{t}x64xf32>) {{
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %o, %m : f32
-    linalg.yield %s : f32
-  }} -> tensor<2x{t}x64xf32>
-  return %r : tensor<2x{t}x64xf32>
-}}
-""".format(t=t)
+""" + static_fn("proj2", "tensor<2x%dx600xf32>" % t, "tensor<600x64xf32>",
+                  "tensor<2x%dx64xf32>" % t, bias=True)
+            + static_fn("proj1", "tensor<1x%dx96xf32>" % t, "tensor<96x64xf32>",
+                        "tensor<1x%dx64xf32>" % t)
+            + static_fn("bcast", "tensor<1x%dx96xf32>" % t, "tensor<2x96x64xf32>",
+                        "tensor<2x%dx64xf32>" % t, maps="#xb, #wb, #ca"))
 
 
 def constant_module(w):
