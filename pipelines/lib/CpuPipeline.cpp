@@ -107,6 +107,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     tiles.registerN = byHost(options.contractionRegisterN, 32, 16);
     tiles.packB = options.contractionPackB;
     tiles.packBOnce = options.contractionPackBOnce;
+    tiles.packBOnceBlocks = options.contractionPackBOnceBlocks;
     pm.addPass(createAttnVectorizeContractionsPass(tiles));
   }
   if (options.fastExp)

@@ -1,5 +1,5 @@
 // The pipeline packs each projection weight once per call when two or more
-// m blocks share it (here T = 128: two 64-row blocks), and passes
+// m blocks share it (here T = 512: eight 64-row blocks, pack-b-once-blocks by default), and passes
 // contraction-pack-b-once=false on to attn-vectorize-contractions, which
 // then copies a panel per n tile (into a 256 x 16 buffer, cache-k rows) instead. The register-n size is
 // given so that the IR is the same on AVX-512 and AVX2 hosts.
@@ -11,16 +11,16 @@
 // the parallel loop over the 64-row blocks that reads it.
 // CHECK-LABEL: IR Dump After AttnVectorizeContractionsPass
 // CHECK: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<4x64x16xf32>)
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 128) step (1, 64)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 512) step (1, 64)
 // CHECK: vector.transfer_read {{.*}} : tensor<4x64x16xf32>, vector<16xf32>
 // CHECK: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<4x64x16xf32>)
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 128) step (1, 64)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 512) step (1, 64)
 // CHECK: vector.transfer_read {{.*}} : tensor<4x64x16xf32>, vector<16xf32>
 // CHECK: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<4x64x16xf32>)
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 128) step (1, 64)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 512) step (1, 64)
 // CHECK: vector.transfer_read {{.*}} : tensor<4x64x16xf32>, vector<16xf32>
 // CHECK: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<4x64x16xf32>)
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 128) step (1, 64)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 512) step (1, 64)
 // CHECK: vector.transfer_read {{.*}} : tensor<4x64x16xf32>, vector<16xf32>
 // CHECK-NOT: tensor<64x16xf32>
 
@@ -29,7 +29,7 @@
 // ONCEOFF-COUNT-4: iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x64xf32>, tensor<256x16xf32>)
 // ONCEOFF-NOT: tensor<4x64x16xf32>
 
-func.func @main(%x: tensor<1x128x64xf32>, %w: tensor<64x64xf32>) -> tensor<1x128x64xf32> {
-  %0 = attn.multi_head_attention %x weights(%w, %w, %w) out_proj(%w) causal {num_heads = 1 : i64} : (tensor<1x128x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<1x128x64xf32>
-  return %0 : tensor<1x128x64xf32>
+func.func @main(%x: tensor<1x512x64xf32>, %w: tensor<64x64xf32>) -> tensor<1x512x64xf32> {
+  %0 = attn.multi_head_attention %x weights(%w, %w, %w) out_proj(%w) causal {num_heads = 1 : i64} : (tensor<1x512x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<1x512x64xf32>
+  return %0 : tensor<1x512x64xf32>
 }

@@ -76,15 +76,15 @@ func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tens
   return %r : tensor<1x?x2304xf32>
 }
 
-// A weight shared by two or more m blocks (static shapes; here 2 blocks of
-// 64 rows) is packed once, before the m blocks, into
+// A weight shared by pack-b-once-blocks (8) or more m blocks (static
+// shapes; here 8 blocks of 64 rows) is packed once, before the m blocks, into
 // tensor<N/32 x K x 32>: a parallel loop over groups of 16 of w's rows
 // copies each row's 32-column pieces into their panels, so every panel is K
 // consecutive rows. The register tiles of n tile N read row k0 + k of panel
 // N / 32, and no n tile copies a panel of its own. With
 // pack-b-once=false each n tile copies its 256 x 32 panel as above.
 // CHECK-LABEL: func.func @shared_weight(
-// CHECK-SAME: %[[X:.*]]: tensor<1x128x768xf32>, %[[W:.*]]: tensor<768x2304xf32>)
+// CHECK-SAME: %[[X:.*]]: tensor<1x512x768xf32>, %[[W:.*]]: tensor<768x2304xf32>)
 // CHECK: %[[ALL0:.*]] = tensor.empty() : tensor<72x768x32xf32>
 // CHECK: %[[ALL:.*]] = scf.forall (%[[G:.*]]) in (48) shared_outs(%[[DST:.*]] = %[[ALL0]]) -> (tensor<72x768x32xf32>)
 // CHECK: %[[R0:.*]] = arith.muli %[[G]], %c16 : index
@@ -97,7 +97,7 @@ func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tens
 // CHECK: vector.transfer_write %[[PIECE]], %[[T]][%[[P]], %[[R]], %c0] {in_bounds = [true]} : vector<32xf32>, tensor<72x16x32xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[DST]][0, %[[R0]], 0] [72, 16, 32] [1, 1, 1]
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 128) step (1, 64)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 512) step (1, 64)
 // CHECK-NOT: tensor<256x32xf32>
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
 // CHECK: scf.for %[[N:.*]] = %c0 to %c2304 step %c32 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x64x2304xf32>)
@@ -120,17 +120,17 @@ func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tens
 // CHECK-LABEL: func.func @one_block(
 // CHECK-NOT: tensor<24x768x32xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c768 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x768xf32>, tensor<256x32xf32>)
-func.func @shared_weight(%x: tensor<1x128x768xf32>, %w: tensor<768x2304xf32>) -> tensor<1x128x2304xf32> {
+func.func @shared_weight(%x: tensor<1x512x768xf32>, %w: tensor<768x2304xf32>) -> tensor<1x512x2304xf32> {
   %cst = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x128x2304xf32>
-  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x128x2304xf32>) -> tensor<1x128x2304xf32>
-  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x128x768xf32>, tensor<768x2304xf32>) outs(%f : tensor<1x128x2304xf32>) {
+  %e = tensor.empty() : tensor<1x512x2304xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x512x2304xf32>) -> tensor<1x512x2304xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x512x768xf32>, tensor<768x2304xf32>) outs(%f : tensor<1x512x2304xf32>) {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
-  } -> tensor<1x128x2304xf32>
-  return %r : tensor<1x128x2304xf32>
+  } -> tensor<1x512x2304xf32>
+  return %r : tensor<1x512x2304xf32>
 }
 
 func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tensor<1x64x768xf32> {

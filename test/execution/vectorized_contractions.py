@@ -10,13 +10,15 @@
 # (k = 600, the last one partial) for the zero-fill init that the first k
 # block replaces, the bias add folded into it (out_proj), and an
 # accumulator that is an argument (C + x @ w, read in every block).
-# Static shapes take the whole-B packing of weights shared by two or more
-# m blocks (pack-b-once): x[2, T, 600] @ w[600, 64] + bias (600 rows of w
-# in groups of 8, a partial last k block) and x[1, T, 96] @ w[96, 64] (one
-# group of 16 per task), at T = 5 (no full register tile: no packing), 8,
-# 64 (one block: per-panel packing), 65 and 130, and again with
-# contraction-pack-b-once=false, and a batch that x[1, T, 96] broadcasts
-# into (its map's 0 result). Constant weights are packed at compile
+# Static shapes can pack a weight shared by the m blocks once, before them
+# (pack-b-once): x[2, T, 600] @ w[600, 64] + bias (600 rows of w in groups
+# of 8, a partial last k block), x[1, T, 96] @ w[96, 64] (one group of 16
+# per task), and x[1, T, 96] broadcast into the batch of w[2, 96, 64] (its
+# map's 0 result; w differs per batch: per-panel copies), at T = 5 (no full register tile: nothing
+# packed), 8, 64, 65 and 130: with the default threshold (8 blocks; these
+# have at most 6, so per-panel copies), with
+# contraction-pack-b-once-blocks=1 (packed whenever a full tile exists) and
+# with contraction-pack-b-once=false. Constant weights are packed at compile
 # time: x[1, T, 96] @ w with w an inline dense constant, a resource blob
 # (as the ONNX importer holds initializers) and a splat, at the dynamic T
 # above, with and without pack-b-once. atol/rtol 1e-5.
@@ -205,7 +207,7 @@ for options in ("", "contraction-pack-b=false", "vectorize-contractions=false"):
                ("pv", [p, v], p.astype(np.float64) @ v),
                ("proj_bias", [x600, w600, bias], deep + bias),
                ("proj_acc", [x600, w600, c], deep + c)))
-for options in ("", "contraction-pack-b-once=false"):
+for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once=false"):
     for t in (5, 8, 64, 65, 130):
         x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
         x1 = rng.standard_normal((1, t, 96)).astype(np.float32)

@@ -534,8 +534,8 @@ def AttnVectorizeContractionsPass
     store per 2 x cache-m FLOPs.
 
     With `pack-b-once` as well (the default), a B that every m block shares
-    (a weight, indexed by k and n only; static shapes; two or more m blocks
-    with full register tiles) is packed once, before the m blocks, into
+    (a weight, indexed by k and n only; static shapes; at least
+    `pack-b-once-blocks` m blocks, 8 by default) is packed once, before the m blocks, into
     `tensor<N/register-n x K x register-n>` by an `scf.forall` over groups
     of B's rows: every panel is K consecutive rows, a k block's panel is a
     contiguous range of it, and the copy reads B's rows in order, which the
@@ -577,6 +577,9 @@ def AttnVectorizeContractionsPass
            "With pack-b, pack all of a shared B (a weight indexed by k and "
            "n only) once, in parallel, before the m blocks, when two or "
            "more m blocks read it; a constant B at compile time">,
+    Option<"packBOnceBlocks", "pack-b-once-blocks", "int64_t", "8",
+           "The fewest m blocks (times batch) for which pack-b-once packs "
+           "a B that is not constant at run time">,
   ];
   let dependentDialects = [
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",

@@ -124,6 +124,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("attn-vectorize-contractions: pack a weight shared by "
                      "all m blocks once per call, before them"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> contractionPackBOnceBlocks{
+      *this, "contraction-pack-b-once-blocks",
+      llvm::cl::desc("attn-vectorize-contractions: the fewest m blocks for "
+                     "which a non-constant weight is packed once per call"),
+      llvm::cl::init(8)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Expand exp into a vectorizable polynomial "
