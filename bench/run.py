@@ -9,7 +9,7 @@ The headline cases alternate ours and ORT over three rounds, so that a load
 change on a shared host moves both sides rather than one ratio.
 Writes results/bench-<date>[-<tag>].md and .png. Usage (through bench/run.sh):
 
-  run.py BUILD_DIR [--threads 2] [--repeat 10] [--sweep]
+  run.py BUILD_DIR [--threads 2] [--repeat 10] [--sweep [--sweep-from-onnx]] [--tag NAME]
 
 Also reports each module's compile time (attention-run's pipeline + codegen)
 and, for causal attention at T=8192, the peak RSS beyond inputs and output.
@@ -71,10 +71,13 @@ def core_case(b, h, tt, d, causal, rng):
     return mlir, model, arrays, ["Q", "K", "V"], ort_dims, flops
 
 
-def mha_case(b, tt, dm, h, causal, rng):
+def mha_case(b, tt, dm, h, causal, rng, ours_from_onnx=False):
     """The seed's MultiHeadAttention; the ONNX side is the graph its
     torch.onnx.export produces (MatMul, Reshape, Transpose, MatMul, Div,
-    Where(mask, -inf), Softmax, MatMul, Transpose, Reshape, MatMul, Add)."""
+    Where(mask, -inf), Softmax, MatMul, Transpose, Reshape, MatMul, Add),
+    the weights initializers. Ours runs the attn module with the weights as
+    arguments, or with `ours_from_onnx` that same ONNX file (imported and
+    raised, the weights constants), as ORT does."""
     hd = dm // h
     bound = 1 / np.sqrt(dm)
     x = rng.standard_normal((b, tt, dm)).astype(np.float32)
@@ -118,6 +121,8 @@ def mha_case(b, tt, dm, h, causal, rng):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     core = (2 if causal else 4) * b * h * tt * tt * hd
     flops = 8 * b * tt * dm * dm + core
+    if ours_from_onnx:
+        return None, model, [x], ["x"], [b, tt, dm], flops
     return mlir, model, [x] + ws + [bo], ["x"], [b, tt, dm], flops
 
 
@@ -278,6 +283,8 @@ def run_case(name, spec, build, threads, repeat, work, rounds=1):
     ours_ms, ort_ms, compile_s = [], [], None
     for _ in range(rounds):
         ours, _ = run_ours(build, source, arrays, names, threads, repeat, tag)
+        # An ONNX graph that does not raise runs op by op: say so in the row.
+        raised = mlir is not None or "remark: raised" in ours.stderr
         ours_ms.append(parse_timing(ours.stdout)["median_ms"])
         if compile_s is None:
             compile_s = parse_compile_s(ours.stderr)
@@ -289,6 +296,8 @@ def run_case(name, spec, build, threads, repeat, work, rounds=1):
     got = np.load(tag + ".ours.npy").reshape(-1)
     ref = np.fromfile(tag + ".ort.bin", dtype=np.float32)
     err = float(np.abs(got - ref).max())
+    if not raised:
+        name += " (not raised: op by op)"
     return {"case": name, "flops": flops, "ours_ms": float(np.median(ours_ms)),
             "ort_ms": float(np.median(ort_ms)), "rounds": rounds,
             "max_abs_diff": err, "compile_s": compile_s}
@@ -301,6 +310,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--sweep", action="store_true",
                     help="also the d_model x B x T x causal sweep (slow)")
+    ap.add_argument("--sweep-from-onnx", action="store_true",
+                    help="run our side of the sweep rows from the same ONNX file as ORT "
+                         "(imported and raised, weights as constants)")
     ap.add_argument("--tag", default="",
                     help="suffix of the results files (bench-<date>-<tag>.md), e.g. the "
                          "machine, so that runs on several hosts on one date do not overwrite "
@@ -332,7 +344,8 @@ def main():
                     for causal in (True, False):
                         cases.append(("MHA d=%d H=%d B=%d T=%d %s" % (
                             dm, h, b, tt, "causal" if causal else "full"),
-                            mha_case(b, tt, dm, h, causal, rng)))
+                            mha_case(b, tt, dm, h, causal, rng,
+                                     ours_from_onnx=args.sweep_from_onnx)))
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for i, (name, spec) in enumerate(cases):
@@ -362,12 +375,16 @@ def main():
                  "after the cases)" % (peak, args.threads, isa, cpu, peak_before, peak_after))
 
     date = datetime.date.today().isoformat()
+    sides = ("ORT runs each case's ONNX graph with the weights as initializers; ours the attn "
+             "module with the weights as arguments, except the torch.onnx.export row%s, which "
+             "imports and raises the very file ORT runs (weights as constants)"
+             % (" and the sweep rows (--sweep-from-onnx)" if args.sweep_from_onnx else ""))
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up (the first four "
           "cases and the bf16 comparison: three rounds alternating the two sides, the median "
-          "of the three medians); machine FMA peak "
+          "of the three medians); %s; machine FMA peak "
           "%s (bench/peak/fma_peak.cpp). ONNX Runtime 1.30.0 CPU (onnxruntime-node), "
-          "graph optimizations on." % (date, args.threads, args.repeat, peak_line),
+          "graph optimizations on." % (date, args.threads, args.repeat, sides, peak_line),
           "",
           "| case | GFLOP | ours ms | ours GFLOP/s | % of peak | ORT ms | ORT GFLOP/s | speed-up | max abs diff | ours compile s |",
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
