@@ -75,7 +75,8 @@ std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
   if (body.getOperations().size() != 3)
     return std::nullopt;
   auto mul = dyn_cast<arith::MulFOp>(&body.front());
-  auto addOp = dyn_cast<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
+  auto addOp =
+      dyn_cast_if_present<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
   auto isArgs = [&](Value x, Value y, unsigned i, unsigned j) {
     return (x == body.getArgument(i) && y == body.getArgument(j)) ||
