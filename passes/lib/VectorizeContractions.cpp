@@ -105,6 +105,13 @@ std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
         !isa<AffineDimExpr>(m.getResult(m.getNumResults() - 1)) ||
         !isa<AffineDimExpr>(m.getResult(m.getNumResults() - 2)))
       return std::nullopt;
+  // C's 0 results must be dims of size 1: on a larger dim C[0] alone would
+  // be written, and the rest of C is the init, which a fused zero fill
+  // would leave unwritten.
+  auto cType = cast<RankedTensorType>(op.getDpsInits()[0].getType());
+  for (unsigned r = 0; r < maps[2].getNumResults(); ++r)
+    if (!isa<AffineDimExpr>(maps[2].getResult(r)) && cType.getDimSize(r) != 1)
+      return std::nullopt;
   auto lastDims = [](AffineMap m, unsigned back) {
     return cast<AffineDimExpr>(m.getResult(m.getNumResults() - 1 - back))
         .getPosition();
