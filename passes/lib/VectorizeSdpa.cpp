@@ -337,6 +337,8 @@ private:
 
   void packValuePairs();
   void packKeysValues(Value numBatch, Value numQBlocks);
+  void checkValueBlocks(Value numBatch);
+  Value valueBlockCheck(Value j0, Value nk);
   void emitWorkItem(Value batch, Value head, Value qBlock);
   void packQ(Value q0);
   /// Transposes 16 vectors of 16 lanes (a 16 x 16 block) in place.
@@ -365,6 +367,9 @@ private:
   // bf16 only: V with key pairs interleaved, [B, Hk, ceil(Tk / 2), 2 dv];
   // the item's Q^T and P in pairs, [d / 2, 2 br] and [bc / 2, 2 br].
   Value vPairs, qtPairs, pPairs;
+  // [B, Hk, ceil(Tk / Bc)]: per key block of V, the sum of its values times
+  // 0 (NaN iff one of them is not finite).
+  Value vChecks;
   // Operands and per-item values.
   Value q, k, v, out, tq, tk, offset, batch, head, kvHead, kEnd, qStart;
   Value qt, st, acc, alpha; // scratch: Qt [d, br], St [bc, br], O, alpha
@@ -408,6 +413,7 @@ Value CpuFlashBuilder::build() {
     packValuePairs();
   else if (seqMajor && rank >= 3)
     packKeysValues(numBatch, numQBlocks);
+  checkValueBlocks(numBatch);
   SmallVector<OpFoldResult> ubs{numBatch, numHeads, numQBlocks};
   scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt,
                         [&](OpBuilder &, Location, ValueRange ivs) {
@@ -528,6 +534,77 @@ void CpuFlashBuilder::packKeysValues(Value numBatch, Value numQBlocks) {
   }
   k = ifOp.getResult(0);
   v = ifOp.getResult(1);
+}
+
+void CpuFlashBuilder::checkValueBlocks(Value numBatch) {
+  // Once per call and key block of V (not once per query block that reads
+  // it: 1/Br of the P V FMAs, 4% of the full core on AVX2): whether the
+  // block holds a value that is not finite. The key blocks are those of the
+  // items' key loops (j0 a multiple of Bc); a masked block that an item sees
+  // only in part is checked whole, which can only send it to the guarded
+  // path, exact for any values.
+  Value numKv = rank >= 3 ? dimOf(v, headDim()) : cIdx(1);
+  Value numBlocks = arith::CeilDivUIOp::create(b, loc, tk, cIdx(bc));
+  int64_t dyn = ShapedType::kDynamic;
+  vChecks = memref::AllocOp::create(
+      b, loc, MemRefType::get({dyn, dyn, dyn}, b.getF32Type()),
+      ValueRange{numBatch, numKv, numBlocks}, b.getI64IntegerAttr(64));
+  SmallVector<OpFoldResult> ubs{numBatch, numKv, numBlocks};
+  scf::ForallOp::create(b, loc, ubs, ValueRange{}, std::nullopt,
+                        [&](OpBuilder &, Location, ValueRange ivs) {
+                          OpBuilder::InsertionGuard guard(b);
+                          batch = ivs[0];
+                          kvHead = ivs[1];
+                          Value j0 = mul(ivs[2], bc);
+                          Value nk = minI(cIdx(bc), sub(tk, j0));
+                          memref::StoreOp::create(
+                              b, loc, valueBlockCheck(j0, nk), vChecks, ivs);
+                          scf::InParallelOp::create(b, loc);
+                        });
+}
+
+Value CpuFlashBuilder::valueBlockCheck(Value j0, Value nk) {
+  // The sum of V[j0 .. j0 + nk) * 0: NaN iff some value is not finite.
+  Value zeroVec = splat(0.0f);
+  // One accumulator per column vector: independent FMA chains.
+  SmallVector<Value> partInit(dv / kLanes, zeroVec);
+  SmallVector<Value> parts =
+      bf16 ? loop(cIdx(0), arith::CeilDivUIOp::create(b, loc, nk, cIdx(2)), 1,
+                  partInit,
+                  [&](Value jp, ValueRange part) {
+                    // The packed key pairs the dot products read, with the
+                    // partner of an odd last key.
+                    SmallVector<Value> next;
+                    for (int64_t c = 0; c < dv / kLanes; ++c) {
+                      Value pair = vector::LoadOp::create(
+                          b, loc, pairType(), vPairs,
+                          pairIdx(add(pairRow(j0), jp), cIdx(2 * c * kLanes)));
+                      Value wide = arith::ExtFOp::create(
+                          b, loc, VectorType::get({2 * kLanes}, b.getF32Type()),
+                          pair);
+                      Value lo = vector::ExtractStridedSliceOp::create(
+                          b, loc, wide, ArrayRef<int64_t>{0},
+                          ArrayRef<int64_t>{kLanes}, ArrayRef<int64_t>{1});
+                      Value hi = vector::ExtractStridedSliceOp::create(
+                          b, loc, wide, ArrayRef<int64_t>{kLanes},
+                          ArrayRef<int64_t>{kLanes}, ArrayRef<int64_t>{1});
+                      next.push_back(
+                          fma(hi, zeroVec, fma(lo, zeroVec, part[c])));
+                    }
+                    return next;
+                  })
+           : loop(cIdx(0), nk, 1, partInit, [&](Value j, ValueRange part) {
+               SmallVector<Value> next;
+               for (int64_t c = 0; c < dv / kLanes; ++c)
+                 next.push_back(fma(loadRow(v, at(batch, kvHead, add(j0, j),
+                                                  cIdx(c * kLanes))),
+                                    zeroVec, part[c]));
+               return next;
+             });
+  Value sum = parts[0];
+  for (int64_t c = 1; c < dv / kLanes; ++c)
+    sum = arith::AddFOp::create(b, loc, sum, parts[c]);
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
 }
 
 void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
@@ -852,51 +929,12 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
 void CpuFlashBuilder::emitOutputUpdate(Value j0, Value nk, bool masked) {
   // A key of weight exactly 0 (masked, or exp underflowed) must add nothing
   // even when its value is inf or NaN (0 * inf is NaN): the semantics of the
-  // plain lowering. Guarding every FMA costs ~10%, so the block's values are
-  // checked first (sum of v * 0 is NaN iff some v is not finite: Bc x dv
-  // loads, 1/Br of the FMAs) and only blocks holding non-finite values take
-  // the guarded loop nest.
-  Value zeroVec = splat(0.0f);
-  // One accumulator per column vector: independent FMA chains.
-  SmallVector<Value> partInit(dv / kLanes, zeroVec);
-  SmallVector<Value> parts =
-      bf16 ? loop(cIdx(0), arith::CeilDivUIOp::create(b, loc, nk, cIdx(2)), 1,
-                  partInit,
-                  [&](Value jp, ValueRange part) {
-                    // The packed key pairs the dot products read, with the
-                    // partner of an odd last key.
-                    SmallVector<Value> next;
-                    for (int64_t c = 0; c < dv / kLanes; ++c) {
-                      Value pair = vector::LoadOp::create(
-                          b, loc, pairType(), vPairs,
-                          pairIdx(add(pairRow(j0), jp), cIdx(2 * c * kLanes)));
-                      Value wide = arith::ExtFOp::create(
-                          b, loc, VectorType::get({2 * kLanes}, b.getF32Type()),
-                          pair);
-                      Value lo = vector::ExtractStridedSliceOp::create(
-                          b, loc, wide, ArrayRef<int64_t>{0},
-                          ArrayRef<int64_t>{kLanes}, ArrayRef<int64_t>{1});
-                      Value hi = vector::ExtractStridedSliceOp::create(
-                          b, loc, wide, ArrayRef<int64_t>{kLanes},
-                          ArrayRef<int64_t>{kLanes}, ArrayRef<int64_t>{1});
-                      next.push_back(
-                          fma(hi, zeroVec, fma(lo, zeroVec, part[c])));
-                    }
-                    return next;
-                  })
-           : loop(cIdx(0), nk, 1, partInit, [&](Value j, ValueRange part) {
-               SmallVector<Value> next;
-               for (int64_t c = 0; c < dv / kLanes; ++c)
-                 next.push_back(fma(loadRow(v, at(batch, kvHead, add(j0, j),
-                                                  cIdx(c * kLanes))),
-                                    zeroVec, part[c]));
-               return next;
-             });
-  Value sum = parts[0];
-  for (int64_t c = 1; c < dv / kLanes; ++c)
-    sum = arith::AddFOp::create(b, loc, sum, parts[c]);
-  Value total =
-      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
+  // plain lowering. Guarding every FMA costs ~10%, so only key blocks of V
+  // that hold non-finite values (checked once per call, checkValueBlocks)
+  // take the guarded loop nest.
+  Value total = memref::LoadOp::create(
+      b, loc, vChecks,
+      ValueRange{batch, kvHead, arith::DivUIOp::create(b, loc, j0, cIdx(bc))});
   Value finite =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, total, total);
   auto ifOp = scf::IfOp::create(b, loc, finite, /*withElseRegion=*/true);

@@ -15,8 +15,9 @@
 // vmaxps) and rescale, exp of the scores with their sums, taken as
 // 2^(s log2(e) - m log2(e)) (inline: one rounding, a degree-5 polynomial, 2^n
 // built in the exponent bits; math.exp2 with polynomial-exp=false),
-// and the output update in 4-row x 64-column tiles (guarded for non-finite
-// values). The result is the output buffer as a tensor.
+// and the output update in 4-row x 64-column tiles (guarded where the key
+// block of V holds non-finite values, checked once per call before the
+// items). The result is the output buffer as a tensor.
 // CHECK-LABEL: func.func @causal(
 // CHECK-SAME: %[[Q:.*]]: tensor<1x12x1024x64xf32>, %[[K:.*]]: tensor<1x12x1024x64xf32>, %[[V:.*]]: tensor<1x12x1024x64xf32>)
 // CHECK-NOT: attn.sdpa
@@ -24,6 +25,16 @@
 // CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
 // CHECK: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
 // CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x12x1024x64xf32>
+// Once per call, each 128-key block of V: the sum of its values times 0
+// (NaN iff one is not finite), into a table by batch, head and key block.
+// CHECK: %[[NKB:.*]] = arith.ceildivui %c1024, %c128 : index
+// CHECK: %[[CHECKS:.*]] = memref.alloc(%c1, %c12, %[[NKB]]) {alignment = 64 : i64} : memref<?x?x?xf32>
+// CHECK: scf.forall (%[[CB:.*]], %[[CH:.*]], %[[CK:.*]]) in (%c1, %c12, %[[NKB]]) {
+// CHECK: %[[CJ0:.*]] = arith.muli %[[CK]], %c128 : index
+// CHECK: scf.for
+// CHECK-COUNT-4: vector.fma
+// CHECK: vector.reduction <add>
+// CHECK: memref.store %{{.*}}, %[[CHECKS]][%[[CB]], %[[CH]], %[[CK]]] : memref<?x?x?xf32>
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QBLK:.*]]) in (%{{.*}}, %{{.*}}, %{{.*}}) {
 // CHECK: %[[QT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
 // CHECK: %[[ST:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
@@ -68,8 +79,10 @@
 // CHECK: vector.fma %[[SV]], %[[LOG2E]], %{{.*}} : vector<16xf32>
 // CHECK-COUNT-5: vector.fma
 // CHECK: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
-// CHECK: vector.reduction <add>
-// CHECK: scf.if
+// The key block's entry of the table picks the unguarded or guarded P V.
+// CHECK: %[[TOTAL:.*]] = memref.load %[[CHECKS]][%[[B]], %[[H]], %{{.*}}] : memref<?x?x?xf32>
+// CHECK: %[[FINITE:.*]] = arith.cmpf ord, %[[TOTAL]], %[[TOTAL]] : f32
+// CHECK: scf.if %[[FINITE]]
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c4 {
 // CHECK: memref.load %[[ALPHA]]
 // CHECK: scf.for

@@ -8,7 +8,8 @@
 # lengths; short query blocks (Tq = 8, 20: items shrink to 16 or 32 rows);
 # a custom scale; logits of +-1e4; an inf
 # and a NaN value under keys of weight 0 (they must add nothing) and a NaN
-# value under a visible key (it must propagate). Each case runs with the
+# value under a visible key (it must propagate); an inf in one key block of
+# one batch and K/V head among many (the per-call table of guarded blocks). Each case runs with the
 # default tiles, with the tiles of each host (AVX-512: 64 x 128 blocks and
 # 24 accumulators; AVX2: 32 x 64 and 4), and with small, odd tiles (16-row
 # items, 5- and 3-key blocks,
@@ -205,6 +206,17 @@ def main():
     k[0, 0, 15, :] = np.inf
     v[0, 0, 3, 2] = np.inf
     case("+inf score in a guarded block", q, k, v, causal="top_left")
+    # V's key blocks are checked for non-finite values once per call, into a
+    # table by batch, K/V head and key block: an inf in one of them (batch 1,
+    # K/V head 1, key 141) must send that block to the guarded path. Row 140
+    # of query heads 3-5 shares its output register tile with row 141 but
+    # does not see key 141; a wrong entry would give it 0 * inf = NaN.
+    def guarded_block_case(name, elem):
+        q, k, v = normal(2, 150, 6, 32), normal(2, 150, 2, 32), normal(2, 150, 2, 32)
+        v[1, 141, 1, 3] = np.inf
+        case(name, q, k, v, causal="top_left", layout="seq_major", elem=elem)
+
+    guarded_block_case("seq_major GQA 6/2 B=2 T=150, one non-finite key block", "f32")
 
     # bf16 (vdpbf16ps for Q K^T and P V, f32 softmax and accumulation): odd
     # key counts (a key paired with zeros), diagonal blocks, GQA, seq_major,
@@ -222,6 +234,7 @@ def main():
          normal(2, 2, 77, 64), causal="top_left", shapes=dyn, elem="bf16")
     # 21 keys: the last one is paired with zeros.
     weight_zero_case("bf16 inf/NaN values of weight 0", 21, 32, "bf16")
+    guarded_block_case("bf16 seq_major GQA 6/2 B=2 T=150, one non-finite key block", "bf16")
     checks.finish("vectorized_sdpa")
 
 
