@@ -5,11 +5,14 @@ computation, run both on the same random inputs (ours with attention-run,
 ONNX Runtime 1.30 CPU through onnxruntime-node), with the same thread count,
 report the medians, GFLOP/s, % of the machine's FMA peak (measured here by
 bench/peak/fma_peak.cpp) and the speed-up, and check that the outputs agree.
-The headline cases alternate ours and ORT over three rounds, so that a load
-change on a shared host moves both sides rather than one ratio.
+Every case alternates ours and ORT over rounds (three for the headline
+cases, --sweep-rounds for the sweep rows, three by default), and each side
+reports the median of its per-round medians, so that a load change on a
+shared host moves both sides rather than one ratio.
 Writes results/bench-<date>[-<tag>].md and .png. Usage (through bench/run.sh):
 
-  run.py BUILD_DIR [--threads 2] [--repeat 10] [--sweep [--sweep-from-onnx]] [--tag NAME]
+  run.py BUILD_DIR [--threads 2] [--repeat 10] [--sweep [--sweep-from-onnx] [--sweep-rounds 3]]
+         [--tag NAME]
 
 Also reports each module's compile time (attention-run's pipeline + codegen)
 and, for causal attention at T=8192, the peak RSS beyond inputs and output.
@@ -313,11 +316,16 @@ def main():
     ap.add_argument("--sweep-from-onnx", action="store_true",
                     help="run our side of the sweep rows from the same ONNX file as ORT "
                          "(imported and raised, weights as constants)")
+    ap.add_argument("--sweep-rounds", type=int, default=3,
+                    help="rounds alternating the two sides per sweep row (1 is three times "
+                         "faster and more exposed to load changes on a shared host)")
     ap.add_argument("--tag", default="",
                     help="suffix of the results files (bench-<date>-<tag>.md), e.g. the "
                          "machine, so that runs on several hosts on one date do not overwrite "
                          "each other")
     args = ap.parse_args()
+    if args.sweep_rounds < 1:
+        ap.error("--sweep-rounds must be at least 1")
     rng = np.random.default_rng(2024)
 
     peak_bin = os.path.join(tempfile.gettempdir(), "attn_fma_peak")
@@ -351,7 +359,7 @@ def main():
         for i, (name, spec) in enumerate(cases):
             # The headline cases (the first four) alternate three rounds.
             r = run_case(name, spec, args.build, args.threads, args.repeat, work,
-                         rounds=3 if i < 4 else 1)
+                         rounds=3 if i < 4 else args.sweep_rounds)
             r["ours_gflops"] = r["flops"] / r["ours_ms"] / 1e6
             r["ort_gflops"] = r["flops"] / r["ort_ms"] / 1e6
             r["speedup"] = r["ort_ms"] / r["ours_ms"]
@@ -380,11 +388,17 @@ def main():
              "imports and raises the very file ORT runs (weights as constants)"
              % (" and the sweep rows (--sweep-from-onnx)" if args.sweep_from_onnx else ""))
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
+    sweep_rounds = ""
+    if args.sweep:
+        sweep_rounds = ("; the sweep rows: %d round%s" % (args.sweep_rounds, "s" * (args.sweep_rounds > 1))
+                        + (" alternating the two sides, the median of the medians"
+                           if args.sweep_rounds > 1 else ""))
     md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up (the first four "
           "cases and the bf16 comparison: three rounds alternating the two sides, the median "
-          "of the three medians); %s; machine FMA peak "
+          "of the three medians%s); %s; machine FMA peak "
           "%s (bench/peak/fma_peak.cpp). ONNX Runtime 1.30.0 CPU (onnxruntime-node), "
-          "graph optimizations on." % (date, args.threads, args.repeat, sides, peak_line),
+          "graph optimizations on." % (date, args.threads, args.repeat, sweep_rounds, sides,
+                                        peak_line),
           "",
           "| case | GFLOP | ours ms | ours GFLOP/s | % of peak | ORT ms | ORT GFLOP/s | speed-up | max abs diff | ours compile s |",
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
