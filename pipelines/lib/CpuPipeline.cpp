@@ -108,6 +108,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     tiles.packB = options.contractionPackB;
     tiles.packBOnce = options.contractionPackBOnce;
     tiles.packBOnceBlocks = options.contractionPackBOnceBlocks;
+    tiles.splitNItems = options.contractionSplitNItems;
     pm.addPass(createAttnVectorizeContractionsPass(tiles));
   }
   if (options.fastExp)

@@ -2,6 +2,7 @@
 // RUN: attention-opt %s --attn-vectorize-contractions='pack-b=false' | FileCheck %s --check-prefix=NOPACK
 // RUN: attention-opt %s --attn-vectorize-contractions='pack-b-once=false' | FileCheck %s --check-prefix=ONCEOFF
 // RUN: attention-opt %s --attn-vectorize-contractions='register-m=4 register-n=16' | FileCheck %s --check-prefix=CONST
+// RUN: attention-opt %s --attn-vectorize-contractions='split-n-items=0' | FileCheck %s --check-prefix=SPLITOFF
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-m=0 register-n=48' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=0 cache-k=256 register-m=8 register-n=48
@@ -116,10 +117,17 @@ func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tens
 // NOPACK: vector.transfer_read %{{.*}} : tensor<768x2304xf32>, vector<32xf32>
 // NOPACK-LABEL: func.func @one_block(
 // A single m block (T = 64) reads the weight once anyway: it keeps the
-// per-panel copy, which needs no buffer of all of w.
+// per-panel copy, which needs no buffer of all of w. With fewer than 4
+// (split-n-items) m blocks, the work items are 4 chunks of N instead, each
+// of all 64 rows and 192 columns, so that each thread reads its share of w
+// (with split-n-items=0: one item of all of N).
 // CHECK-LABEL: func.func @one_block(
 // CHECK-NOT: tensor<24x768x32xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c768 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x768xf32>, tensor<256x32xf32>)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 64, 768) step (1, 64, 192)
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x192xf32>, tensor<256x32xf32>)
+// SPLITOFF-LABEL: func.func @one_block(
+// SPLITOFF: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 64) step (1, 64)
+// SPLITOFF: scf.for %{{.*}} = %c0 to %c768 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x768xf32>, tensor<256x32xf32>)
 func.func @shared_weight(%x: tensor<1x512x768xf32>, %w: tensor<768x2304xf32>) -> tensor<1x512x2304xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x512x2304xf32>
@@ -144,6 +152,49 @@ func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tenso
     linalg.yield %s : f32
   } -> tensor<1x64x768xf32>
   return %r : tensor<1x64x768xf32>
+}
+
+#bias_split = affine_map<(b, m, n) -> (n)>
+#out_split = affine_map<(b, m, n) -> (b, m, n)>
+// Split N with a constant weight and out_proj's bias (T = 130: 3 m blocks,
+// fewer than 4): one block of all 130 rows, 4 work items of 192 columns. A
+// work item's register tiles read the bias and the compile-time packed
+// panels at its column offset N0: bias[N0 + n], panel (N0 + n) / 32.
+// CHECK-LABEL: func.func @split_bias(
+// CHECK-SAME: %[[X:.*]]: tensor<1x130x768xf32>, %[[BIAS:.*]]: tensor<768xf32>)
+// CHECK: %[[PACKED:.*]] = arith.constant dense<5.000000e-01> : tensor<24x768x32xf32>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[N0:.*]]) = (0, 0, 0) to (1, 130, 768) step (1, 130, 192)
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// CHECK: %[[BSLICE:.*]] = tensor.extract_slice %[[BIAS]][%[[N0]]] [192] [1] : tensor<768xf32> to tensor<192xf32>
+// CHECK: scf.for %[[N:.*]] = %c0 to %c192 step %c32
+// CHECK: %[[COL:.*]] = arith.addi %[[N0]], %[[N]] : index
+// CHECK: %[[PANEL:.*]] = arith.divui %[[COL]], %c32 : index
+// CHECK: scf.for %{{.*}} = %c0 to %c128 step %c8
+// CHECK: %[[BCOL:.*]] = affine.apply #{{.*}}()[%[[N0]], %[[N]]]
+// CHECK: vector.transfer_read %[[BIAS]][%[[BCOL]]]
+// CHECK: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0]
+// CHECK-COUNT-8: vector.fma
+// The 2 rows past the last full tile start from the bias slice.
+// CHECK: linalg.broadcast ins(%[[BSLICE]] : tensor<192xf32>)
+// SPLITOFF-LABEL: func.func @split_bias(
+// SPLITOFF: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 130) step (1, 64)
+func.func @split_bias(%x: tensor<1x130x768xf32>, %bias: tensor<768xf32>) -> tensor<1x130x768xf32> {
+  %cst = arith.constant 0.0 : f32
+  %w = arith.constant dense<0.5> : tensor<768x768xf32>
+  %e = tensor.empty() : tensor<1x130x768xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x130x768xf32>) -> tensor<1x130x768xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x130x768xf32>, tensor<768x768xf32>) outs(%f : tensor<1x130x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x130x768xf32>
+  %y = linalg.generic {indexing_maps = [#bias_split, #out_split], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bias : tensor<768xf32>) outs(%r : tensor<1x130x768xf32>) {
+  ^bb0(%bv: f32, %o: f32):
+    %s = arith.addf %bv, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<1x130x768xf32>
+  return %y : tensor<1x130x768xf32>
 }
 
 // A constant weight (here w[2, 32] = 0 .. 63, row-major) is packed at

@@ -14,11 +14,16 @@
 # (pack-b-once): x[2, T, 600] @ w[600, 64] + bias (600 rows of w in groups
 # of 8, a partial last k block), x[1, T, 96] @ w[96, 64] (one group of 16
 # per task), and x[1, T, 96] broadcast into the batch of w[2, 96, 64] (its
-# map's 0 result; w differs per batch: per-panel copies), at T = 5 (no full register tile: nothing
-# packed), 8, 64, 65 and 130: with the default threshold (8 blocks; these
-# have at most 6, so per-panel copies), with
-# contraction-pack-b-once-blocks=1 (packed whenever a full tile exists) and
-# with contraction-pack-b-once=false. Constant weights are packed at compile
+# map's 0 result; w differs per batch: per-panel copies), and x[1, T, 96] @
+# w[96, 160] + bias[160] with w an argument or a constant, at T = 5 (no
+# full register tile on AVX-512: nothing packed), 8, 64, 65, 130 and 257:
+# with the default thresholds (packed once from 8 blocks, these have at
+# most 10; fewer than 4 blocks: one block of all rows and N split into 4
+# work items, 160 columns into unequal chunks, with the bias and the packed
+# constant read at the chunk's offset), with
+# contraction-pack-b-once-blocks=1 (packed whenever a full tile exists),
+# with contraction-pack-b-once=false and with
+# contraction-split-n-items=0 (m blocks only). Constant weights are packed at compile
 # time: x[1, T, 96] @ w with w an inline dense constant, a resource blob
 # (as the ONNX importer holds initializers) and a splat, at the dynamic T
 # above, with and without pack-b-once. atol/rtol 1e-5.
@@ -101,11 +106,21 @@ func.func @proj_acc(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %c: tensor<
 """
 
 
-def static_fn(name, x, w, c, maps="#xa, #wa, #ca", bias=False):
-    """@name: C = x @ w (types x, w, c; static), + bias[64] if `bias`."""
-    args = "%%x: %s, %%w: %s%s" % (x, w, ", %bias: tensor<64xf32>" if bias else "")
-    text = """func.func @{name}({args}) -> {c} {{
-  %zero = arith.constant 0.0 : f32
+def static_fn(name, x, w, c, maps="#xa, #wa, #ca", bias=False, const_w=None):
+    """@name: C = x @ w (types x, w, c; static), + bias[N] if `bias`; w is
+    the inline constant `const_w` (its values) instead of an argument if
+    given."""
+    btype = "tensor<%sxf32>" % c.split("x")[-2]
+    args = "%x: " + x
+    if const_w is None:
+        args += ", %w: " + w
+    if bias:
+        args += ", %bias: " + btype
+    text = "func.func @%s(%s) -> %s {\n" % (name, args, c)
+    if const_w is not None:
+        values = ", ".join("[%s]" % ", ".join("%.9g" % v for v in row) for row in const_w)
+        text += "  %%w = arith.constant dense<[%s]> : %s\n" % (values, w)
+    text += """  %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : {c}
   %f = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}
   %r = linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
@@ -115,11 +130,11 @@ def static_fn(name, x, w, c, maps="#xa, #wa, #ca", bias=False):
     %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
   }} -> {c}
-""".format(name=name, args=args, x=x, w=w, c=c, maps=maps)
+""".format(x=x, w=w, c=c, maps=maps)
     if not bias:
         return text + "  return %%r : %s\n}\n\n" % c
     return text + """  %y = linalg.generic {{indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}}
-      ins(%bias : tensor<64xf32>) outs(%r : {c}) {{
+      ins(%bias : {b}) outs(%r : {c}) {{
   ^bb0(%bv: f32, %o: f32):
     %s = arith.addf %bv, %o : f32
     linalg.yield %s : f32
@@ -127,14 +142,17 @@ def static_fn(name, x, w, c, maps="#xa, #wa, #ca", bias=False):
   return %y : {c}
 }}
 
-""".format(c=c)
+""".format(b=btype, c=c)
 
 
-def static_module(t):
+def static_module(t, w_wide):
     """The static-shape projections at T = t: @proj2 (batch 2, k 600, bias),
-    @proj1 (batch 1, k 96) and @bcast (x[1, t, 96] broadcast over the batch
+    @proj1 (batch 1, k 96), @bcast (x[1, t, 96] broadcast over the batch
     of w[2, 96, 64], its batch dim indexed by 0, as the ONNX importer
-    writes MatMul's broadcasting)."""
+    writes MatMul's broadcasting), and @wide and @wide_const (x[1, t, 96] @
+    w[96, 160] + bias[160], w an argument or the constant `w_wide`): 160
+    columns split into 4 work items are chunks of 3 register tiles and a
+    last one of 1 (AVX2; AVX-512: 2, 2 and 1)."""
     return ("""#xa = affine_map<(b, m, k, n) -> (b, m, k)>
 #wa = affine_map<(b, m, k, n) -> (k, n)>
 #ca = affine_map<(b, m, k, n) -> (b, m, n)>
@@ -147,7 +165,11 @@ def static_module(t):
             + static_fn("proj1", "tensor<1x%dx96xf32>" % t, "tensor<96x64xf32>",
                         "tensor<1x%dx64xf32>" % t)
             + static_fn("bcast", "tensor<1x%dx96xf32>" % t, "tensor<2x96x64xf32>",
-                        "tensor<2x%dx64xf32>" % t, maps="#xb, #wb, #ca"))
+                        "tensor<2x%dx64xf32>" % t, maps="#xb, #wb, #ca")
+            + static_fn("wide", "tensor<1x%dx96xf32>" % t, "tensor<96x160xf32>",
+                        "tensor<1x%dx160xf32>" % t, bias=True)
+            + static_fn("wide_const", "tensor<1x%dx96xf32>" % t, "tensor<96x160xf32>",
+                        "tensor<1x%dx160xf32>" % t, bias=True, const_w=w_wide))
 
 
 def constant_module(w):
@@ -207,15 +229,21 @@ for options in ("", "contraction-pack-b=false", "vectorize-contractions=false"):
                ("pv", [p, v], p.astype(np.float64) @ v),
                ("proj_bias", [x600, w600, bias], deep + bias),
                ("proj_acc", [x600, w600, c], deep + c)))
-for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once=false"):
-    for t in (5, 8, 64, 65, 130):
+w_wide = rng.standard_normal((96, 160)).astype(np.float32)
+bias_wide = rng.standard_normal(160).astype(np.float32)
+for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once=false",
+                "contraction-split-n-items=0"):
+    for t in (5, 8, 64, 65, 130, 257):
         x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
         x1 = rng.standard_normal((1, t, 96)).astype(np.float32)
         w2 = rng.standard_normal((2, 96, 64)).astype(np.float32)
-        check(static_module(t), t, options,
+        wide = x1.astype(np.float64) @ w_wide + bias_wide
+        check(static_module(t, w_wide), t, options,
               (("proj2", [x2, w600, bias], x2.astype(np.float64) @ w600 + bias),
                ("proj1", [x1, w], x1.astype(np.float64) @ w),
-               ("bcast", [x1, w2], x1.astype(np.float64) @ w2)))
+               ("bcast", [x1, w2], x1.astype(np.float64) @ w2),
+               ("wide", [x1, w_wide, bias_wide], wide),
+               ("wide_const", [x1, bias_wide], wide)))
 const_module = constant_module(w)
 splat = np.full((96, 64), 0.25)
 for options in ("", "contraction-pack-b-once=false"):

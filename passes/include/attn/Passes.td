@@ -559,6 +559,13 @@ def AttnVectorizeContractionsPass
     contraction, and bufferization no longer copies one shared zero tensor
     per projection.
 
+    With few m blocks (fewer than `split-n-items`, 4 by default, times
+    batch; static shapes), e.g. a projection of 128 tokens, every m block
+    would read all of B, and on two threads each thread all of W. Such a
+    contraction gets one block of all M rows instead, and its work items
+    are `split-n-items` chunks of N (multiples of register-n): each thread
+    reads its share of B once, and each panel copy serves all M rows.
+
     Before: `linalg.generic {iterator_types = ["parallel", "parallel",
     "reduction", "parallel"]}` (x[1, T, 768] times w[768, 768]). After:
     the loop nest above with `vector.transfer_read`, `vector.fma` on
@@ -580,6 +587,10 @@ def AttnVectorizeContractionsPass
     Option<"packBOnceBlocks", "pack-b-once-blocks", "int64_t", "8",
            "The fewest m blocks (times batch) for which pack-b-once packs "
            "a B that is not constant at run time">,
+    Option<"splitNItems", "split-n-items", "int64_t", "4",
+           "Static contractions with fewer m blocks (times batch) than "
+           "this take all M rows in one block and split N into this many "
+           "chunks, the work items (0 or 1: never)">,
   ];
   let dependentDialects = [
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",

@@ -129,6 +129,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("attn-vectorize-contractions: the fewest m blocks for "
                      "which a non-constant weight is packed once per call"),
       llvm::cl::init(8)};
+  PassOptions::Option<int64_t> contractionSplitNItems{
+      *this, "contraction-split-n-items",
+      llvm::cl::desc("attn-vectorize-contractions: static contractions with "
+                     "fewer m blocks than this take all rows in one block "
+                     "and split N into this many work items (0: never)"),
+      llvm::cl::init(4)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Expand exp into a vectorizable polynomial "
