@@ -286,8 +286,6 @@ def run_case(name, spec, build, threads, repeat, work, rounds=1):
     ours_ms, ort_ms, compile_s = [], [], None
     for _ in range(rounds):
         ours, _ = run_ours(build, source, arrays, names, threads, repeat, tag)
-        # An ONNX graph that does not raise runs op by op: say so in the row.
-        raised = mlir is not None or "remark: raised" in ours.stderr
         ours_ms.append(parse_timing(ours.stdout)["median_ms"])
         if compile_s is None:
             compile_s = parse_compile_s(ours.stderr)
@@ -299,7 +297,8 @@ def run_case(name, spec, build, threads, repeat, work, rounds=1):
     got = np.load(tag + ".ours.npy").reshape(-1)
     ref = np.fromfile(tag + ".ort.bin", dtype=np.float32)
     err = float(np.abs(got - ref).max())
-    if not raised:
+    # An ONNX graph that does not raise runs op by op: say so in the row.
+    if mlir is None and "remark: raised" not in ours.stderr:
         name += " (not raised: op by op)"
     return {"case": name, "flops": flops, "ours_ms": float(np.median(ours_ms)),
             "ort_ms": float(np.median(ort_ms)), "rounds": rounds,
@@ -390,9 +389,9 @@ def main():
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     sweep_rounds = ""
     if args.sweep:
-        sweep_rounds = ("; the sweep rows: %d round%s" % (args.sweep_rounds, "s" * (args.sweep_rounds > 1))
-                        + (" alternating the two sides, the median of the medians"
-                           if args.sweep_rounds > 1 else ""))
+        sweep_rounds = ("; the sweep rows: %d rounds alternating the two sides, the median of "
+                        "the medians" % args.sweep_rounds if args.sweep_rounds > 1
+                        else "; the sweep rows: one run each")
     md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up (the first four "
           "cases and the bf16 comparison: three rounds alternating the two sides, the median "
           "of the three medians%s); %s; machine FMA peak "

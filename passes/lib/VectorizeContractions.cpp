@@ -331,19 +331,28 @@ struct AttnVectorizeContractionsPass
   int64_t splitNChunk(linalg::LinalgOp op, ContractionDims dims) {
     if (splitNItems < 2)
       return 0;
+    std::optional<int64_t> items = staticMBlocks(op, dims);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (llvm::any_of(ranges, ShapedType::isDynamic) ||
-        ranges[dims.m] < registerM)
+    int64_t panels = ranges[dims.n] / registerN;
+    if (!items || *items >= splitNItems || ranges[dims.m] < registerM ||
+        panels < 2)
       return 0;
-    int64_t items = llvm::divideCeil(ranges[dims.m], int64_t(cacheM));
+    return llvm::divideCeil(panels, int64_t(splitNItems)) * registerN;
+  }
+
+  /// The work items of the m-block tiling, m blocks of cache-m rows times
+  /// the other parallel (batch) dims, for static shapes.
+  std::optional<int64_t> staticMBlocks(linalg::LinalgOp op,
+                                       ContractionDims dims) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      return std::nullopt;
+    int64_t blocks = llvm::divideCeil(ranges[dims.m], int64_t(cacheM));
     for (unsigned d = 0; d < ranges.size(); ++d)
       if (d != unsigned(dims.m) && d != unsigned(dims.n) &&
           d != unsigned(dims.k))
-        items *= ranges[d];
-    int64_t panels = ranges[dims.n] / registerN;
-    if (items >= splitNItems || panels < 2)
-      return 0;
-    return llvm::divideCeil(panels, int64_t(splitNItems)) * registerN;
+        blocks *= ranges[d];
+    return blocks;
   }
 
   /// Where the tiled contraction's columns start in the original's: the
@@ -388,15 +397,8 @@ struct AttnVectorizeContractionsPass
   /// two threads was faster with per-panel copies at 2 and 4 blocks
   /// (M = 128, 256) and faster packed at 8 and 16.
   bool packingPaysAtRunTime(linalg::LinalgOp op, ContractionDims dims) {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (llvm::any_of(ranges, ShapedType::isDynamic))
-      return false;
-    int64_t blocks = llvm::divideCeil(ranges[dims.m], int64_t(cacheM));
-    for (unsigned d = 0; d < ranges.size(); ++d)
-      if (d != unsigned(dims.m) && d != unsigned(dims.n) &&
-          d != unsigned(dims.k))
-        blocks *= ranges[d];
-    return blocks >= packBOnceBlocks;
+    std::optional<int64_t> blocks = staticMBlocks(op, dims);
+    return blocks && *blocks >= packBOnceBlocks;
   }
 
   /// A constant B (an ONNX initializer, say) packed at compile time into
