@@ -17,9 +17,11 @@
 //           scf.for over k (1)      <- one B row load, per row one
 //                                      broadcast of A and FMAs; the C tile
 //                                      held in registers
+//         scf.for over the rows past the last full tile, one at a time
+//           scf.for over k (1)      <- the same, one row
 //
-// The full register tiles are vector code (one broadcast of A and n_r / 16
-// FMAs per row and k); the peeled remainder rows stay scalar loops. A
+// All of it is vector code (one broadcast of A and n_r / 8 (AVX2) or n_r /
+// 16 (AVX-512) FMAs per row and k), the remainder rows included. A
 // zero-fill init (and a bias add after the contraction) becomes the first
 // k block's starting value, so C is written once, by the contraction. This
 // is the BLIS loop order with the B micro-panel packed, the schedule
@@ -519,8 +521,8 @@ struct AttnVectorizeContractionsPass
   /// Replaces the k-block contraction `op` (other parallel dims of extent
   /// 1) by: for n tiles, for full m tiles: C rows in `registerM` vector
   /// registers of `registerN` lanes, for k: one B row load and, per row, one
-  /// broadcast of A and one FMA. The rows past the last full m tile are the
-  /// same contraction on that slice (scalar loops later).
+  /// broadcast of A and one FMA. The rows past the last full m tile follow
+  /// as tiles of one row.
   ///
   /// With `isFirstK` (the contraction's init was a zero fill), the first k
   /// block starts from zeros, or from `bias` along n, instead of reading C.
@@ -587,11 +589,11 @@ struct AttnVectorizeContractionsPass
     if (packPanel) {
       packInit = tensor::EmptyOp::create(
           rewriter, loc, ArrayRef<int64_t>{cacheK, registerN}, f32);
-      // Without a full m tile (a decode step's single row) nothing reads
-      // the panel: copying it would double the pass over W.
-      Value hasTiles = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::ugt, mFull, zero);
-      packRows = arith::SelectOp::create(rewriter, loc, hasTiles, kSize, zero);
+      // A block of one row (a decode step) reads B once anyway: copying
+      // the panel would double the pass over W.
+      Value twoRows = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ugt, mSize, one);
+      packRows = arith::SelectOp::create(rewriter, loc, twoRows, kSize, zero);
     }
     SmallVector<Value> nInit{c};
     if (packPanel)
@@ -623,148 +625,127 @@ struct AttnVectorizeContractionsPass
       rewriter.setInsertionPointAfter(packLoop);
       packed = packLoop.getResult(0);
     }
-    auto mLoop = scf::ForOp::create(rewriter, loc, zero, mFull, mr,
-                                    ValueRange{nLoop.getRegionIterArgs()[0]});
-    rewriter.setInsertionPointToStart(mLoop.getBody());
-    Value m0 = mLoop.getInductionVar();
-    Value cTile = mLoop.getRegionIterArgs()[0];
-    SmallVector<Value> rows, acc;
-    for (int64_t i = 0; i < registerM; ++i)
-      rows.push_back(arith::AddIOp::create(
-          rewriter, loc, m0, arith::ConstantIndexOp::create(rewriter, loc, i)));
-    auto readC = [&]() {
-      SmallVector<Value> tile;
-      for (int64_t i = 0; i < registerM; ++i)
-        tile.push_back(vector::TransferReadOp::create(
-            rewriter, loc, rowType, cTile, indices(maps[2], rows[i], n0, zero),
-            pad, ArrayRef<bool>{true}));
-      return tile;
+    // One loop of register tiles of `tileRows` rows over C's rows [lb, ub)
+    // in steps of `tileRows`: C rows in vector registers of `registerN`
+    // lanes across the k loop, per k one B row load and, per row, one
+    // broadcast of A and one FMA. `fromPanel` reads B's rows from the
+    // packed panel (this n tile's copy, or the prepacked panels), else
+    // from B itself.
+    auto tileLoop = [&](int64_t tileRows, Value lb, Value ub, Value cIn,
+                        bool fromPanel) -> Value {
+      auto mLoop = scf::ForOp::create(
+          rewriter, loc, lb, ub,
+          arith::ConstantIndexOp::create(rewriter, loc, tileRows),
+          ValueRange{cIn});
+      rewriter.setInsertionPointToStart(mLoop.getBody());
+      Value m0 = mLoop.getInductionVar();
+      Value cTile = mLoop.getRegionIterArgs()[0];
+      SmallVector<Value> rows, acc;
+      for (int64_t i = 0; i < tileRows; ++i)
+        rows.push_back(arith::AddIOp::create(
+            rewriter, loc, m0,
+            arith::ConstantIndexOp::create(rewriter, loc, i)));
+      auto readC = [&]() {
+        SmallVector<Value> tile;
+        for (int64_t i = 0; i < tileRows; ++i)
+          tile.push_back(vector::TransferReadOp::create(
+              rewriter, loc, rowType, cTile,
+              indices(maps[2], rows[i], n0, zero), pad, ArrayRef<bool>{true}));
+        return tile;
+      };
+      if (!isFirstK) {
+        acc = readC();
+      } else {
+        SmallVector<Type> types(tileRows, rowType);
+        auto ifOp = scf::IfOp::create(rewriter, loc, types, isFirstK,
+                                      /*withElseRegion=*/true);
+        rewriter.setInsertionPointToStart(ifOp.thenBlock());
+        Value start =
+            bias ? vector::TransferReadOp::create(rewriter, loc, rowType, bias,
+                                                  ValueRange{n0}, pad,
+                                                  ArrayRef<bool>{true})
+                       .getResult()
+                 : arith::ConstantOp::create(
+                       rewriter, loc, DenseElementsAttr::get(rowType, 0.0f))
+                       .getResult();
+        scf::YieldOp::create(rewriter, loc,
+                             SmallVector<Value>(tileRows, start));
+        rewriter.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(rewriter, loc, readC());
+        rewriter.setInsertionPointAfter(ifOp);
+        acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+      }
+      auto kLoop = scf::ForOp::create(rewriter, loc, zero, kSize, one, acc);
+      rewriter.setInsertionPointToStart(kLoop.getBody());
+      Value kk = kLoop.getInductionVar();
+      Value bRow;
+      if (fromPanel && prepacked) {
+        Value k = arith::AddIOp::create(rewriter, loc, kOffset, kk);
+        bRow = vector::TransferReadOp::create(rewriter, loc, rowType, prepacked,
+                                              ValueRange{panel, k, zero}, pad,
+                                              ArrayRef<bool>{true});
+      } else if (fromPanel && packPanel) {
+        bRow = vector::TransferReadOp::create(rewriter, loc, rowType, packed,
+                                              ValueRange{kk, zero}, pad,
+                                              ArrayRef<bool>{true});
+      } else {
+        bRow = vector::TransferReadOp::create(rewriter, loc, rowType, b,
+                                              indices(maps[1], zero, n0, kk),
+                                              pad, ArrayRef<bool>{true});
+      }
+      SmallVector<Value> next;
+      for (int64_t i = 0; i < tileRows; ++i) {
+        Value aElem = tensor::ExtractOp::create(
+            rewriter, loc, a, indices(maps[0], rows[i], n0, kk));
+        Value aRow = vector::BroadcastOp::create(rewriter, loc, rowType, aElem);
+        next.push_back(vector::FMAOp::create(rewriter, loc, aRow, bRow,
+                                             kLoop.getRegionIterArgs()[i]));
+      }
+      scf::YieldOp::create(rewriter, loc, next);
+      rewriter.setInsertionPointAfter(kLoop);
+      Value updated = cTile;
+      for (int64_t i = 0; i < tileRows; ++i)
+        updated = vector::TransferWriteOp::create(
+                      rewriter, loc, kLoop.getResult(i), updated,
+                      indices(maps[2], rows[i], n0, zero), ArrayRef<bool>{true})
+                      .getResult();
+      scf::YieldOp::create(rewriter, loc, updated);
+      rewriter.setInsertionPointAfter(mLoop);
+      return mLoop.getResult(0);
     };
-    if (!isFirstK) {
-      acc = readC();
-    } else {
-      SmallVector<Type> types(registerM, rowType);
-      auto ifOp = scf::IfOp::create(rewriter, loc, types, isFirstK,
-                                    /*withElseRegion=*/true);
-      rewriter.setInsertionPointToStart(ifOp.thenBlock());
-      Value start =
-          bias ? vector::TransferReadOp::create(rewriter, loc, rowType, bias,
-                                                ValueRange{n0}, pad,
-                                                ArrayRef<bool>{true})
-                     .getResult()
-               : arith::ConstantOp::create(
-                     rewriter, loc, DenseElementsAttr::get(rowType, 0.0f))
-                     .getResult();
-      scf::YieldOp::create(rewriter, loc, SmallVector<Value>(registerM, start));
-      rewriter.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(rewriter, loc, readC());
-      rewriter.setInsertionPointAfter(ifOp);
-      acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    // Full tiles, then the rows past the last one (fewer than register-m)
+    // in tiles of 4, 2 and 1 rows (each at most once): vector code all of
+    // it. A 6-row tile in 64-row blocks leaves 4 rows per block, which a
+    // 4-row tile takes at nearly full speed; one-row tiles run at a quarter
+    // of it (two FMA chains of 4 cycles' latency). Tiles of two or more
+    // rows read the panel copy (made when the block has two rows) or the
+    // prepacked panels; a single row reads B itself unless prepacked, so a
+    // packed constant weight is the only copy of it the module keeps.
+    Value cRows = tileLoop(registerM, zero, mFull, nLoop.getRegionIterArgs()[0],
+                           /*fromPanel=*/true);
+    Value lb = mFull;
+    for (int64_t h : {int64_t(4), int64_t(2), int64_t(1)}) {
+      if (h >= registerM)
+        continue;
+      Value ub = mSize;
+      if (h > 1) {
+        Value left = arith::SubIOp::create(rewriter, loc, mSize, lb);
+        ub = arith::SubIOp::create(
+            rewriter, loc, mSize,
+            arith::RemUIOp::create(
+                rewriter, loc, left,
+                arith::ConstantIndexOp::create(rewriter, loc, h)));
+      }
+      cRows = tileLoop(h, lb, ub, cRows,
+                       /*fromPanel=*/h > 1 || bool(prepacked));
+      lb = ub;
     }
-    auto kLoop = scf::ForOp::create(rewriter, loc, zero, kSize, one, acc);
-    rewriter.setInsertionPointToStart(kLoop.getBody());
-    Value kk = kLoop.getInductionVar();
-    Value bRow;
-    if (prepacked) {
-      Value k = arith::AddIOp::create(rewriter, loc, kOffset, kk);
-      bRow = vector::TransferReadOp::create(rewriter, loc, rowType, prepacked,
-                                            ValueRange{panel, k, zero}, pad,
-                                            ArrayRef<bool>{true});
-    } else if (packPanel) {
-      bRow = vector::TransferReadOp::create(rewriter, loc, rowType, packed,
-                                            ValueRange{kk, zero}, pad,
-                                            ArrayRef<bool>{true});
-    } else {
-      bRow = vector::TransferReadOp::create(rewriter, loc, rowType, b,
-                                            indices(maps[1], zero, n0, kk), pad,
-                                            ArrayRef<bool>{true});
-    }
-    SmallVector<Value> next;
-    for (int64_t i = 0; i < registerM; ++i) {
-      Value aElem = tensor::ExtractOp::create(
-          rewriter, loc, a, indices(maps[0], rows[i], n0, kk));
-      Value aRow = vector::BroadcastOp::create(rewriter, loc, rowType, aElem);
-      next.push_back(vector::FMAOp::create(rewriter, loc, aRow, bRow,
-                                           kLoop.getRegionIterArgs()[i]));
-    }
-    scf::YieldOp::create(rewriter, loc, next);
-    rewriter.setInsertionPointAfter(kLoop);
-    Value updated = cTile;
-    for (int64_t i = 0; i < registerM; ++i)
-      updated = vector::TransferWriteOp::create(
-                    rewriter, loc, kLoop.getResult(i), updated,
-                    indices(maps[2], rows[i], n0, zero), ArrayRef<bool>{true})
-                    .getResult();
-    scf::YieldOp::create(rewriter, loc, updated);
-    rewriter.setInsertionPointAfter(mLoop);
-    SmallVector<Value> nYield{mLoop.getResult(0)};
+    SmallVector<Value> nYield{cRows};
     if (packPanel)
       nYield.push_back(packed);
     scf::YieldOp::create(rewriter, loc, nYield);
-
-    // The remaining rows: the same contraction on the slice [mFull, M).
     rewriter.setInsertionPointAfter(nLoop);
-    Value mRest = arith::SubIOp::create(rewriter, loc, mSize, mFull);
-    SmallVector<OpFoldResult> offsets, sizes;
-    SmallVector<Range> ranges = op.createLoopRanges(rewriter, loc);
-    for (unsigned d = 0; d < op.getNumLoops(); ++d) {
-      offsets.push_back(d == unsigned(dims.m) ? OpFoldResult(mFull)
-                                              : ranges[d].offset);
-      sizes.push_back(d == unsigned(dims.m) ? OpFoldResult(mRest)
-                                            : ranges[d].size);
-    }
-    // Tiles of the updated C, not of the original init.
-    auto restOp = cast<linalg::LinalgOp>(rewriter.clone(*op.getOperation()));
-    restOp.getDpsInitsMutable()[0].set(nLoop.getResult(0));
-    auto tiled = cast<TilingInterface>(restOp.getOperation())
-                     .getTiledImplementation(rewriter, offsets, sizes);
-    if (failed(tiled)) {
-      rewriter.eraseOp(restOp);
-      return;
-    }
-    if (isFirstK) {
-      // The rest rows' first k block starts from zeros (or the bias) too.
-      auto restTile = cast<linalg::LinalgOp>(tiled->tiledOps.front());
-      Value slice = restTile.getDpsInits()[0];
-      auto sliceType = cast<RankedTensorType>(slice.getType());
-      rewriter.setInsertionPoint(restTile);
-      auto ifOp = scf::IfOp::create(rewriter, loc, TypeRange{sliceType},
-                                    isFirstK, /*withElseRegion=*/true);
-      rewriter.setInsertionPointToStart(ifOp.thenBlock());
-      Value started;
-      if (bias) {
-        SmallVector<int64_t> broadcastDims;
-        for (int64_t d = 0; d + 1 < sliceType.getRank(); ++d)
-          broadcastDims.push_back(d);
-        started = linalg::BroadcastOp::create(rewriter, loc, bias, slice,
-                                              broadcastDims)
-                      ->getResult(0);
-      } else {
-        started =
-            linalg::FillOp::create(rewriter, loc, pad, slice)->getResult(0);
-      }
-      scf::YieldOp::create(rewriter, loc, started);
-      rewriter.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(rewriter, loc, slice);
-      rewriter.modifyOpInPlace(restTile, [&] {
-        restTile.getDpsInitsMutable()[0].set(ifOp.getResult(0));
-      });
-      rewriter.setInsertionPointAfter(restTile);
-    }
-    SmallVector<OpFoldResult> resultOffsets, resultSizes;
-    if (failed(cast<TilingInterface>(restOp.getOperation())
-                   .getResultTilePosition(rewriter, 0, offsets, sizes,
-                                          resultOffsets, resultSizes))) {
-      rewriter.eraseOp(restOp);
-      return;
-    }
-    SmallVector<OpFoldResult> strides(resultOffsets.size(),
-                                      rewriter.getIndexAttr(1));
-    Value result = tensor::InsertSliceOp::create(
-        rewriter, loc, tiled->tiledValues[0], nLoop.getResult(0), resultOffsets,
-        resultSizes, strides);
-    rewriter.replaceOp(op, result);
-    rewriter.eraseOp(restOp);
+    rewriter.replaceOp(op, nLoop.getResult(0));
   }
 
   void cleanUp() {

@@ -1,15 +1,16 @@
 // The CPU pipeline sizes register tiles to the host's register file unless
 // told otherwise: 8 x 32 projection tiles, up to 24 attention-core
-// accumulators and 64-row x 128-key blocks with AVX-512 (32 zmm); 4 x 16,
+// accumulators and 64-row x 128-key blocks with AVX-512 (32 zmm); 6 x 16,
 // 4 accumulators and 32 x 64 blocks with AVX2 (16 ymm).
 // These runs give the sizes explicitly, so they show the same IR on any host.
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=8 contraction-register-n=32 sdpa-accumulators=24 sdpa-block-q=64 sdpa-block-kv=128' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX512
-// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=4 contraction-register-n=16 sdpa-accumulators=4 sdpa-block-q=32 sdpa-block-kv=64' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=6 contraction-register-n=16 sdpa-accumulators=4 sdpa-block-q=32 sdpa-block-kv=64' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
 // RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=-1 contraction-register-n=32' 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The projections (Q, K, V first): n tiles of 32 and m tiles of 8 rows, 8
-// vector<32xf32> FMAs per k (AVX-512), or n tiles of 16 and m tiles of 4
-// rows, 4 vector<16xf32> FMAs per k (AVX2). Then the core: score tiles of 4
+// vector<32xf32> FMAs per k (AVX-512), or n tiles of 16 and m tiles of 6
+// rows, 6 vector<16xf32> FMAs per k, then a tile of 4 rows for the rest of
+// a 64-row block (AVX2). Then the core: score tiles of 4
 // keys (AVX-512, 16 accumulators) over the 64 query rows of a block, or of
 // 2 keys (AVX2, 4) over 32 rows; output tiles of 4 rows x 64 columns
 // (AVX-512) or 2 rows x 32 columns (with AVX2, where two loads of a V row
@@ -26,6 +27,9 @@
 // AVX2-LABEL: IR Dump After AttnVectorizeContractionsPass
 // AVX2-NOT: vector<32xf32>
 // AVX2: scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args
+// AVX2: scf.for %{{.*}} step %c6 iter_args
+// AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2-COUNT-6: vector.fma {{.*}} : vector<16xf32>
 // AVX2: scf.for %{{.*}} step %c4 iter_args
 // AVX2: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // AVX2-COUNT-4: vector.fma {{.*}} : vector<16xf32>

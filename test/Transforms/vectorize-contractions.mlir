@@ -10,14 +10,15 @@
 // A projection x[1, T, 768] @ w[768, 2304] (T dynamic): parallel 64-row
 // blocks, 256-deep k blocks, 32-column register tiles of 8 rows whose C
 // rows stay in vector registers across the k loop (one B row load, eight
-// broadcasts and FMAs per k), then the rows past the last full tile as the
-// original contraction on that slice. Each n tile's B micro-panel (256 x 32)
-// is first copied into one contiguous buffer, carried by the n loop, which
-// the register tiles read instead of w's rows 9 KiB apart (with pack-b=false
-// they read w directly); a block without a full register tile (T < 8)
-// copies nothing. The zero fill of the init is gone:
-// C is a bare tensor.empty, and the first k block starts its registers (and
-// the rest rows) from zeros instead of reading C.
+// broadcasts and FMAs per k), then the rows past the last full tile in
+// tiles of 4, 2 and 1 rows, the same vector code on fewer rows. Each n
+// tile's B micro-panel (256 x 32) is first copied into one contiguous
+// buffer, carried by the n loop, which the register tiles read instead of
+// w's rows 9 KiB apart (with pack-b=false they read w directly); a block of
+// one row (T = 1) copies nothing, and the one-row tile reads w directly.
+// The zero fill of the init is gone:
+// C is a bare tensor.empty, and the first k block starts its registers (the
+// rest rows' too) from zeros instead of reading C.
 #xa = affine_map<(b, m, k, n) -> (b, m, k)>
 #wa = affine_map<(b, m, k, n) -> (k, n)>
 #ca = affine_map<(b, m, k, n) -> (b, m, n)>
@@ -32,8 +33,8 @@
 // CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: %[[FULL:.*]] = arith.subi %{{.*}}, %[[REM]]
 // CHECK: %[[PACK0:.*]] = tensor.empty() : tensor<256x32xf32>
-// CHECK: %[[HASTILES:.*]] = arith.cmpi ugt, %[[FULL]], %c0 : index
-// CHECK: %[[PACKROWS:.*]] = arith.select %[[HASTILES]], %c256, %c0 : index
+// CHECK: %[[TWOROWS:.*]] = arith.cmpi ugt, %[[ROWS:.*]], %c1 : index
+// CHECK: %[[PACKROWS:.*]] = arith.select %[[TWOROWS]], %c256, %c0 : index
 // CHECK: scf.for %[[N:.*]] = %c0 to %c2304 step %c32 iter_args(%{{.*}} = %{{.*}}, %[[PACKARG:.*]] = %[[PACK0]])
 // CHECK: %[[PACKED:.*]] = scf.for %[[KP:.*]] = %c0 to %[[PACKROWS]] step %c1 iter_args(%[[P:.*]] = %[[PACKARG]])
 // CHECK: %[[BROW:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768x2304xf32>, vector<32xf32>
@@ -48,13 +49,33 @@
 // CHECK-COUNT-8: vector.fma
 // CHECK: scf.yield
 // CHECK-COUNT-8: vector.transfer_write {{.*}} : vector<32xf32>, tensor<1x?x2304xf32>
-// CHECK: %[[REST:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [1, %{{.*}}, 2304] [1, 1, 1]
-// CHECK: %[[RESTINIT:.*]] = scf.if %[[FIRST]] -> (tensor<1x?x2304xf32>) {
-// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[REST]] : tensor<1x?x2304xf32>)
+// CHECK: %[[LEFT4:.*]] = arith.subi %[[ROWS]], %[[FULL]]
+// CHECK: %[[REM4:.*]] = arith.remui %[[LEFT4]], %c4
+// CHECK: %[[END4:.*]] = arith.subi %[[ROWS]], %[[REM4]]
+// CHECK: scf.for %{{.*}} = %[[FULL]] to %[[END4]] step %c4
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args({{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK: vector.transfer_read %[[PACKED]][%{{.*}}, %c0], %{{.*}} {in_bounds = [true]} : tensor<256x32xf32>, vector<32xf32>
+// CHECK-COUNT-4: vector.fma
+// CHECK: %[[LEFT2:.*]] = arith.subi %[[ROWS]], %[[END4]]
+// CHECK: %[[REM2:.*]] = arith.remui %[[LEFT2]], %c2
+// CHECK: %[[END2:.*]] = arith.subi %[[ROWS]], %[[REM2]]
+// CHECK: scf.for %{{.*}} = %[[END4]] to %[[END2]] step %c2
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args({{.*}}) -> (vector<32xf32>, vector<32xf32>)
+// CHECK: vector.transfer_read %[[PACKED]][%{{.*}}, %c0], %{{.*}} {in_bounds = [true]} : tensor<256x32xf32>, vector<32xf32>
+// CHECK-COUNT-2: vector.fma
+// CHECK: scf.for %[[R:.*]] = %[[END2]] to %[[ROWS]] step %c1 iter_args
+// CHECK: %[[RINIT:.*]] = scf.if %[[FIRST]] -> (vector<32xf32>) {
+// CHECK: scf.yield %[[ZERO]] : vector<32xf32>
 // CHECK: } else {
-// CHECK: scf.yield %[[REST]]
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x?x256xf32>, tensor<256x2304xf32>) outs(%[[RESTINIT]] :
+// CHECK: vector.transfer_read %{{.*}}[%c0, %[[R]], %[[N]]]
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(%{{.*}} = %[[RINIT]]) -> (vector<32xf32>)
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768x2304xf32>, vector<32xf32>
+// CHECK: tensor.extract %{{.*}}[%c0, %[[R]], %{{.*}}] : tensor<1x?x256xf32>
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: vector.fma
+// CHECK-NEXT: scf.yield
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%c0, %[[R]], %[[N]]] {in_bounds = [true]} : vector<32xf32>, tensor<1x?x2304xf32>
+// CHECK-NOT: linalg.generic
 // CHECK: tensor.insert_slice
 // NOPACK-LABEL: func.func @projection(
 // NOPACK-NOT: tensor<256x32xf32>
@@ -159,13 +180,14 @@ func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tenso
 // Split N with a constant weight and out_proj's bias (T = 130: 3 m blocks,
 // fewer than 4): one block of all 130 rows, 4 work items of 192 columns. A
 // work item's register tiles read the bias and the compile-time packed
-// panels at its column offset N0: bias[N0 + n], panel (N0 + n) / 32.
+// panels at its column offset N0: bias[N0 + n], panel (N0 + n) / 32. The
+// original weight is gone: the rest rows read the packed panels too.
 // CHECK-LABEL: func.func @split_bias(
 // CHECK-SAME: %[[X:.*]]: tensor<1x130x768xf32>, %[[BIAS:.*]]: tensor<768xf32>)
 // CHECK: %[[PACKED:.*]] = arith.constant dense<5.000000e-01> : tensor<24x768x32xf32>
+// CHECK-NOT: tensor<768x768xf32>
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[N0:.*]]) = (0, 0, 0) to (1, 130, 768) step (1, 130, 192)
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
-// CHECK: %[[BSLICE:.*]] = tensor.extract_slice %[[BIAS]][%[[N0]]] [192] [1] : tensor<768xf32> to tensor<192xf32>
 // CHECK: scf.for %[[N:.*]] = %c0 to %c192 step %c32
 // CHECK: %[[COL:.*]] = arith.addi %[[N0]], %[[N]] : index
 // CHECK: %[[PANEL:.*]] = arith.divui %[[COL]], %c32 : index
@@ -174,8 +196,21 @@ func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tenso
 // CHECK: vector.transfer_read %[[BIAS]][%[[BCOL]]]
 // CHECK: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0]
 // CHECK-COUNT-8: vector.fma
-// The 2 rows past the last full tile start from the bias slice.
-// CHECK: linalg.broadcast ins(%[[BSLICE]] : tensor<192xf32>)
+// The 2 rows past the last full tile (one tile of 2, its loop folded away)
+// start from the bias at N0 + n too.
+// CHECK: scf.if %{{.*}} -> (vector<32xf32>, vector<32xf32>)
+// CHECK: %[[RCOL:.*]] = affine.apply #{{.*}}()[%[[N0]], %[[N]]]
+// CHECK: vector.transfer_read %[[BIAS]][%[[RCOL]]]
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args({{.*}}) -> (vector<32xf32>, vector<32xf32>)
+// CHECK: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0]
+// CHECK: tensor.extract %{{.*}}[%c0, %c128, %{{.*}}]
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: vector.fma
+// CHECK: tensor.extract %{{.*}}[%c0, %c129, %{{.*}}]
+// CHECK-NEXT: vector.broadcast
+// CHECK-NEXT: vector.fma
+// CHECK-NEXT: scf.yield
+// CHECK-NOT: tensor<768x768xf32>
 // SPLITOFF-LABEL: func.func @split_bias(
 // SPLITOFF: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 130) step (1, 64)
 func.func @split_bias(%x: tensor<1x130x768xf32>, %bias: tensor<768xf32>) -> tensor<1x130x768xf32> {
@@ -254,8 +289,8 @@ func.func @broadcast_batch(%x: tensor<1x?x768xf32>, %w: tensor<2x768x768xf32>) -
 }
 
 // out_proj with its bias: the bias add after the contraction folds into
-// it. The first k block starts every register row from the bias row (and
-// the rest rows from the bias broadcast); no elementwise pass remains.
+// it. The first k block starts every register row from the bias row (the
+// rest rows' too); no elementwise pass remains.
 #ba = affine_map<(b, m, n) -> (n)>
 #oa = affine_map<(b, m, n) -> (b, m, n)>
 // CHECK-LABEL: func.func @out_proj_bias(
@@ -267,9 +302,10 @@ func.func @broadcast_batch(%x: tensor<1x?x768xf32>, %w: tensor<2x768x768xf32>) -
 // CHECK: %[[INIT:.*]]:8 = scf.if %[[FIRST]]
 // CHECK: %[[ROW:.*]] = vector.transfer_read %[[BIAS]][%[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
 // CHECK: scf.yield %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]] :
-// CHECK: %[[REST:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}, 0] [1, %{{.*}}, 768] [1, 1, 1]
-// CHECK: scf.if %[[FIRST]] -> (tensor<1x?x768xf32>) {
-// CHECK: linalg.broadcast ins(%[[BIAS]] : tensor<768xf32>) outs(%[[REST]] : tensor<1x?x768xf32>) dimensions = [0, 1]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1
+// CHECK: scf.if %[[FIRST]] -> (vector<32xf32>) {
+// CHECK: %[[RROW:.*]] = vector.transfer_read %[[BIAS]][%[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
+// CHECK: scf.yield %[[RROW]] : vector<32xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[OUT]]
@@ -294,12 +330,19 @@ func.func @out_proj_bias(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %bias
 }
 
 // An accumulator that is not a zero fill (here an argument: C += A B) is
-// read in every k block, the first included.
+// read in every k block, the first included, by the full tiles and by the
+// rest rows.
 // CHECK-LABEL: func.func @accumulate(
 // CHECK-NOT: scf.if
 // CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args
+// CHECK-COUNT-8: vector.fma
 // CHECK-NOT: scf.if
-// CHECK: linalg.generic
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %c4
+// CHECK: %[[CROW:.*]] = vector.transfer_read %{{.*}}[%c0, %[[R]], %{{.*}}]
+// CHECK-COUNT-3: vector.transfer_read
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(%{{.*}} = %[[CROW]], 
+// CHECK-NOT: scf.if
+// CHECK-NOT: linalg.generic
 // CHECK: return
 func.func @accumulate(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %c: tensor<1x?x768xf32>) -> tensor<1x?x768xf32> {
   %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x768xf32>, tensor<768x768xf32>) outs(%c : tensor<1x?x768xf32>) {

@@ -1,12 +1,15 @@
 # RUN: %python %s %t | FileCheck %s
 #
-# attn-vectorize-contractions' register tiles (8 rows x 32 columns, FMAs on
-# vectors) and their scalar remainder rows, checked against float64 NumPy:
+# attn-vectorize-contractions' register tiles (by host: 8 rows x 32
+# columns with AVX-512, 6 x 16 with AVX2; FMAs on vectors) and the
+# remainder rows' tiles of 4, 2 and 1 rows, checked against float64 NumPy:
 # a projection x[1, T, 96] @ w[96, 64] and a batched P V product
 # p[2, 3, T, 50] @ v[2, 3, 50, 32], at row counts below, at and around the
 # register and cache tiles (1, 5, 8, 63, 64, 65, 130), plus the same
-# modules with B read in place (contraction-pack-b=false) and with the pass
-# off (vectorize-contractions=false). Three k blocks
+# modules with B read in place (contraction-pack-b=false), with the pass
+# off (vectorize-contractions=false), and with either host's register
+# tile given explicitly (8 x 32 and 6 x 16, whatever this host's default).
+# Three k blocks
 # (k = 600, the last one partial) for the zero-fill init that the first k
 # block replaces, the bias add folded into it (out_proj), and an
 # accumulator that is an argument (C + x @ w, read in every block).
@@ -217,7 +220,9 @@ def check(module, t, options, cases):
             failed += 1
 
 
-for options in ("", "contraction-pack-b=false", "vectorize-contractions=false"):
+for options in ("", "contraction-pack-b=false", "vectorize-contractions=false",
+                "contraction-register-m=8 contraction-register-n=32",
+                "contraction-register-m=6 contraction-register-n=16"):
     for t in (1, 5, 8, 63, 64, 65, 130):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)
         p = rng.standard_normal((2, 3, t, 50)).astype(np.float32)

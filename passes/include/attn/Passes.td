@@ -520,10 +520,11 @@ def AttnVectorizeContractionsPass
           scf.for m tiles (register-m), peeled full tiles vectorized
             scf.for k                          C tile hoisted to registers
               vector.contract -> outer products -> FMAs
+          scf.for rest tiles of 4, 2, 1 rows   the same, fewer rows
     ```
 
-    The remainder rows of the peeled loop stay scalar. Other ops are
-    untouched.
+    The rows past the last full tile run as vector tiles of 4, 2 and 1 rows
+    (each at most once; those below register-m). Other ops are untouched.
 
     With `pack-b` (the default) each n tile first copies its B micro-panel
     (cache-k rows of register-n floats) into one contiguous buffer, a

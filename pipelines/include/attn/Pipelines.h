@@ -107,7 +107,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> contractionRegisterM{
       *this, "contraction-register-m",
       llvm::cl::desc("attn-vectorize-contractions: rows per register tile "
-                     "(0: by the host, 8 with AVX-512, 4 with AVX2)"),
+                     "(0: by the host, 8 with AVX-512, 6 with AVX2)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> contractionRegisterN{
       *this, "contraction-register-n",
