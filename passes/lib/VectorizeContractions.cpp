@@ -17,8 +17,9 @@
 //           scf.for over k (1)      <- one B row load, per row one
 //                                      broadcast of A and FMAs; the C tile
 //                                      held in registers
-//         scf.for over the rows past the last full tile, one at a time
-//           scf.for over k (1)      <- the same, one row
+//         scf.for over the rows past the last full tile, in tiles of 4,
+//                         2 and 1 rows (each at most once)
+//           scf.for over k (1)      <- the same, fewer rows
 //
 // All of it is vector code (one broadcast of A and n_r / 8 (AVX2) or n_r /
 // 16 (AVX-512) FMAs per row and k), the remainder rows included. A
@@ -522,7 +523,7 @@ struct AttnVectorizeContractionsPass
   /// 1) by: for n tiles, for full m tiles: C rows in `registerM` vector
   /// registers of `registerN` lanes, for k: one B row load and, per row, one
   /// broadcast of A and one FMA. The rows past the last full m tile follow
-  /// as tiles of one row.
+  /// as tiles of 4, 2 and 1 rows.
   ///
   /// With `isFirstK` (the contraction's init was a zero fill), the first k
   /// block starts from zeros, or from `bias` along n, instead of reading C.
