@@ -18,7 +18,8 @@
 //                                      broadcast of A and FMAs; the C tile
 //                                      held in registers
 //         scf.for over the rows past the last full tile, in tiles of 4,
-//                         2 and 1 rows (each at most once)
+//                         2 and 1 rows (each at most once for register-m
+//                         up to 8)
 //           scf.for over k (1)      <- the same, fewer rows
 //
 // All of it is vector code (one broadcast of A and n_r / 8 (AVX2) or n_r /
@@ -330,7 +331,7 @@ struct AttnVectorizeContractionsPass
   /// of N has each thread read its share of B once. (x[128, 1600] @ W[1600,
   /// 1600] on one thread: 8.5 ms in two 64-row blocks, 7.6 ms in one
   /// 128-row block.) Static shapes only, M of at least one register tile
-  /// (a decode step's row reads B once anyway).
+  /// (fewer rows, a decode step's, are not split).
   int64_t splitNChunk(linalg::LinalgOp op, ContractionDims dims) {
     if (splitNItems < 2)
       return 0;
@@ -376,8 +377,8 @@ struct AttnVectorizeContractionsPass
   }
 
   /// B is a static [K, N] indexed by k and n only: a weight that every m
-  /// block and batch shares, and that some m tile may read (a static M
-  /// below register-m has no full tile: a decode step).
+  /// block and batch shares. A static M below register-m (a decode step's
+  /// few rows, which read B about once anyway) is not worth a packed copy.
   bool isSharedWeight(linalg::LinalgOp op, ContractionDims dims) {
     AffineMap bMap = op.getIndexingMapsArray()[1];
     // (Both results are dims: matchCandidate checked the last two.)
@@ -590,11 +591,14 @@ struct AttnVectorizeContractionsPass
     if (packPanel) {
       packInit = tensor::EmptyOp::create(
           rewriter, loc, ArrayRef<int64_t>{cacheK, registerN}, f32);
-      // A block of one row (a decode step) reads B once anyway: copying
-      // the panel would double the pass over W.
-      Value twoRows = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::ugt, mSize, one);
-      packRows = arith::SelectOp::create(rewriter, loc, twoRows, kSize, zero);
+      // The tiles that read the copy have at least min(register-m, 2)
+      // rows; a block of fewer (a decode step's row) reads B once anyway,
+      // and copying the panel would double the pass over W.
+      Value readers = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::uge, mSize,
+          arith::ConstantIndexOp::create(rewriter, loc,
+                                         std::min<int64_t>(registerM, 2)));
+      packRows = arith::SelectOp::create(rewriter, loc, readers, kSize, zero);
     }
     SmallVector<Value> nInit{c};
     if (packPanel)
@@ -715,13 +719,15 @@ struct AttnVectorizeContractionsPass
       return mLoop.getResult(0);
     };
     // Full tiles, then the rows past the last one (fewer than register-m)
-    // in tiles of 4, 2 and 1 rows (each at most once): vector code all of
-    // it. A 6-row tile in 64-row blocks leaves 4 rows per block, which a
-    // 4-row tile takes at nearly full speed; one-row tiles run at a quarter
-    // of it (two FMA chains of 4 cycles' latency). Tiles of two or more
-    // rows read the panel copy (made when the block has two rows) or the
-    // prepacked panels; a single row reads B itself unless prepacked, so a
-    // packed constant weight is the only copy of it the module keeps.
+    // in tiles of 4, 2 and 1 rows (each at most once up to register-m =
+    // 8): vector code all of it. A 6-row tile in 64-row blocks leaves 4
+    // rows per block, which a 4-row tile takes at nearly full speed;
+    // one-row tiles run at a quarter of it (two FMA chains of 4 cycles'
+    // latency). The full tiles and the rest tiles of two or more rows read
+    // the panel copy (made when the block has min(register-m, 2) rows or
+    // more) or the prepacked panels; a single rest row reads B itself
+    // unless prepacked, so a packed constant weight is the only copy of it
+    // the module keeps.
     Value cRows = tileLoop(registerM, zero, mFull, nLoop.getRegionIterArgs()[0],
                            /*fromPanel=*/true);
     Value lb = mFull;

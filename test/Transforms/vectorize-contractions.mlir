@@ -15,7 +15,8 @@
 // tile's B micro-panel (256 x 32) is first copied into one contiguous
 // buffer, carried by the n loop, which the register tiles read instead of
 // w's rows 9 KiB apart (with pack-b=false they read w directly); a block of
-// one row (T = 1) copies nothing, and the one-row tile reads w directly.
+// fewer than two rows (T = 1) copies nothing, and the one-row tile reads
+// w directly.
 // The zero fill of the init is gone:
 // C is a bare tensor.empty, and the first k block starts its registers (the
 // rest rows' too) from zeros instead of reading C.
@@ -33,7 +34,7 @@
 // CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c8
 // CHECK: %[[FULL:.*]] = arith.subi %{{.*}}, %[[REM]]
 // CHECK: %[[PACK0:.*]] = tensor.empty() : tensor<256x32xf32>
-// CHECK: %[[TWOROWS:.*]] = arith.cmpi ugt, %[[ROWS:.*]], %c1 : index
+// CHECK: %[[TWOROWS:.*]] = arith.cmpi uge, %[[ROWS:.*]], %c2 : index
 // CHECK: %[[PACKROWS:.*]] = arith.select %[[TWOROWS]], %c256, %c0 : index
 // CHECK: scf.for %[[N:.*]] = %c0 to %c2304 step %c32 iter_args(%{{.*}} = %{{.*}}, %[[PACKARG:.*]] = %[[PACK0]])
 // CHECK: %[[PACKED:.*]] = scf.for %[[KP:.*]] = %c0 to %[[PACKROWS]] step %c1 iter_args(%[[P:.*]] = %[[PACKARG]])
@@ -184,6 +185,7 @@ func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tenso
 // original weight is gone: the rest rows read the packed panels too.
 // CHECK-LABEL: func.func @split_bias(
 // CHECK-SAME: %[[X:.*]]: tensor<1x130x768xf32>, %[[BIAS:.*]]: tensor<768xf32>)
+// CHECK-NOT: tensor<768x768xf32>
 // CHECK: %[[PACKED:.*]] = arith.constant dense<5.000000e-01> : tensor<24x768x32xf32>
 // CHECK-NOT: tensor<768x768xf32>
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[N0:.*]]) = (0, 0, 0) to (1, 130, 768) step (1, 130, 192)
@@ -246,6 +248,14 @@ func.func @split_bias(%x: tensor<1x130x768xf32>, %bias: tensor<768xf32>) -> tens
 // CONST: %[[PANEL:.*]] = arith.divui %[[N]], %c16 : index
 // CONST: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0], %{{.*}} {in_bounds = [true]} : tensor<2x2x16xf32>, vector<16xf32>
 // CONST-COUNT-4: vector.fma
+// With register-m = 4 the rest rows take tiles of 2 and 1 rows, no 4-row
+// tile; the one-row tile reads the packed constant too.
+// CONST-NOT: step %c4
+// CONST: scf.for %{{.*}} step %c2 iter_args
+// CONST-NOT: step %c4
+// CONST: scf.for %{{.*}} step %c1 iter_args
+// CONST: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args({{.*}}) -> (vector<16xf32>)
+// CONST-NEXT: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0]
 func.func @constant_weight(%x: tensor<1x?x2xf32>) -> tensor<1x?x32xf32> {
   %c1 = arith.constant 1 : index
   %cst = arith.constant 0.0 : f32
@@ -302,10 +312,15 @@ func.func @broadcast_batch(%x: tensor<1x?x768xf32>, %w: tensor<2x768x768xf32>) -
 // CHECK: %[[INIT:.*]]:8 = scf.if %[[FIRST]]
 // CHECK: %[[ROW:.*]] = vector.transfer_read %[[BIAS]][%[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
 // CHECK: scf.yield %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]], %[[ROW]] :
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1
+// CHECK: scf.if %[[FIRST]] -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>) {
+// CHECK-NEXT: %[[ROW4:.*]] = vector.transfer_read %[[BIAS]][%[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
+// CHECK-NEXT: scf.yield %[[ROW4]], %[[ROW4]], %[[ROW4]], %[[ROW4]] :
+// CHECK: scf.if %[[FIRST]] -> (vector<32xf32>, vector<32xf32>) {
+// CHECK-NEXT: %[[ROW2:.*]] = vector.transfer_read %[[BIAS]][%[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
+// CHECK-NEXT: scf.yield %[[ROW2]], %[[ROW2]] :
 // CHECK: scf.if %[[FIRST]] -> (vector<32xf32>) {
-// CHECK: %[[RROW:.*]] = vector.transfer_read %[[BIAS]][%[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
-// CHECK: scf.yield %[[RROW]] : vector<32xf32>
+// CHECK-NEXT: %[[RROW:.*]] = vector.transfer_read %[[BIAS]][%[[N]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
+// CHECK-NEXT: scf.yield %[[RROW]] : vector<32xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[OUT]]

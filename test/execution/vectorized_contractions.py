@@ -7,8 +7,10 @@
 # p[2, 3, T, 50] @ v[2, 3, 50, 32], at row counts below, at and around the
 # register and cache tiles (1, 5, 8, 63, 64, 65, 130), plus the same
 # modules with B read in place (contraction-pack-b=false), with the pass
-# off (vectorize-contractions=false), and with either host's register
-# tile given explicitly (8 x 32 and 6 x 16, whatever this host's default).
+# off (vectorize-contractions=false), with either host's register tile
+# given explicitly (8 x 32 and 6 x 16, whatever this host's default) and
+# with tiles of one row (register-m = 1: a block of one row copies no
+# panel).
 # Three k blocks
 # (k = 600, the last one partial) for the zero-fill init that the first k
 # block replaces, the bias add folded into it (out_proj), and an
@@ -19,7 +21,8 @@
 # per task), and x[1, T, 96] broadcast into the batch of w[2, 96, 64] (its
 # map's 0 result; w differs per batch: per-panel copies), and x[1, T, 96] @
 # w[96, 160] + bias[160] with w an argument or a constant, at T = 5 (no
-# full register tile on AVX-512: nothing packed), 8, 64, 65, 130 and 257:
+# full register tile: the weight is not packed once, the rest tiles read
+# per-panel copies), 8, 64, 65, 130 and 257:
 # with the default thresholds (packed once from 8 blocks, these have at
 # most 10; fewer than 4 blocks: one block of all rows and N split into 4
 # work items, 160 columns into unequal chunks, with the bias and the packed
@@ -222,7 +225,8 @@ def check(module, t, options, cases):
 
 for options in ("", "contraction-pack-b=false", "vectorize-contractions=false",
                 "contraction-register-m=8 contraction-register-n=32",
-                "contraction-register-m=6 contraction-register-n=16"):
+                "contraction-register-m=6 contraction-register-n=16",
+                "contraction-register-m=1 contraction-register-n=16"):
     for t in (1, 5, 8, 63, 64, 65, 130):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)
         p = rng.standard_normal((2, 3, t, 50)).astype(np.float32)

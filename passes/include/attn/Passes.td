@@ -519,12 +519,13 @@ def AttnVectorizeContractionsPass
           scf.for k: copy the panel's rows     packed (pack-b)
           scf.for m tiles (register-m), peeled full tiles vectorized
             scf.for k                          C tile hoisted to registers
-              vector.contract -> outer products -> FMAs
+              per k: one B row load, per row a broadcast of A and vector.fma
           scf.for rest tiles of 4, 2, 1 rows   the same, fewer rows
     ```
 
     The rows past the last full tile run as vector tiles of 4, 2 and 1 rows
-    (each at most once; those below register-m). Other ops are untouched.
+    (those below register-m; each at most once for register-m up to 8).
+    Other ops are untouched.
 
     With `pack-b` (the default) each n tile first copies its B micro-panel
     (cache-k rows of register-n floats) into one contiguous buffer, a
@@ -552,11 +553,10 @@ def AttnVectorizeContractionsPass
 
     A contraction whose init is a zero `linalg.fill` of a `tensor.empty`
     gets a fresh `tensor.empty` instead, and its first k block starts the
-    register rows from zeros (an `scf.if` on the k-block index; the rest
-    rows from a fill of their slice) rather than reading C. A bias add that
+    register rows from zeros (an `scf.if` on the k-block index, in every
+    tile, the rest tiles included) rather than reading C. A bias add that
     follows (`out[..., n] + bias[n]`, out_proj's) folds in the same way: the
-    first k block starts from the bias row (`linalg.broadcast` for the rest
-    rows), and the add disappears. No pass over C is left besides the
+    first k block starts from the bias row, and the add disappears. No pass over C is left besides the
     contraction, and bufferization no longer copies one shared zero tensor
     per projection.
 
