@@ -734,15 +734,14 @@ struct AttnVectorizeContractionsPass
     for (int64_t h : {int64_t(4), int64_t(2), int64_t(1)}) {
       if (h >= registerM)
         continue;
-      Value ub = mSize;
-      if (h > 1) {
-        Value left = arith::SubIOp::create(rewriter, loc, mSize, lb);
-        ub = arith::SubIOp::create(
-            rewriter, loc, mSize,
-            arith::RemUIOp::create(
-                rewriter, loc, left,
-                arith::ConstantIndexOp::create(rewriter, loc, h)));
-      }
+      // [lb, M - (M - lb) % h): whole tiles of h rows (M itself for h = 1,
+      // once folded).
+      Value left = arith::SubIOp::create(rewriter, loc, mSize, lb);
+      Value ub = arith::SubIOp::create(
+          rewriter, loc, mSize,
+          arith::RemUIOp::create(
+              rewriter, loc, left,
+              arith::ConstantIndexOp::create(rewriter, loc, h)));
       cRows = tileLoop(h, lb, ub, cRows,
                        /*fromPanel=*/h > 1 || bool(prepacked));
       lb = ub;

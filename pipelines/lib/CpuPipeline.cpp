@@ -104,10 +104,11 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     // spills every k step). 4 x 16's 8 accumulators are exactly the FMA
     // latency (4 cycles) times its two ports, so any stall idles a port, and
     // it loads 6 times per 8 FMAs against 8 per 12. x[576, 1600] @ W[1600,
-    // 1600] on one thread: 38.0 -> 34.6 ms best (85% of the FMA peak); at
-    // 768 columns 7.59 -> 7.41 ms. Row blocks stay 64 rows (10 tiles of 6
-    // and one of 4): T = 512, 1024, 2048 then split into an even number of
-    // blocks, which 48-row blocks (10.7 at T = 512) would not.
+    // 1600] on one thread: 38.0 -> 34.6 ms best (85% of the 1-thread FMA
+    // peak); at 768 columns 7.59 -> 7.41 ms. Row blocks stay 64 rows (10
+    // tiles of 6 and one of 4): T = 512, 1024, 2048 then split into an
+    // even number of blocks, which 48-row blocks (10.7 at T = 512) would
+    // not.
     tiles.cacheM = options.contractionCacheM;
     tiles.cacheK = options.contractionCacheK;
     tiles.registerM = byHost(options.contractionRegisterM, 8, 6);
