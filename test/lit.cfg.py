@@ -26,7 +26,7 @@ for d in tool_dirs:
     llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
     ["attention-opt", "attention-run", "attention-translate", "attnrt-c-demo",
-     "attn-gpu-emulator"], tool_dirs)
+     "attn-gpu-emulator", "attnrt-cuda-error-slots"], tool_dirs)
 config.environment["ATTENTION_RUN"] = os.path.join(config.attn_tools_dir, "attention-run")
 config.environment["ATTENTION_OPT"] = os.path.join(config.attn_tools_dir, "attention-opt")
 config.environment["ATTN_GPU_EMULATOR"] = os.path.join(config.attn_tools_dir, "attn-gpu-emulator")

@@ -8,9 +8,9 @@
 //
 // Compiled code cannot handle errors of the mgpu* functions (they return
 // nothing or a handle), and MLIR's own wrappers only print them. Here they
-// are recorded in one runtime-wide slot (the first error wins, so the cause
-// is kept rather than its consequences) that the runtime reads after loading
-// a module and after every call of a GPU entry point. No path aborts.
+// are recorded in a slot per thread (the first error wins, so the cause is
+// kept rather than its consequences) that the runtime reads after loading a
+// module and after every call of a GPU entry point. No path aborts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -120,11 +121,20 @@ struct State {
   std::mutex deviceMutex;
   /// One per device ordinal, contexts retained lazily.
   std::vector<Device> devices;
-
-  std::mutex errorMutex;
-  bool hasError = false;
-  std::string error;
 };
+
+/// The first error an mgpu* function recorded on this thread that nobody
+/// took yet. Per thread: a module's entry point runs its mgpu* calls on the
+/// calling thread, so GPU modules invoked from several threads see only
+/// their own errors. A fixed buffer (messages are a line; longer ones are
+/// cut): nothing to allocate or destroy, as global destructors of compiled
+/// modules may still call mgpuModuleUnload after the main thread's
+/// thread-local objects are gone.
+struct PendingError {
+  bool set;
+  char message[1024];
+};
+thread_local PendingError pendingError;
 
 /// Never destroyed: global destructors of compiled modules call
 /// mgpuModuleUnload at exit, possibly after this file's statics are gone.
@@ -352,16 +362,13 @@ private:
   Device *device_ = nullptr;
 };
 
-/// Keeps the first error until takeError().
+/// Keeps this thread's first error until takeError().
 void record(const Status &s) {
-  if (s)
+  if (s || pendingError.set)
     return;
-  State &st = state();
-  std::lock_guard<std::mutex> lock(st.errorMutex);
-  if (st.hasError)
-    return;
-  st.hasError = true;
-  st.error = s.message();
+  pendingError.set = true;
+  std::snprintf(pendingError.message, sizeof pendingError.message, "%s",
+                s.message().c_str());
 }
 
 /// Records a failed driver call; true if it succeeded.
@@ -435,12 +442,10 @@ Status available() {
 }
 
 Status takeError() {
-  State &s = state();
-  std::lock_guard<std::mutex> lock(s.errorMutex);
-  if (!s.hasError)
+  if (!pendingError.set)
     return Status::ok();
-  s.hasError = false;
-  return Status::error(std::move(s.error));
+  pendingError.set = false;
+  return Status::error(pendingError.message);
 }
 
 std::string deviceName() {

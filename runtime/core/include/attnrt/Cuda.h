@@ -9,7 +9,8 @@
 // No function here crashes or aborts when the driver is missing or a driver
 // call fails. The C++ API returns a Status; the mgpu* functions, which
 // compiled code calls and which cannot return errors, record the first
-// failure in a runtime-wide slot that `takeError()` reads after the call.
+// failure in a slot of the calling thread that `takeError()` reads after
+// the call.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNRT_CUDA_H
@@ -32,8 +33,8 @@ namespace cuda {
 /// function) or names the driver call that failed. The result is sticky.
 Status available();
 
-/// Returns and clears the first error recorded by an mgpu* function since
-/// the last call (ok if none).
+/// Returns and clears the first error recorded by an mgpu* function on
+/// this thread since the last call (ok if none).
 Status takeError();
 
 /// The default device for reports: its name, compute capability, SM count

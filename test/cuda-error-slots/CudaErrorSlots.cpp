@@ -1,0 +1,73 @@
+//===- CudaErrorSlots.cpp - mgpu* errors stay on the thread that made them ===//
+//
+// A test tool. Compiled GPU modules report driver failures only through
+// cuda::takeError() after a call; a module invoked on one thread must not
+// see, or take away, the errors of a module running on another. Without a
+// usable driver every mgpu* call fails, which makes the errors easy to
+// produce anywhere: this program checks that an error made on one thread
+// is not seen on another, that a thread takes its own (the first one)
+// exactly once, and that no other thread can take it. Prints one line per
+// check and exits 1 if any failed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attnrt/Cuda.h"
+
+#include <cstdio>
+#include <string>
+#include <thread>
+
+extern "C" void *mgpuStreamCreate(void);
+extern "C" void *mgpuEventCreate(void);
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const char *what, const std::string &detail = "") {
+  std::printf("%s: %s%s%s\n", ok ? "ok" : "FAILED", what,
+              detail.empty() ? "" : ": ", detail.c_str());
+  if (!ok)
+    ++failures;
+}
+
+} // namespace
+
+int main() {
+  using attnrt::cuda::takeError;
+  expect(!attnrt::cuda::available(), "no usable CUDA driver here");
+  expect(takeError().isOk(), "nothing recorded before any call");
+
+  // A thread's error, never taken, is invisible to the others.
+  std::thread([] { (void)mgpuStreamCreate(); }).join();
+  attnrt::Status main = takeError();
+  expect(main.isOk(), "the main thread does not see another thread's error",
+         main.isOk() ? "" : main.message());
+
+  // A thread takes its own error, the first one, exactly once.
+  std::string first, second;
+  std::thread([&] {
+    if (mgpuStreamCreate() != nullptr || mgpuEventCreate() != nullptr)
+      first = "a stream or event without a driver; ";
+    attnrt::Status s = takeError();
+    first += s.isOk() ? "<none>" : s.message();
+    s = takeError();
+    second = s.isOk() ? "<none>" : s.message();
+  }).join();
+  expect(first.rfind("no CUDA driver found", 0) == 0,
+         "a thread takes its own error", first);
+  expect(second == "<none>", "and only once", second);
+
+  // Another thread cannot take the main thread's error.
+  (void)mgpuStreamCreate();
+  std::string other;
+  std::thread([&] {
+    attnrt::Status s = takeError();
+    other = s.isOk() ? "<none>" : s.message();
+  }).join();
+  attnrt::Status own = takeError();
+  expect(other == "<none>" && !own.isOk(),
+         "another thread cannot take the main thread's error", other);
+  std::printf("%s\n", failures ? "FAILED" : "PASSED");
+  return failures ? 1 : 0;
+}
