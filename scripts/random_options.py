@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Randomized differential test of the CPU pipeline's options.
+
+Each case draws a module (an attn.multi_head_attention block or an
+attn.sdpa core, random sizes, static or dynamic T), random pipeline options
+(register and cache tiles of attn-vectorize-sdpa and
+attn-vectorize-contractions, packing, N splitting, flash blocks, the
+vectorized core on or off) and a thread count, runs it with attention-run
+and compares the result with a float64 NumPy reference
+(|got - want| <= 1e-4 + 1e-4 |want|). An option set the pipeline rejects
+with an error message counts as rejected; a crash, a missing output or
+wrong numbers are failures, reported with the module, the options and the
+command to rerun them. Cases are reproducible from --seed and the case
+number.
+
+  /usr/bin/python3 scripts/random_options.py [--cases N] [--seconds S]
+      [--seed S] [--build build] [--keep DIR]
+
+Exit status 1 if any case failed. The test suite runs the fixed grids of
+test/execution/; this sweep samples their cross products, for as long as
+it is given.
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "test", "execution"))
+import attn_exec  # noqa: E402
+
+ATOL = RTOL = 1e-4
+
+
+def pick(rng, values):
+    return values[int(rng.integers(len(values)))]
+
+
+def random_options(rng):
+    """A random subset of the CPU pipeline's tiling options."""
+    choices = {
+        "vectorize-sdpa": ["true", "true", "false"],
+        "sdpa-block-q": ["0", "16", "32", "48", "64", "128"],
+        "sdpa-block-kv": ["0", "16", "32", "64", "128"],
+        "sdpa-register-keys": ["1", "2", "3", "4"],
+        "sdpa-register-rows": ["1", "2", "3", "4"],
+        "sdpa-accumulators": ["0", "4", "8", "16", "24"],
+        "flash-block-q": ["16", "32", "64"],
+        "flash-block-kv": ["16", "32", "128"],
+        "contraction-cache-m": ["8", "16", "32", "64", "96"],
+        "contraction-cache-k": ["16", "64", "100", "256"],
+        "contraction-register-m": ["0", "1", "2", "3", "4", "6", "8"],
+        "contraction-register-n": ["0", "8", "16", "32"],
+        "contraction-pack-b": ["true", "false"],
+        "contraction-pack-b-once": ["true", "false"],
+        "contraction-pack-b-once-blocks": ["1", "2", "8"],
+        "contraction-split-n-items": ["0", "2", "3", "4"],
+    }
+    opts = []
+    for name, values in choices.items():
+        if rng.random() < 0.5:
+            opts.append("%s=%s" % (name, pick(rng, values)))
+    return " ".join(opts)
+
+
+def tensor(shape, dynamic_axis=None):
+    dims = ["?" if i == dynamic_axis else str(s) for i, s in enumerate(shape)]
+    return "tensor<%sxf32>" % "x".join(dims)
+
+
+def mha_case(rng):
+    heads = int(rng.integers(1, 5))
+    head_dim = pick(rng, [8, 16, 24, 32, 64])
+    d_model = heads * head_dim
+    b = int(rng.integers(1, 4))
+    t = pick(rng, [1, 2, 5, 7, 16, 31, 64, 65, 100, 129, 200])
+    causal = bool(rng.random() < 0.5)
+    qkv_bias = bool(rng.random() < 0.3)
+    dynamic = bool(rng.random() < 0.3)
+    bound = 1 / np.sqrt(d_model)
+    x = rng.standard_normal((b, t, d_model)).astype(np.float32)
+    ws = [rng.uniform(-bound, bound, (d_model, d_model)).astype(np.float32)
+          for _ in range(4)]
+    biases = [rng.uniform(-bound, bound, d_model).astype(np.float32)
+              for _ in range(3)] if qkv_bias else []
+    bo = rng.uniform(-bound, bound, d_model).astype(np.float32)
+    tx = tensor((b, t, d_model), 1 if dynamic else None)
+    tw, tb = tensor((d_model, d_model)), tensor((d_model,))
+    arg_types = [tx, tw, tw, tw] + [tb] * len(biases) + [tw, tb]
+    names = ["%x", "%wq", "%wk", "%wv"] + ["%bq", "%bk", "%bv"][:len(biases)] + ["%wo", "%bo"]
+    bias = " bias(%bq, %bk, %bv)" if qkv_bias else ""
+    text = ("func.func @main(%s) -> %s {\n"
+            "  %%y = attn.multi_head_attention %%x weights(%%wq, %%wk, %%wv)%s "
+            "out_proj(%%wo, %%bo) %s{num_heads = %d : i64} : (%s) -> %s\n"
+            "  return %%y : %s\n}\n") % (
+                ", ".join("%s: %s" % nt for nt in zip(names, arg_types)), tx, bias,
+                "causal " if causal else "", heads, ", ".join(arg_types), tx, tx)
+    f = lambda a: a.astype(np.float64)  # noqa: E731
+    q, k, v = (f(x) @ f(w) for w in ws[:3])
+    if qkv_bias:
+        q, k, v = q + f(biases[0]), k + f(biases[1]), v + f(biases[2])
+    split = lambda a: a.reshape(b, t, heads, head_dim).transpose(0, 2, 1, 3)  # noqa: E731
+    o = attn_exec.ref_sdpa(split(q), split(k), split(v),
+                           causal="top_left" if causal else None)
+    want = o.transpose(0, 2, 1, 3).reshape(b, t, d_model) @ f(ws[3]) + f(bo)
+    name = "mha d_model=%d heads=%d B=%d T=%d%s%s%s" % (
+        d_model, heads, b, t, " causal" if causal else "", " qkv_bias" if qkv_bias else "",
+        " dynamic-T" if dynamic else "")
+    return name, text, [x] + ws[:3] + biases + [ws[3], bo], want
+
+
+def sdpa_case(rng):
+    b = int(rng.integers(1, 3))
+    hkv = int(rng.integers(1, 4))
+    hq = hkv * pick(rng, [1, 1, 2, 3])
+    d = pick(rng, [8, 16, 32, 40, 64, 80, 128])
+    dv = d if rng.random() < 0.8 else pick(rng, [16, 32, 64])
+    tq = pick(rng, [1, 3, 16, 17, 33, 64, 100, 128, 130, 257])
+    tk = tq if rng.random() < 0.6 else pick(rng, [1, 5, 16, 63, 64, 65, 200, 256])
+    causal = pick(rng, [None, None, "top_left", "bottom_right"])
+    dynamic = bool(rng.random() < 0.3)
+    q = rng.standard_normal((b, hq, tq, d)).astype(np.float32)
+    k = rng.standard_normal((b, hkv, tk, d)).astype(np.float32)
+    v = rng.standard_normal((b, hkv, tk, dv)).astype(np.float32)
+    tt = [tensor(a.shape, 2 if dynamic else None) for a in (q, k, v)]
+    tout = tensor((b, hq, tq, dv), 2 if dynamic else None)
+    text = ("func.func @main(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+            "  %%o = attn.sdpa %%q, %%k, %%v%s : %s, %s, %s -> %s\n"
+            "  return %%o : %s\n}\n") % (
+                tt[0], tt[1], tt[2], tout, " causal(%s)" % causal if causal else "",
+                tt[0], tt[1], tt[2], tout, tout)
+    want = attn_exec.ref_sdpa(q, k, v, causal=causal)
+    name = "sdpa B=%d Hq=%d Hkv=%d Tq=%d Tk=%d d=%d dv=%d%s%s" % (
+        b, hq, hkv, tq, tk, d, dv, " causal(%s)" % causal if causal else "",
+        " dynamic-T" if dynamic else "")
+    return name, text, [q, k, v], want
+
+
+def run_case(build, work, index, name, text, inputs, want, options, threads):
+    tag = os.path.join(work, "case%d" % index)
+    with open(tag + ".mlir", "w") as f:
+        f.write(text)
+    cmd = [os.path.join(build, "bin", "attention-run"), tag + ".mlir",
+           "--threads", str(threads), "--output", tag + ".out.npy"]
+    if options:
+        cmd += ["--pipeline-options=" + options]
+    for i, a in enumerate(inputs):
+        np.save("%s.in%d.npy" % (tag, i), a)
+        cmd += ["--input", "%s.in%d.npy" % (tag, i)]
+    np.save(tag + ".want.npy", want)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if proc.returncode < 0:
+        return "failed", "killed by %s" % signal.Signals(-proc.returncode).name, cmd
+    if proc.returncode != 0:
+        if "error" in proc.stderr and "Assertion" not in proc.stderr:
+            return "rejected", proc.stderr.strip().splitlines()[-1], cmd
+        return "failed", "exit %d: %s" % (proc.returncode, proc.stderr.strip()), cmd
+    if not os.path.exists(tag + ".out.npy"):
+        return "failed", "exit 0 without an output", cmd
+    got = np.load(tag + ".out.npy").astype(np.float64)
+    if got.shape != want.shape:
+        return "failed", "shape %s, want %s" % (got.shape, want.shape), cmd
+    err = np.abs(got - want)
+    bad = ~(err <= ATOL + RTOL * np.abs(want))
+    if bad.any():
+        return "failed", "%d of %d elements off, max abs error %.3g" % (
+            int(bad.sum()), bad.size, float(err.max())), cmd
+    return "passed", "", cmd
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=200, help="most cases to run")
+    ap.add_argument("--seconds", type=float, default=0,
+                    help="stop starting new cases after this long (0: no limit)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--first", type=int, default=0, help="first case number")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--keep", help="keep every case's files in this directory")
+    args = ap.parse_args()
+    tool = os.path.join(args.build, "bin", "attention-run")
+    if not os.access(tool, os.X_OK):
+        ap.error("%s not found: build the project first (or pass --build)" % tool)
+    work = args.keep or tempfile.mkdtemp(prefix="attn-random-options-")
+    os.makedirs(work, exist_ok=True)
+    counts = {"passed": 0, "rejected": 0, "failed": 0}
+    start = time.monotonic()
+    for index in range(args.first, args.first + args.cases):
+        if args.seconds and time.monotonic() - start > args.seconds:
+            break
+        rng = np.random.default_rng([args.seed, index])
+        name, text, inputs, want = (mha_case if rng.random() < 0.5 else sdpa_case)(rng)
+        options = random_options(rng)
+        threads = pick(rng, [1, 2])
+        status, detail, cmd = run_case(args.build, work, index, name, text, inputs,
+                                       want, options, threads)
+        counts[status] += 1
+        if status != "passed":
+            print("case %d %s: %s [%s] threads=%d: %s" % (
+                index, status.upper(), name, options, threads, detail), flush=True)
+        if status == "failed":
+            print("  rerun: %s" % " ".join(cmd), flush=True)
+            print("  module and inputs kept in %s (case%d.*)" % (work, index), flush=True)
+    print("random_options (seed %d): %d passed, %d failed, %d rejected by the options' "
+          "checks" % (args.seed, counts["passed"], counts["failed"], counts["rejected"]))
+    if not counts["failed"] and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
