@@ -2,12 +2,14 @@
 """Randomized differential test of the CPU pipeline's options.
 
 Each case draws a module (an attn.multi_head_attention block or an
-attn.sdpa core, random sizes, static or dynamic T), random pipeline options
-(register and cache tiles of attn-vectorize-sdpa and
-attn-vectorize-contractions, packing, N splitting, flash blocks, the
-vectorized core on or off) and a thread count, runs it with attention-run
-and compares the result with a float64 NumPy reference
-(|got - want| <= 1e-4 + 1e-4 |want|). An option set the pipeline rejects
+attn.sdpa core: random sizes, static or dynamic T; the cores also GQA,
+explicit masks of the three kinds and broadcast shapes, scales, dropout,
+f16 and bf16), random pipeline options (register and cache tiles of
+attn-vectorize-sdpa and attn-vectorize-contractions, packing, N splitting,
+flash blocks, the vectorized core on or off) and a thread count, runs it
+with attention-run and compares the result with a float64 NumPy reference
+(|got - want| <= tol + tol |want|, tol 1e-4 for f32, 1e-2 for f16, 2e-2
+for bf16). An option set the pipeline rejects
 with an error message counts as rejected; a crash, a missing output or
 wrong numbers are failures, reported with the module, the options and the
 command to rerun them. Cases are reproducible from --seed and the case
@@ -36,7 +38,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "execution"))
 import attn_exec  # noqa: E402
 
-ATOL = RTOL = 1e-4
+# Absolute and relative tolerance by element type (inputs rounded to it,
+# the reference computed from the rounded values in float64).
+TOLERANCE = {"f32": 1e-4, "f16": 1e-2, "bf16": 2e-2}
 
 
 def pick(rng, values):
@@ -70,9 +74,9 @@ def random_options(rng):
     return " ".join(opts)
 
 
-def tensor(shape, dynamic_axis=None):
+def tensor(shape, dynamic_axis=None, elem="f32"):
     dims = ["?" if i == dynamic_axis else str(s) for i, s in enumerate(shape)]
-    return "tensor<%sxf32>" % "x".join(dims)
+    return "tensor<%sx%s>" % ("x".join(dims), elem)
 
 
 def mha_case(rng):
@@ -113,7 +117,22 @@ def mha_case(rng):
     name = "mha d_model=%d heads=%d B=%d T=%d%s%s%s" % (
         d_model, heads, b, t, " causal" if causal else "", " qkv_bias" if qkv_bias else "",
         " dynamic-T" if dynamic else "")
-    return name, text, [x] + ws[:3] + biases + [ws[3], bo], want
+    return name, text, [x] + ws[:3] + biases + [ws[3], bo], want, TOLERANCE["f32"]
+
+
+def mask_for(rng, b, hq, tq, tk, elem):
+    """A random explicit mask broadcastable to [b, hq, tq, tk]: its kind,
+    the array (i1 as bool, additive in `elem` with some -inf) and the MLIR
+    element type."""
+    kind = pick(rng, ["masked_where_true", "attend_where_true", "additive"])
+    shape = pick(rng, [(tk,), (tq, tk), (1, 1, tq, tk), (b, 1, tq, tk),
+                       (b, hq, tq, tk), (1, hq, 1, tk), (b, 1, 1, 1)])
+    if kind == "additive":
+        m = rng.standard_normal(shape)
+        m[rng.random(shape) < 0.2] = -np.inf
+        return kind, attn_exec.round_to(m, elem), elem
+    m = rng.random(shape) < (0.3 if kind == "masked_where_true" else 0.7)
+    return kind, m, "i1"
 
 
 def sdpa_case(rng):
@@ -126,24 +145,53 @@ def sdpa_case(rng):
     tk = tq if rng.random() < 0.6 else pick(rng, [1, 5, 16, 63, 64, 65, 200, 256])
     causal = pick(rng, [None, None, "top_left", "bottom_right"])
     dynamic = bool(rng.random() < 0.3)
-    q = rng.standard_normal((b, hq, tq, d)).astype(np.float32)
-    k = rng.standard_normal((b, hkv, tk, d)).astype(np.float32)
-    v = rng.standard_normal((b, hkv, tk, dv)).astype(np.float32)
-    tt = [tensor(a.shape, 2 if dynamic else None) for a in (q, k, v)]
-    tout = tensor((b, hq, tq, dv), 2 if dynamic else None)
-    text = ("func.func @main(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
-            "  %%o = attn.sdpa %%q, %%k, %%v%s : %s, %s, %s -> %s\n"
-            "  return %%o : %s\n}\n") % (
-                tt[0], tt[1], tt[2], tout, " causal(%s)" % causal if causal else "",
-                tt[0], tt[1], tt[2], tout, tout)
-    want = attn_exec.ref_sdpa(q, k, v, causal=causal)
-    name = "sdpa B=%d Hq=%d Hkv=%d Tq=%d Tk=%d d=%d dv=%d%s%s" % (
-        b, hq, hkv, tq, tk, d, dv, " causal(%s)" % causal if causal else "",
+    elem = pick(rng, ["f32"] * 8 + ["f16", "bf16"])
+    q = rng.standard_normal((b, hq, tq, d))
+    k = rng.standard_normal((b, hkv, tk, d))
+    v = rng.standard_normal((b, hkv, tk, dv))
+    q, k, v = (attn_exec.round_to(a, elem) for a in (q, k, v))
+    mask = mask_for(rng, b, hq, tq, tk, elem) if not dynamic and rng.random() < 0.3 else None
+    scale = float(np.float32(rng.uniform(0.05, 0.5))) if rng.random() < 0.3 else None
+    dropout = (pick(rng, [0.1, 0.5]), int(rng.integers(0, 1000))) if rng.random() < 0.15 else None
+    ty = lambda shape, dyn=None, e=elem: tensor(shape, dyn, e)  # noqa: E731
+    tt = [ty(a.shape, 2 if dynamic else None) for a in (q, k, v)]
+    tout = ty((b, hq, tq, dv), 2 if dynamic else None)
+    params, types, inputs = ["%q", "%k", "%v"], list(tt), [q, k, v]
+    op = "attn.sdpa %q, %k, %v"
+    if mask is not None:
+        kind, m, mask_elem = mask
+        params.append("%m")
+        types.append(ty(m.shape, None, mask_elem))
+        inputs.append(m)
+        op += " mask(%%m : %s)" % kind
+    if causal:
+        op += " causal(%s)" % causal
+    attrs = []
+    if scale is not None:
+        attrs.append("scale = %r : f32" % scale)
+    if dropout:
+        attrs.append("dropout_p = %r : f32, seed = %d : i64" % dropout)
+    if attrs:
+        op += " {%s}" % ", ".join(attrs)
+    text = ("func.func @main(%s) -> %s {\n  %%o = %s : %s -> %s\n  return %%o : %s\n}\n") % (
+        ", ".join("%s: %s" % pt for pt in zip(params, types)), tout, op, ", ".join(types),
+        tout, tout)
+    want = attn_exec.ref_sdpa(
+        q, k, v, mask=None if mask is None else mask[1].astype(np.float64)
+        if mask[0] == "additive" else mask[1],
+        mask_kind="masked_where_true" if mask is None else mask[0], causal=causal,
+        scale=scale, dropout_p=dropout[0] if dropout else 0.0,
+        seed=dropout[1] if dropout else 0)
+    name = "sdpa %s B=%d Hq=%d Hkv=%d Tq=%d Tk=%d d=%d dv=%d%s%s%s%s%s" % (
+        elem, b, hq, hkv, tq, tk, d, dv, " causal(%s)" % causal if causal else "",
+        " mask(%s %s)" % (mask[0], "x".join(map(str, mask[1].shape))) if mask else "",
+        " scale=%g" % scale if scale is not None else "",
+        " dropout p=%g seed=%d" % dropout if dropout else "",
         " dynamic-T" if dynamic else "")
-    return name, text, [q, k, v], want
+    return name, text, inputs, want, TOLERANCE[elem]
 
 
-def run_case(build, work, index, name, text, inputs, want, options, threads):
+def run_case(build, work, index, text, inputs, want, tol, options, threads):
     tag = os.path.join(work, "case%d" % index)
     with open(tag + ".mlir", "w") as f:
         f.write(text)
@@ -169,7 +217,7 @@ def run_case(build, work, index, name, text, inputs, want, options, threads):
     if got.shape != want.shape:
         return "failed", "shape %s, want %s" % (got.shape, want.shape), cmd
     err = np.abs(got - want)
-    bad = ~(err <= ATOL + RTOL * np.abs(want))
+    bad = ~(err <= tol + tol * np.abs(want))
     if bad.any():
         return "failed", "%d of %d elements off, max abs error %.3g" % (
             int(bad.sum()), bad.size, float(err.max())), cmd
@@ -197,11 +245,11 @@ def main():
         if args.seconds and time.monotonic() - start > args.seconds:
             break
         rng = np.random.default_rng([args.seed, index])
-        name, text, inputs, want = (mha_case if rng.random() < 0.5 else sdpa_case)(rng)
+        name, text, inputs, want, tol = (mha_case if rng.random() < 0.5 else sdpa_case)(rng)
         options = random_options(rng)
         threads = pick(rng, [1, 2])
-        status, detail, cmd = run_case(args.build, work, index, name, text, inputs,
-                                       want, options, threads)
+        status, detail, cmd = run_case(args.build, work, index, text, inputs, want, tol,
+                                       options, threads)
         counts[status] += 1
         if status != "passed":
             print("case %d %s: %s [%s] threads=%d: %s" % (
