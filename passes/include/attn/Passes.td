@@ -556,9 +556,9 @@ def AttnVectorizeContractionsPass
     register rows from zeros (an `scf.if` on the k-block index, in every
     tile, the rest tiles included) rather than reading C. A bias add that
     follows (`out[..., n] + bias[n]`, out_proj's) folds in the same way: the
-    first k block starts from the bias row, and the add disappears. No pass over C is left besides the
-    contraction, and bufferization no longer copies one shared zero tensor
-    per projection.
+    first k block starts from the bias row, and the add disappears. No pass
+    over C is left besides the contraction, and bufferization no longer
+    copies one shared zero tensor per projection.
 
     With few m blocks (fewer than `split-n-items`, 4 by default, times
     batch; static shapes), e.g. a projection of 128 tokens, every m block
