@@ -6,7 +6,8 @@ ONNX Runtime 1.30 CPU through onnxruntime-node), with the same thread count,
 report the medians, GFLOP/s, % of the machine's FMA peak (measured here by
 bench/peak/fma_peak.cpp) and the speed-up, and check that the outputs agree.
 Every case alternates ours and ORT over rounds (three for the headline
-cases, --sweep-rounds for the sweep rows, three by default), and each side
+cases, --sweep-rounds for the sweep rows, three by default; the side that
+goes first alternates as well), and each side
 reports the median of its per-round medians, so that a load change on a
 shared host moves both sides rather than one ratio.
 Writes results/bench-<date>[-<tag>].md and .png. Usage (through bench/run.sh):
@@ -187,8 +188,8 @@ def bf16_case(build, threads, repeat, work, h=12, tt=1024, d=64):
               for _ in range(3)]
     want = attn_exec.ref_sdpa(*arrays, causal="top_left")
     out = {elem: {"ms": []} for elem in ("f32", "bf16")}
-    for _ in range(3):  # alternating rounds, as the headline cases
-        for elem in ("f32", "bf16"):
+    for r in range(3):  # alternating rounds, as the headline cases
+        for elem in (("f32", "bf16") if r % 2 == 0 else ("bf16", "f32")):
             ty = "tensor<1x%dx%dx%dx%s>" % (h, tt, d, elem)
             path = os.path.join(work, "core_%s.mlir" % elem)
             with open(path, "w") as f:
@@ -261,9 +262,12 @@ def run_ours(build, source, arrays, names, threads, repeat, tag):
 
 
 def run_case(name, spec, build, threads, repeat, work, rounds=1):
-    """Ours, then ORT, `rounds` times in alternation; each side reports the
+    """Ours and ORT, `rounds` times in alternation; each side reports the
     median of its per-round medians, so that a load change on the host hits
-    both sides alike instead of one."""
+    both sides alike instead of one. The side that goes first alternates
+    too (ours first in even rounds, ORT first in odd ones): on the shared
+    2-core host the first of two back-to-back runs was sometimes the faster
+    one, which would otherwise favour one side every round."""
     mlir, model, arrays, ort_names, ort_dims, flops = spec
     tag = os.path.join(work, "".join(c if c.isalnum() else "_" for c in name))
     onnx.save(model, tag + ".onnx")
@@ -284,16 +288,26 @@ def run_case(name, spec, build, threads, repeat, work, rounds=1):
     with open(tag + ".json", "w") as f:
         json.dump(spec_json, f)
     ours_ms, ort_ms, compile_s = [], [], None
-    for _ in range(rounds):
+    ours = None
+
+    def run_our_side():
+        nonlocal ours, compile_s
         ours, _ = run_ours(build, source, arrays, names, threads, repeat, tag)
         ours_ms.append(parse_timing(ours.stdout)["median_ms"])
         if compile_s is None:
             compile_s = parse_compile_s(ours.stderr)
+
+    def run_ort_side():
         ort = subprocess.run(["node", os.path.join(HERE, "ort_bench.mjs"), tag + ".json"],
                              capture_output=True, text=True, cwd=HERE)
         if ort.returncode:
             raise RuntimeError("onnxruntime failed:\n" + ort.stderr)
         ort_ms.append(parse_timing(ort.stdout)["median_ms"])
+
+    for r in range(rounds):
+        for side in ((run_our_side, run_ort_side) if r % 2 == 0
+                     else (run_ort_side, run_our_side)):
+            side()
     got = np.load(tag + ".ours.npy").reshape(-1)
     ref = np.fromfile(tag + ".ort.bin", dtype=np.float32)
     err = float(np.abs(got - ref).max())
