@@ -43,6 +43,12 @@ if os.access(ptxas, os.X_OK):
 else:
     lit_config.note("no %s: the PTX assembly tests are unsupported" % ptxas)
 
+# bench/compare_options.py --paired pins its two runs to two CPUs.
+if len(os.sched_getaffinity(0)) >= 2:
+    config.available_features.add("two-cpus")
+else:
+    lit_config.note("one CPU: the paired comparison test is unsupported")
+
 
 def _has_cuda_driver():
     import ctypes
