@@ -31,6 +31,8 @@ outputs disagree (|b - a| > tol + tol |a|) or a run fails.
 """
 
 import argparse
+import contextlib
+import io
 import os
 import re
 import shutil
@@ -40,7 +42,12 @@ import tempfile
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "test", "execution"))
+sys.path.insert(0, HERE)
+import attn_exec  # noqa: E402  (the test suite's output comparison)
+from run import parse_timing  # noqa: E402  (the benchmark's timing line)
 
 DTYPES = {"f32": np.float32, "f16": np.float16}
 
@@ -88,11 +95,12 @@ def random_inputs(arg_types, work):
 def timing(p, what):
     if p.returncode:
         fail("%s failed:\n%s" % (what, p.stderr))
-    m = re.search(r"min_ms=([0-9.]+)", p.stdout + p.stderr)
-    if not m:
+    try:
+        ms = parse_timing(p.stdout)["min_ms"]
+    except (RuntimeError, KeyError):
         fail("%s printed no timing:\n%s" % (what, p.stdout + p.stderr))
     # attention-run prints milliseconds to 3 decimals.
-    return max(float(m.group(1)), 0.001)
+    return max(ms, 0.001)
 
 
 def pinned(cpu):
@@ -161,25 +169,20 @@ def main():
                     ["--output=" + out for out in outs] + in_args)
             if p.returncode:
                 fail("running %s [%s] failed:\n%s" % (name, variants[name], p.stderr))
-            outputs[name] = [np.load(out).astype(np.float64) for out in outs]
-        diff, agree = 0.0, True
-        for a, b in zip(outputs["A"], outputs["B"]):
-            if a.shape != b.shape:
-                fail("the outputs' shapes differ: %s and %s" % (a.shape, b.shape))
-            # Equal values (the same infinity included) and NaN on both sides
-            # agree; a NaN or infinity against anything else does not.
-            same = (a == b) | (np.isnan(a) & np.isnan(b))
-            with np.errstate(invalid="ignore"):
-                err = np.where(same, 0.0, np.abs(a - b))
-            err[np.isnan(err)] = np.inf
-            bound = args.tol + args.tol * np.abs(np.where(same, 0.0, a))
-            diff = max(diff, float(np.max(err, initial=0.0)))
-            agree = agree and bool(np.all(same | (err <= bound)))
+            outputs[name] = [np.load(out) for out in outs]
+        # The test suite's comparison (B against A): a non-finite value of A
+        # must be matched exactly.
+        diff = 0.0
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # its OK lines
+                for i, (a, b) in enumerate(zip(outputs["A"], outputs["B"])):
+                    diff = max(diff, attn_exec.assert_close(
+                        "result %d" % i, b, a, args.tol, args.tol))
+        except AssertionError as e:
+            print("outputs DISAGREE: %s" % e)
+            sys.exit(1)
         verdict = "max abs diff %.3g (tolerance %.3g abs + %.3g rel)" % (
             diff, args.tol, args.tol)
-        if not agree:
-            print("outputs DISAGREE: " + verdict)
-            sys.exit(1)
         print("outputs agree: " + verdict, flush=True)
 
         times = {"A": [], "B": []}
