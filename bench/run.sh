@@ -2,7 +2,8 @@
 # Benchmarks against ONNX Runtime: sets up and builds the project, installs
 # onnxruntime-node 1.30.0 from the npm registry if missing, measures the FMA
 # peak, runs every case on both, writes bench/results/bench-<date>.{md,png}.
-# Usage: bench/run.sh [--threads N] [--repeat N] [--sweep [--sweep-from-onnx] [--sweep-rounds N]]
+# Usage: bench/run.sh [--threads N] [--repeat N]
+#                     [--sweep [--sweep-weights-as-arguments] [--sweep-rounds N]]
 #                     [--tag NAME]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
