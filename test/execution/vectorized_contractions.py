@@ -153,8 +153,9 @@ def static_fn(name, x, w, c, maps="#xa, #wa, #ca", bias=False, const_w=None):
 
 def static_module(t, w_wide):
     """The static-shape projections at T = t: @proj2 (batch 2, k 600, bias),
-    @proj1 (batch 1, k 96), @bcast (x[1, t, 96] broadcast over the batch
-    of w[2, 96, 64], its batch dim indexed by 0, as the ONNX importer
+    @proj4 (batch 4, k 96; at t = 65 one m block per sequence, N not
+    split), @proj1 (batch 1, k 96), @bcast (x[1, t, 96] broadcast over the
+    batch of w[2, 96, 64], its batch dim indexed by 0, as the ONNX importer
     writes MatMul's broadcasting), and @wide and @wide_const (x[1, t, 96] @
     w[96, 160] + bias[160], w an argument or the constant `w_wide`): 160
     columns split into 4 work items are chunks of 3 register tiles and a
@@ -170,6 +171,8 @@ def static_module(t, w_wide):
                   "tensor<2x%dx64xf32>" % t, bias=True)
             + static_fn("proj1", "tensor<1x%dx96xf32>" % t, "tensor<96x64xf32>",
                         "tensor<1x%dx64xf32>" % t)
+            + static_fn("proj4", "tensor<4x%dx96xf32>" % t, "tensor<96x64xf32>",
+                        "tensor<4x%dx64xf32>" % t)
             + static_fn("bcast", "tensor<1x%dx96xf32>" % t, "tensor<2x96x64xf32>",
                         "tensor<2x%dx64xf32>" % t, maps="#xb, #wb, #ca")
             + static_fn("wide", "tensor<1x%dx96xf32>" % t, "tensor<96x160xf32>",
@@ -245,11 +248,13 @@ for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once
     for t in (5, 8, 64, 65, 130, 257):
         x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
         x1 = rng.standard_normal((1, t, 96)).astype(np.float32)
+        x4 = rng.standard_normal((4, t, 96)).astype(np.float32)
         w2 = rng.standard_normal((2, 96, 64)).astype(np.float32)
         wide = x1.astype(np.float64) @ w_wide + bias_wide
         check(static_module(t, w_wide), t, options,
               (("proj2", [x2, w600, bias], x2.astype(np.float64) @ w600 + bias),
                ("proj1", [x1, w], x1.astype(np.float64) @ w),
+               ("proj4", [x4, w], x4.astype(np.float64) @ w),
                ("bcast", [x1, w2], x1.astype(np.float64) @ w2),
                ("wide", [x1, w_wide, bias_wide], wide),
                ("wide_const", [x1, bias_wide], wide)))

@@ -523,6 +523,10 @@ def AttnVectorizeContractionsPass
           scf.for rest tiles of 4, 2, 1 rows   the same, fewer rows
     ```
 
+    A static M of more than one and at most two blocks (cache-m < M <=
+    2 cache-m; a batch of 128-token sequences) stays one block of M rows:
+    each m block reads all of B, and the batch dims provide the work items.
+
     The rows past the last full tile run as vector tiles of 4, 2 and 1 rows
     (those below register-m; each at most once for register-m up to 8).
     Other ops are untouched.
