@@ -330,13 +330,13 @@ def main():
     # By default both sides of a sweep row run the same ONNX file, whose
     # weights are initializers: ORT prepacks them when the session is
     # created, ours packs them at compile time. The attn module takes them
-    # as arguments instead, which makes our side repack all four on every
-    # call (at d_model = 1600, 41 MB per call); that form is a different
-    # computation from ORT's, kept as an option.
+    # as arguments instead, which makes our side pack (or copy) all four
+    # on every call (at d_model = 1600, 41 MB per call); that form is a
+    # different computation from ORT's, kept as an option.
     ap.add_argument("--sweep-weights-as-arguments", action="store_true",
-                    help="run our side of the sweep rows as the attn module with the weights "
-                         "as arguments (packed on every call) instead of the ONNX file ORT "
-                         "runs (weights constant on both sides)")
+                    help="with --sweep: run our side of the sweep rows as the attn module "
+                         "with the weights as arguments (packed or copied on every call) "
+                         "instead of the ONNX file ORT runs (weights constant on both sides)")
     ap.add_argument("--sweep-rounds", type=int, default=3,
                     help="rounds alternating the two sides per sweep row (1 is three times "
                          "faster and more exposed to load changes on a shared host)")
@@ -347,6 +347,8 @@ def main():
     args = ap.parse_args()
     if args.sweep_rounds < 1:
         ap.error("--sweep-rounds must be at least 1")
+    if args.sweep_weights_as_arguments and not args.sweep:
+        ap.error("--sweep-weights-as-arguments needs --sweep")
     rng = np.random.default_rng(2024)
 
     peak_bin = os.path.join(tempfile.gettempdir(), "attn_fma_peak")

@@ -6,9 +6,12 @@
 //   scf.forall over groups of B's rows: pack all of B into panels
 //                                 (pack-b-once: a weight two or more m
 //                                 blocks share)
-//   scf.forall over m blocks (cache-m rows; the parallel loop of the op;
-//                                 with fewer than split-n-items blocks: one
-//                                 block of all rows, chunks of N)
+//   scf.forall over m blocks (cache-m rows, or one block per sequence of
+//                                 up to 2 x cache-m rows in a batch of a
+//                                 multiple of 4; the parallel loop of the
+//                                 op; with fewer than split-n-items
+//                                 blocks: one block of all rows, chunks
+//                                 of N)
 //     scf.for over k blocks (cache-k: the A block stays in L2)
 //       scf.for over n tiles (register-n columns: a B micro-panel in L1)
 //         scf.for over k: copy the panel's rows (pack-b without the packed
@@ -345,21 +348,34 @@ struct AttnVectorizeContractionsPass
     return llvm::divideCeil(panels, int64_t(splitNItems)) * registerN;
   }
 
-  /// Rows per m block: cache-m, or all of a static M of up to two blocks.
-  /// Every m block reads all of B, so cutting 65-128 rows (a batch of
-  /// 128-token sequences) into two blocks reads each weight twice per
-  /// sequence; the batch dims give the threads their work items anyway.
-  /// On the AVX2 host (2 threads, median of per-round ratios, 10-14
-  /// rounds, new against old code) the blocks at B = 4, T = 128 with
-  /// constant weights took 0.97x-1.02x (d_model = 1600, full; two runs),
-  /// 0.95x (causal) and 0.97x (d_model = 768, full) the time; with the
-  /// weights as arguments, where the 4 blocks then copy panels per n tile
-  /// instead of packing first, 0.89x (d_model = 1600) and 0.98x (768).
+  /// Rows per m block: cache-m, or all of a static M of up to two blocks
+  /// when the batch dims are a multiple of 4. Every m block reads all of B,
+  /// so cutting 65-128 rows (a batch of 128-token sequences) into two
+  /// blocks reads each weight twice per sequence. The batch dims then give
+  /// the work items, and as a multiple of 4 they divide evenly over 1, 2
+  /// or 4 threads (5 items on 2 threads would leave one thread 3, 20% more
+  /// than half; smaller batches keep their 64-row blocks). On the AVX2
+  /// host (2 threads, median of per-round ratios, 10-14 rounds, new against
+  /// old code) the blocks at B = 4, T = 128 with constant weights took
+  /// 0.97x-1.02x (d_model = 1600, full; two runs), 0.95x (causal) and
+  /// 0.97x (d_model = 768, full) the time; with the weights as arguments,
+  /// where the 4 blocks then copy panels per n tile instead of packing
+  /// first, 0.89x (d_model = 1600) and 0.98x (768).
   int64_t blockRows(linalg::LinalgOp op, ContractionDims dims) {
-    int64_t m = op.getStaticLoopRanges()[dims.m];
-    if (!ShapedType::isDynamic(m) && m > cacheM && m <= 2 * cacheM)
-      return m;
-    return cacheM;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t m = ranges[dims.m];
+    if (ShapedType::isDynamic(m) || m <= cacheM || m > 2 * cacheM)
+      return cacheM;
+    int64_t batch = 1;
+    for (unsigned d = 0; d < ranges.size(); ++d) {
+      if (d == unsigned(dims.m) || d == unsigned(dims.n) ||
+          d == unsigned(dims.k))
+        continue;
+      if (ShapedType::isDynamic(ranges[d]))
+        return cacheM;
+      batch *= ranges[d];
+    }
+    return batch % 4 == 0 ? m : int64_t(cacheM);
   }
 
   /// The work items of the m-block tiling, m blocks of blockRows rows times
@@ -416,8 +432,8 @@ struct AttnVectorizeContractionsPass
   /// pack-b-once-blocks m blocks. The per-panel copies read B once per m
   /// block, spread over the threads; packing first reads it once, writes
   /// it and reads it back. On the AVX2 host, x[M, 768] @ W[768, 768] on
-  /// two threads was faster with per-panel copies at 2 and 4 blocks
-  /// (M = 128, 256) and faster packed at 8 and 16.
+  /// two threads was faster with per-panel copies at 2 and 4 blocks of 64
+  /// rows (M = 128, 256) and faster packed at 8 and 16.
   bool packingPaysAtRunTime(linalg::LinalgOp op, ContractionDims dims) {
     std::optional<int64_t> blocks = staticMBlocks(op, dims);
     return blocks && *blocks >= packBOnceBlocks;
@@ -739,7 +755,8 @@ struct AttnVectorizeContractionsPass
     // Full tiles, then the rows past the last one (fewer than register-m)
     // in tiles of 4, 2 and 1 rows (each at most once up to register-m =
     // 8): vector code all of it. A 6-row tile in 64-row blocks leaves 4
-    // rows per block, which a 4-row tile takes at nearly full speed;
+    // rows per block, which a 4-row tile takes at nearly full speed (in
+    // a 128-row block, 2 rows: a 2-row tile, at about half of it);
     // one-row tiles run at a quarter of it (two FMA chains of 4 cycles'
     // latency). The full tiles and the rest tiles of two or more rows read
     // the panel copy (made when the block has min(register-m, 2) rows or

@@ -108,7 +108,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     // peak); at 768 columns 7.59 -> 7.41 ms. Row blocks stay 64 rows (10
     // tiles of 6 and one of 4): T = 512, 1024, 2048 then split into an
     // even number of blocks, which 48-row blocks (10.7 at T = 512) would
-    // not.
+    // not. (A batch of a multiple of 4 sequences of 65-128 rows takes one
+    // block per sequence: attn-vectorize-contractions' blockRows.)
     tiles.cacheM = options.contractionCacheM;
     tiles.cacheK = options.contractionCacheK;
     tiles.registerM = byHost(options.contractionRegisterM, 8, 6);

@@ -433,35 +433,47 @@ func.func @not_plain(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %b3: tensor<6
   return %0, %1, %2 : tensor<64x64xf32>, tensor<64x64xf32>, tensor<4x64x64xf32>
 }
 
-// A batch of 4 sequences of 128 rows (cache-m < M <= 2 cache-m): each
-// sequence stays one m block of 128 rows, since every m block reads all
-// of w; the 4 blocks (fewer than pack-b-once-blocks) copy their panels
-// per n tile. 192 rows are more than two blocks and keep 64-row blocks
-// (12 of them, so w is packed once).
+// A batch of 4 sequences of 128 rows (cache-m < M <= 2 cache-m, the batch
+// a multiple of 4): each sequence stays one m block of 128 rows, since
+// every m block reads all of w; the 4 blocks (fewer than
+// pack-b-once-blocks) copy their panels per n tile. 129 rows are more
+// than two blocks: 64-row blocks (12 of them, so w is packed once). A
+// batch of 2 keeps 64-row blocks too (2 items would not divide evenly
+// over 4 threads; its 4 blocks copy panels per n tile).
 // CHECK-LABEL: func.func @batch_of_short_sequences(
 // CHECK-NOT: tensor<24x768x32xf32>
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 128) step (1, 128)
 // CHECK: scf.for %{{.*}} = %c0 to %c768 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x128x768xf32>, tensor<256x32xf32>)
 // CHECK: %[[ALL:.*]] = scf.forall (%{{.*}}) in (48) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<24x768x32xf32>)
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 192) step (1, 64)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (4, 129) step (1, 64)
 // CHECK: vector.transfer_read %[[ALL]][{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<24x768x32xf32>, vector<32xf32>
-func.func @batch_of_short_sequences(%x: tensor<4x128x768xf32>, %x2: tensor<4x192x768xf32>, %w: tensor<768x768xf32>) -> (tensor<4x128x768xf32>, tensor<4x192x768xf32>) {
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (2, 128) step (1, 64)
+// CHECK: scf.for %{{.*}} = %c0 to %c768 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x768xf32>, tensor<256x32xf32>)
+func.func @batch_of_short_sequences(%x1: tensor<4x128x768xf32>, %x2: tensor<4x129x768xf32>, %x3: tensor<2x128x768xf32>, %w: tensor<768x768xf32>) -> (tensor<4x128x768xf32>, tensor<4x129x768xf32>, tensor<2x128x768xf32>) {
   %cst = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<4x128x768xf32>
-  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x128x768xf32>) -> tensor<4x128x768xf32>
-  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<4x128x768xf32>, tensor<768x768xf32>) outs(%f : tensor<4x128x768xf32>) {
+  %e1 = tensor.empty() : tensor<4x128x768xf32>
+  %f1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<4x128x768xf32>) -> tensor<4x128x768xf32>
+  %r1 = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x1, %w : tensor<4x128x768xf32>, tensor<768x768xf32>) outs(%f1 : tensor<4x128x768xf32>) {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
   } -> tensor<4x128x768xf32>
-  %e2 = tensor.empty() : tensor<4x192x768xf32>
-  %f2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<4x192x768xf32>) -> tensor<4x192x768xf32>
-  %r2 = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x2, %w : tensor<4x192x768xf32>, tensor<768x768xf32>) outs(%f2 : tensor<4x192x768xf32>) {
+  %e2 = tensor.empty() : tensor<4x129x768xf32>
+  %f2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<4x129x768xf32>) -> tensor<4x129x768xf32>
+  %r2 = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x2, %w : tensor<4x129x768xf32>, tensor<768x768xf32>) outs(%f2 : tensor<4x129x768xf32>) {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
-  } -> tensor<4x192x768xf32>
-  return %r, %r2 : tensor<4x128x768xf32>, tensor<4x192x768xf32>
+  } -> tensor<4x129x768xf32>
+  %e3 = tensor.empty() : tensor<2x128x768xf32>
+  %f3 = linalg.fill ins(%cst : f32) outs(%e3 : tensor<2x128x768xf32>) -> tensor<2x128x768xf32>
+  %r3 = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x3, %w : tensor<2x128x768xf32>, tensor<768x768xf32>) outs(%f3 : tensor<2x128x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x128x768xf32>
+  return %r1, %r2, %r3 : tensor<4x128x768xf32>, tensor<4x129x768xf32>, tensor<2x128x768xf32>
 }

@@ -19,12 +19,14 @@
 # (pack-b-once): x[2, T, 600] @ w[600, 64] + bias (600 rows of w in groups
 # of 8, a partial last k block), x[1, T, 96] @ w[96, 64] (one group of 16
 # per task), and x[1, T, 96] broadcast into the batch of w[2, 96, 64] (its
-# map's 0 result; w differs per batch: per-panel copies), and x[1, T, 96] @
+# map's 0 result; w differs per batch: per-panel copies), x[4, T, 96] @
+# w[96, 64] (a batch of 4: from T = 65 to 128 one m block per sequence,
+# also at T = 128 with the defaults), and x[1, T, 96] @
 # w[96, 160] + bias[160] with w an argument or a constant, at T = 5 (no
 # full register tile: the weight is not packed once, the rest tiles read
 # per-panel copies), 8, 64, 65, 130 and 257:
-# with the default thresholds (packed once from 8 blocks, these have at
-# most 10; fewer than 4 blocks: one block of all rows and N split into 4
+# with the default thresholds (packed once from 8 blocks; fewer than 4
+# blocks: one block of all rows and N split into 4
 # work items, 160 columns into unequal chunks, with the bias and the packed
 # constant read at the chunk's offset), with
 # contraction-pack-b-once-blocks=1 (packed whenever a full tile exists),
@@ -258,6 +260,11 @@ for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once
                ("bcast", [x1, w2], x1.astype(np.float64) @ w2),
                ("wide", [x1, w_wide, bias_wide], wide),
                ("wide_const", [x1, bias_wide], wide)))
+# T = 128 with the batch of 4: one block of exactly two blocks' rows (a
+# 2-row rest tile on AVX2, none on AVX-512).
+x4 = rng.standard_normal((4, 128, 96)).astype(np.float32)
+check(static_module(128, w_wide), 128, "",
+      (("proj4", [x4, w], x4.astype(np.float64) @ w),))
 const_module = constant_module(w)
 splat = np.full((96, 64), 0.25)
 for options in ("", "contraction-pack-b-once=false"):

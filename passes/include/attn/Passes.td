@@ -524,8 +524,10 @@ def AttnVectorizeContractionsPass
     ```
 
     A static M of more than one and at most two blocks (cache-m < M <=
-    2 cache-m; a batch of 128-token sequences) stays one block of M rows:
-    each m block reads all of B, and the batch dims provide the work items.
+    2 cache-m; a batch of 128-token sequences) stays one block of M rows
+    when the batch dims are a multiple of 4: each m block reads all of B,
+    and the batch then provides work items that divide evenly over 1, 2
+    or 4 threads. Other batches keep cache-m rows.
 
     The rows past the last full tile run as vector tiles of 4, 2 and 1 rows
     (those below register-m; each at most once for register-m up to 8).
