@@ -26,11 +26,21 @@ for d in tool_dirs:
     llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
     ["attention-opt", "attention-run", "attention-translate", "attnrt-c-demo",
-     "attn-gpu-emulator", "attnrt-cuda-error-slots"], tool_dirs)
+     "attn-gpu-emulator", "attnrt-cuda-error-slots", "attnrt-retain-memory"],
+    tool_dirs)
 config.environment["ATTENTION_RUN"] = os.path.join(config.attn_tools_dir, "attention-run")
 config.environment["ATTENTION_OPT"] = os.path.join(config.attn_tools_dir, "attention-opt")
 config.environment["ATTN_GPU_EMULATOR"] = os.path.join(config.attn_tools_dir, "attn-gpu-emulator")
 
+
+# The sanitizers' builds replace glibc's malloc: tests of what the runtime
+# asks of glibc check the sanitizers' refusal there instead (%malloc names
+# the FileCheck prefix).
+if config.attn_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("sanitizers")
+    config.substitutions.append(("%malloc", "SANITIZED"))
+else:
+    config.substitutions.append(("%malloc", "GLIBC"))
 
 # GPU: compile-only tests need the CUDA toolkit's ptxas (PTX -> sm_90 code,
 # register and spill report); execution tests need a CUDA driver and GPU.

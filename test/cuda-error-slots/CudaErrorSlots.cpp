@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CheckList.h"
 #include "attnrt/Cuda.h"
 
 #include <cstdio>
@@ -21,13 +22,10 @@ extern "C" void *mgpuStreamCreate(void);
 
 namespace {
 
-int failures = 0;
+attn_test::CheckList checks;
 
 void expect(bool ok, const char *what, const std::string &detail = "") {
-  std::printf("%s: %s%s%s\n", ok ? "ok" : "FAILED", what,
-              detail.empty() ? "" : ": ", detail.c_str());
-  if (!ok)
-    ++failures;
+  checks.expect(ok, what, detail);
 }
 
 } // namespace
@@ -66,6 +64,5 @@ int main() {
   attnrt::Status own = takeError();
   expect(other == "<none>" && !own.isOk(),
          "another thread cannot take the main thread's error", other);
-  std::printf("%s\n", failures ? "FAILED" : "PASSED");
-  return failures ? 1 : 0;
+  return checks.finish();
 }

@@ -20,7 +20,10 @@ namespace attnrt {
 
 /// Allocations up to min(bytes, 32 MiB) are served from the heap, and up to
 /// `bytes` of freed memory at its top stay with the process instead of going
-/// back to the kernel. Process-wide (glibc's mallopt); fails where malloc
+/// back to the kernel. For bytes > 32 MiB (glibc's cap on the mmap
+/// threshold) mmap is turned off as well, so that larger blocks come from
+/// the heap too (on threads other than the main one, up to glibc's 64 MiB
+/// per heap). Process-wide (glibc's mallopt); fails where malloc
 /// is not glibc's (other C libraries, sanitizer runtimes) and for bytes == 0.
 Status retainFreedMemory(std::size_t bytes);
 

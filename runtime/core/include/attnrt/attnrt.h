@@ -54,8 +54,9 @@ int attnrt_tensor_load_npy(const char *path, attnrt_tensor **out);
 int attnrt_tensor_save_npy(const attnrt_tensor *t, const char *path);
 
 /* Keeps up to `bytes` of freed memory in the process (glibc: allocations up
-   to min(bytes, 32 MiB) come from the heap and are not returned to the
-   kernel below `bytes`), so that repeated invocations reuse their buffers
+   to min(bytes, 32 MiB), and for bytes > 32 MiB larger ones too, come from
+   the heap and are not returned to the kernel below
+   `bytes`), so that repeated invocations reuse their buffers
    instead of page-faulting fresh ones (~10% of a GPT-2 attention block).
    Process-wide; fails with other C libraries. */
 int attnrt_retain_freed_memory(size_t bytes);
