@@ -887,34 +887,39 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
   }
   // P = 2^(St log2(e) - m2) in place, with its row sums.
   SmallVector<Value> sumInit(qVecs, zeroVec);
-  // bf16: also P in key pairs, for the dot products of P V.
+  // bf16: P in key pairs instead, for the dot products of P V.
+  Value onePairs;
+  if (bf16)
+    onePairs = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(pairType(),
+                               b.getFloatAttr(b.getBF16Type(), 1.0)));
   SmallVector<Value> sums = loop(
       cIdx(0), nkTiles, bf16 ? 2 : 1, sumInit, [&](Value j, ValueRange part) {
         SmallVector<Value> next;
         for (int64_t i = 0; i < qVecs; ++i) {
           SmallVector<Value> ps;
-          Value sum = part[i];
           for (int64_t e = 0; e < (bf16 ? 2 : 1); ++e) {
             Value row = add(j, e);
-            Value p = exp2(
-                fma(loadVec(st, {row, cIdx(i * kLanes)}), log2e, negM2[i]));
-            if (bf16) {
-              // The weights P V multiplies are bf16: l sums the same
-              // rounded values (and the guarded path reads them from the
-              // pairs, so St keeps the scores).
-              Value rounded = arith::TruncFOp::create(
-                  b, loc, VectorType::get({kLanes}, b.getBF16Type()), p);
-              ps.push_back(rounded);
-              p = arith::ExtFOp::create(b, loc, vecType, rounded);
-            } else {
-              storeVec(p, st, {row, cIdx(i * kLanes)});
-            }
-            sum = arith::AddFOp::create(b, loc, sum, p);
+            ps.push_back(exp2(
+                fma(loadVec(st, {row, cIdx(i * kLanes)}), log2e, negM2[i])));
           }
-          if (bf16)
-            storeVec(vector::InterleaveOp::create(b, loc, ps[0], ps[1]), pPairs,
-                     {pairRow(j), cIdx(2 * i * kLanes)});
-          next.push_back(sum);
+          if (!bf16) {
+            storeVec(ps[0], st, {j, cIdx(i * kLanes)});
+            next.push_back(arith::AddFOp::create(b, loc, part[i], ps[0]));
+            continue;
+          }
+          // The weights P V multiplies are bf16, and l sums the same
+          // rounded values: a dot product of the pairs with ones adds both
+          // keys of a row at once (one vdpbf16ps instead of widening each
+          // half back to f32). Interleaving before rounding makes the
+          // rounding one vcvtne2ps2bf16 for both keys. (The guarded path
+          // reads P from the pairs, so St keeps the scores.)
+          Value pairs = arith::TruncFOp::create(
+              b, loc, pairType(),
+              vector::InterleaveOp::create(b, loc, ps[0], ps[1]));
+          storeVec(pairs, pPairs, {pairRow(j), cIdx(2 * i * kLanes)});
+          next.push_back(dot(part[i], pairs, onePairs));
         }
         return next;
       });

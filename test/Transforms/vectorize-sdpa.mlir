@@ -267,8 +267,13 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // BF16: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
 // BF16-COUNT-4: x86vector.avx512.dot
 // BF16: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
-// BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
-// BF16: vector.store %{{.*}}, %[[PP]]
+// P in key pairs: two keys' weights interleaved, then rounded; the row sums
+// add the rounded pairs with a dot product against ones.
+// BF16: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : vector<32xbf16>
+// BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xf32> -> vector<32xf32>
+// BF16: %[[PAIR:.*]] = arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+// BF16: vector.store %[[PAIR]], %[[PP]]
+// BF16: x86vector.avx512.dot %{{.*}}, %[[PAIR]], %[[ONES]] : vector<32xbf16> -> vector<16xf32>
 // BF16: scf.if
 // BF16: vector.load %[[VP]]
 // BF16: vector.load %[[PP]]
