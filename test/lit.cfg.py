@@ -33,11 +33,10 @@ config.environment["ATTENTION_OPT"] = os.path.join(config.attn_tools_dir, "atten
 config.environment["ATTN_GPU_EMULATOR"] = os.path.join(config.attn_tools_dir, "attn-gpu-emulator")
 
 
-# The sanitizers' builds replace glibc's malloc: tests of what the runtime
-# asks of glibc check the sanitizers' refusal there instead (%malloc names
-# the FileCheck prefix).
-if config.attn_sanitize.upper() in ("ON", "1", "TRUE", "YES"):
-    config.available_features.add("sanitizers")
+# ASan builds (ATTN_SANITIZE, ATTN_FUZZ) replace glibc's malloc: tests of
+# what the runtime asks of glibc check the sanitizers' refusal there instead
+# (%malloc names the FileCheck prefix).
+if config.attn_sanitized_malloc.upper() in ("ON", "1", "TRUE", "YES"):
     config.substitutions.append(("%malloc", "SANITIZED"))
 else:
     config.substitutions.append(("%malloc", "GLIBC"))

@@ -912,9 +912,9 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
           // The weights P V multiplies are bf16, and l sums the same
           // rounded values: a dot product of the pairs with ones adds both
           // keys of a row at once (one vdpbf16ps instead of widening each
-          // half back to f32). Interleaving before rounding makes the
-          // rounding one vcvtne2ps2bf16 for both keys. (The guarded path
-          // reads P from the pairs, so St keeps the scores.)
+          // half back to f32 and adding it). The pairs are interleaved in
+          // f32 and rounded as one vector. (The guarded path reads P from
+          // the pairs, so St keeps the scores.)
           Value pairs = arith::TruncFOp::create(
               b, loc, pairType(),
               vector::InterleaveOp::create(b, loc, ps[0], ps[1]));

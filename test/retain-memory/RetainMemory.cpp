@@ -8,15 +8,16 @@
 // program checks, with mallinfo2, that after retainFreedMemory(1 GiB) a
 // 64 MiB block comes from the heap, that freeing it keeps the heap, and
 // that the next block of that size reuses it; and that a request of at most
-// 32 MiB leaves larger blocks mapped as before. Under the sanitizers'
-// allocator the call must fail with its message instead. Prints one line per
-// check and exits 1 if any failed.
+// 32 MiB leaves larger blocks mapped, before and after a larger request.
+// Under the sanitizers' allocator the call must fail with its message
+// instead. Prints one line per check and exits 1 if any failed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CheckList.h"
 #include "attnrt/Memory.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,15 +87,25 @@ int main() {
   // No allocation between the free and the next block (a small one would
   // be carved out of the freed block).
   std::size_t heapBefore = mallinfo2().arena;
+  auto address = reinterpret_cast<std::uintptr_t>(p);
   std::free(p);
   std::size_t heapAfter = mallinfo2().arena;
   void *q = touchedBlock(64 * kMiB, mapped);
   expect(heapAfter >= heapBefore, "freeing it keeps the heap",
          std::to_string(heapBefore / kMiB) + " MiB before, " +
              std::to_string(heapAfter / kMiB) + " MiB after");
-  expect(q == p && !mapped, "the next 64 MiB block reuses it",
-         q == p ? "" : "a new address");
+  bool same = reinterpret_cast<std::uintptr_t>(q) == address;
+  expect(same && !mapped, "the next 64 MiB block reuses it",
+         same ? "" : "a new address");
   std::free(q);
+
+  s = attnrt::retainFreedMemory(32 * kMiB);
+  expect(bool(s), "retainFreedMemory(32 MiB) again", s ? "" : s.message());
+  // Larger than the free 64 MiB at the heap's top, which malloc would use
+  // first.
+  p = touchedBlock(128 * kMiB, mapped);
+  expect(p && mapped, "a 128 MiB block is mapped again");
+  std::free(p);
 #endif
   return checks.finish();
 }

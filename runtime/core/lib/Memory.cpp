@@ -29,7 +29,9 @@ Status retainFreedMemory(std::size_t bytes) {
   // the heap serves them too. (glibc still maps what a heap cannot hold:
   // blocks beyond the 64 MiB heaps of threads other than the main one, or
   // when the main heap cannot grow; no allocation fails for this.)
-  if (bytes > maxThreshold && !mallopt(M_MMAP_MAX, 0))
+  // A later, smaller request maps large blocks again (65536: glibc's
+  // default M_MMAP_MAX).
+  if (!mallopt(M_MMAP_MAX, bytes > maxThreshold ? 0 : 65536))
     return Status::error("retainFreedMemory: mallopt rejected M_MMAP_MAX");
   return Status::ok();
 #else
