@@ -24,22 +24,19 @@ namespace {
 
 attn_test::CheckList checks;
 
-void expect(bool ok, const char *what, const std::string &detail = "") {
-  checks.expect(ok, what, detail);
-}
-
 } // namespace
 
 int main() {
   using attnrt::cuda::takeError;
-  expect(!attnrt::cuda::available(), "no usable CUDA driver here");
-  expect(takeError().isOk(), "nothing recorded before any call");
+  checks.expect(!attnrt::cuda::available(), "no usable CUDA driver here");
+  checks.expect(takeError().isOk(), "nothing recorded before any call");
 
   // A thread's error, never taken, is invisible to the others.
   std::thread([] { (void)mgpuStreamCreate(); }).join();
   attnrt::Status main = takeError();
-  expect(main.isOk(), "the main thread does not see another thread's error",
-         main.isOk() ? "" : main.message());
+  checks.expect(main.isOk(),
+                "the main thread does not see another thread's error",
+                main.isOk() ? "" : main.message());
 
   // A thread takes its own error exactly once.
   std::string first, second;
@@ -50,9 +47,9 @@ int main() {
     s = takeError();
     second = s.isOk() ? "<none>" : s.message();
   }).join();
-  expect(first.rfind("no CUDA driver found", 0) == 0,
-         "a thread takes its own error", first);
-  expect(second == "<none>", "and only once", second);
+  checks.expect(first.rfind("no CUDA driver found", 0) == 0,
+                "a thread takes its own error", first);
+  checks.expect(second == "<none>", "and only once", second);
 
   // Another thread cannot take the main thread's error.
   (void)mgpuStreamCreate();
@@ -62,7 +59,7 @@ int main() {
     other = s.isOk() ? "<none>" : s.message();
   }).join();
   attnrt::Status own = takeError();
-  expect(other == "<none>" && !own.isOk(),
-         "another thread cannot take the main thread's error", other);
+  checks.expect(other == "<none>" && !own.isOk(),
+                "another thread cannot take the main thread's error", other);
   return checks.finish();
 }

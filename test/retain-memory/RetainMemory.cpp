@@ -37,10 +37,6 @@ namespace {
 
 attn_test::CheckList checks;
 
-void expect(bool ok, const char *what, const std::string &detail = "") {
-  checks.expect(ok, what, detail);
-}
-
 constexpr std::size_t kMiB = std::size_t(1) << 20;
 
 /// Allocates and touches `bytes`; returns the block and whether glibc
@@ -62,28 +58,28 @@ void *touchedBlock(std::size_t bytes, bool &mapped) {
 int main() {
 #ifdef ATTN_SANITIZED_MALLOC
   attnrt::Status s = attnrt::retainFreedMemory(std::size_t(1) << 30);
-  expect(!s, "the sanitizers' malloc refuses", s ? "" : s.message());
+  checks.expect(!s, "the sanitizers' malloc refuses", s ? "" : s.message());
 #else
   // Before: glibc maps a 64 MiB block (above its default threshold).
   bool mapped = false;
   void *p = touchedBlock(64 * kMiB, mapped);
-  expect(p && mapped, "by default a 64 MiB block is mapped");
+  checks.expect(p && mapped, "by default a 64 MiB block is mapped");
   std::free(p);
 
   // A request of at most 32 MiB raises the threshold but keeps mmap.
   attnrt::Status s = attnrt::retainFreedMemory(32 * kMiB);
-  expect(bool(s), "retainFreedMemory(32 MiB)", s ? "" : s.message());
+  checks.expect(bool(s), "retainFreedMemory(32 MiB)", s ? "" : s.message());
   p = touchedBlock(64 * kMiB, mapped);
-  expect(p && mapped, "after it a 64 MiB block is still mapped");
+  checks.expect(p && mapped, "after it a 64 MiB block is still mapped");
   std::free(p);
   p = touchedBlock(16 * kMiB, mapped);
-  expect(p && !mapped, "and a 16 MiB block comes from the heap");
+  checks.expect(p && !mapped, "and a 16 MiB block comes from the heap");
   std::free(p);
 
   s = attnrt::retainFreedMemory(std::size_t(1) << 30);
-  expect(bool(s), "retainFreedMemory(1 GiB)", s ? "" : s.message());
+  checks.expect(bool(s), "retainFreedMemory(1 GiB)", s ? "" : s.message());
   p = touchedBlock(64 * kMiB, mapped);
-  expect(p && !mapped, "after it a 64 MiB block comes from the heap");
+  checks.expect(p && !mapped, "after it a 64 MiB block comes from the heap");
   // No allocation between the free and the next block (a small one would
   // be carved out of the freed block).
   std::size_t heapBefore = mallinfo2().arena;
@@ -91,20 +87,21 @@ int main() {
   std::free(p);
   std::size_t heapAfter = mallinfo2().arena;
   void *q = touchedBlock(64 * kMiB, mapped);
-  expect(heapAfter >= heapBefore, "freeing it keeps the heap",
-         std::to_string(heapBefore / kMiB) + " MiB before, " +
-             std::to_string(heapAfter / kMiB) + " MiB after");
+  checks.expect(heapAfter >= heapBefore, "freeing it keeps the heap",
+                std::to_string(heapBefore / kMiB) + " MiB before, " +
+                    std::to_string(heapAfter / kMiB) + " MiB after");
   bool same = reinterpret_cast<std::uintptr_t>(q) == address;
-  expect(same && !mapped, "the next 64 MiB block reuses it",
-         same ? "" : "a new address");
+  checks.expect(same && !mapped, "the next 64 MiB block reuses it",
+                same ? "" : "a new address");
   std::free(q);
 
   s = attnrt::retainFreedMemory(32 * kMiB);
-  expect(bool(s), "retainFreedMemory(32 MiB) again", s ? "" : s.message());
+  checks.expect(bool(s), "retainFreedMemory(32 MiB) again",
+                s ? "" : s.message());
   // Larger than the free 64 MiB at the heap's top, which malloc would use
   // first.
   p = touchedBlock(128 * kMiB, mapped);
-  expect(p && mapped, "a 128 MiB block is mapped again");
+  checks.expect(p && mapped, "a 128 MiB block is mapped again");
   std::free(p);
 #endif
   return checks.finish();

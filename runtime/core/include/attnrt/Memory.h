@@ -25,8 +25,9 @@ namespace attnrt {
 /// the heap too (on threads other than the main one, up to glibc's 64 MiB
 /// per heap); a later call with at most 32 MiB turns it back on. With mmap
 /// off, a freed block below the heap's top stays with the process whatever
-/// `bytes` is (malloc_trim(0) returns it). Process-wide (glibc's mallopt); fails where malloc
-/// is not glibc's (other C libraries, sanitizer runtimes) and for bytes == 0.
+/// `bytes` is (malloc_trim(0) returns it). Process-wide (glibc's mallopt);
+/// fails where malloc is not glibc's (other C libraries, sanitizer runtimes)
+/// and for bytes == 0.
 Status retainFreedMemory(std::size_t bytes);
 
 } // namespace attnrt

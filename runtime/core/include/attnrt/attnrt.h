@@ -53,12 +53,13 @@ attnrt_dtype attnrt_tensor_dtype(const attnrt_tensor *t);
 int attnrt_tensor_load_npy(const char *path, attnrt_tensor **out);
 int attnrt_tensor_save_npy(const attnrt_tensor *t, const char *path);
 
-/* Keeps up to `bytes` of freed memory in the process (glibc: allocations up
-   to min(bytes, 32 MiB), and for bytes > 32 MiB larger ones too, come from
-   the heap and are not returned to the kernel below
-   `bytes`), so that repeated invocations reuse their buffers
-   instead of page-faulting fresh ones (~10% of a GPT-2 attention block).
-   Process-wide; fails with other C libraries. */
+/* Keeps freed memory in the process so that repeated invocations reuse
+   their buffers instead of page-faulting fresh ones (~10% of a GPT-2
+   attention block). glibc: allocations up to min(bytes, 32 MiB), and for
+   bytes > 32 MiB larger ones too (mmap off), come from the heap; up to
+   `bytes` freed at its top stay, and with mmap off freed blocks below the
+   top stay as well (malloc_trim(0) returns them). Process-wide; fails with
+   other C libraries (attnrt::retainFreedMemory in attnrt/Memory.h). */
 int attnrt_retain_freed_memory(size_t bytes);
 
 /* Calls `entry`; outputs[i] receive new tensors the caller frees. */
