@@ -219,9 +219,16 @@ private:
   /// 2^x: the softmax takes exp(s - m) as 2^(s log2(e) - m log2(e)), the
   /// multiply fused into the subtraction, which leaves the exponent no
   /// Cody-Waite steps.
-  Value exp2(Value x) {
-    return polynomialExp ? exp2NonPositive(x) : math::Exp2Op::create(b, loc, x);
+  Value exp2(Value x, bool roundedToBf16 = false) {
+    return polynomialExp ? exp2NonPositive(x, roundedToBf16)
+                         : math::Exp2Op::create(b, loc, x);
   }
+  /// The highest-degree coefficient first.
+  static constexpr double kExp2Degree5[] = {1.326472727e-03, 9.671512768e-03,
+                                            5.550733744e-02, 2.402224208e-01,
+                                            6.931469776e-01, 1.0};
+  static constexpr double kExp2Degree3[] = {5.500891e-02, 2.42211e-01,
+                                            6.9328293e-01, 1.0};
   /// 2^x for x <= 0 or NaN (every exponent of the online softmax is a
   /// difference from a running max) in 13 vector ops, 6 of them on the FMA
   /// ports: t = x + 1.5 * 2^23 rounds n = round(x) into t's low bits; f =
@@ -231,7 +238,10 @@ private:
   /// n = -127 gives the exponent field 0: exactly 0, so a masked score
   /// (-inf) weighs exactly 0. NaN stays NaN (the clamp's compare is false
   /// and NaN * anything is NaN).
-  Value exp2NonPositive(Value x) {
+  /// `roundedToBf16`: the result is rounded to bf16 next (relative error up
+  /// to 2^-9, 2e-3), so a degree-3 polynomial (relative error 1.0e-4)
+  /// does: 11 ops, 4 on the FMA ports.
+  Value exp2NonPositive(Value x, bool roundedToBf16 = false) {
     auto f32c = [&](double c) { return splat(static_cast<float>(c)); };
     auto i32Type = VectorType::get({kLanes}, b.getI32Type());
     auto i32c = [&](int32_t c) {
@@ -247,9 +257,11 @@ private:
     Value n = arith::SubFOp::create(b, loc, t, f32c(magic));
     Value f = arith::SubFOp::create(b, loc, x, n);
     // Minimax on [-1/2, 1/2] for the relative error, constant term 1.
-    Value p = f32c(1.326472727e-03);
-    for (double c : {9.671512768e-03, 5.550733744e-02, 2.402224208e-01,
-                     6.931469776e-01, 1.0})
+    ArrayRef<double> coefficients = roundedToBf16
+                                        ? ArrayRef<double>(kExp2Degree3)
+                                        : ArrayRef<double>(kExp2Degree5);
+    Value p = f32c(coefficients.front());
+    for (double c : coefficients.drop_front())
       p = fma(p, f, f32c(c));
     // bits(t) = bits(magic) + n for |n| < 2^22.
     Value bits = arith::BitcastOp::create(b, loc, i32Type, t);
@@ -295,6 +307,18 @@ private:
     Value words = vector::BroadcastOp::create(
         b, loc, VectorType::get({kLanes}, i32), word);
     return vector::BitCastOp::create(b, loc, pairType(), words);
+  }
+  /// Rounds two f32 vectors to bf16 and interleaves them into pairs:
+  /// (lo[i], hi[i]) in 32-bit lane i, the operand layout of vdpbf16ps. Each
+  /// is rounded alone (vcvtneps2bf16) and the halves interleaved by one
+  /// vpermt2w: 3 ops. A truncf of the f32 interleave (or of their
+  /// concatenation) is lowered as 2 vpermt2ps, 2 vcvtneps2bf16 and an
+  /// insert: LLVM moves the shuffle before the rounding.
+  Value roundToPairs(Value lo, Value hi) {
+    auto halfType = VectorType::get({kLanes}, b.getBF16Type());
+    return vector::InterleaveOp::create(
+        b, loc, x86vector::CvtPackedF32ToBF16Op::create(b, loc, halfType, lo),
+        x86vector::CvtPackedF32ToBF16Op::create(b, loc, halfType, hi));
   }
   VectorType pairType() {
     return VectorType::get({2 * kLanes}, b.getBF16Type());
@@ -700,8 +724,7 @@ void CpuFlashBuilder::packQ(Value q0) {
       }
       // Columns c and c + 1 interleaved: the 16 rows' pairs.
       for (int64_t l = 0; l < kLanes; l += 2) {
-        Value pair = vector::InterleaveOp::create(b, loc, rows[l], rows[l + 1]);
-        pair = arith::TruncFOp::create(b, loc, pairType(), pair);
+        Value pair = roundToPairs(rows[l], rows[l + 1]);
         vector::StoreOp::create(
             b, loc, pair, qtPairs,
             ValueRange{
@@ -901,8 +924,10 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
           SmallVector<Value> ps;
           for (int64_t e = 0; e < (bf16 ? 2 : 1); ++e) {
             Value row = add(j, e);
-            ps.push_back(exp2(
-                fma(loadVec(st, {row, cIdx(i * kLanes)}), log2e, negM2[i])));
+            // bf16: P is rounded to bf16 for P V and the row sums.
+            ps.push_back(
+                exp2(fma(loadVec(st, {row, cIdx(i * kLanes)}), log2e, negM2[i]),
+                     /*roundedToBf16=*/bf16));
           }
           if (!bf16) {
             storeVec(ps[0], st, {j, cIdx(i * kLanes)});
@@ -912,12 +937,9 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
           // The weights P V multiplies are bf16, and l sums the same
           // rounded values: a dot product of the pairs with ones adds both
           // keys of a row at once (one vdpbf16ps instead of widening each
-          // half back to f32 and adding it). The pairs are interleaved in
-          // f32 and rounded as one vector. (The guarded path reads P from
-          // the pairs, so St keeps the scores.)
-          Value pairs = arith::TruncFOp::create(
-              b, loc, pairType(),
-              vector::InterleaveOp::create(b, loc, ps[0], ps[1]));
+          // half back to f32 and adding it). (The guarded path reads P
+          // from the pairs, so St keeps the scores.)
+          Value pairs = roundToPairs(ps[0], ps[1]);
           storeVec(pairs, pPairs, {pairRow(j), cIdx(2 * i * kLanes)});
           next.push_back(dot(part[i], pairs, onePairs));
         }

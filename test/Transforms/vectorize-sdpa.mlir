@@ -255,11 +255,13 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // BF16: scf.forall
 // BF16: %[[QP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x128xbf16>
 // BF16: %[[PP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x128xbf16>
-// Q^T pairs: the transposed block's columns c, c + 1 interleaved.
+// Q^T pairs: the transposed block's columns c, c + 1 rounded one by one
+// (vcvtneps2bf16), then interleaved.
 // BF16-COUNT-64: vector.shuffle
-// BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xf32> -> vector<32xf32>
-// BF16: arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
-// BF16: vector.store %{{.*}}, %[[QP]]
+// BF16: %[[QC0:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16 %{{.*}} : vector<16xf32> -> vector<16xbf16>
+// BF16: %[[QC1:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16 %{{.*}} : vector<16xf32> -> vector<16xbf16>
+// BF16: %[[QPAIR:.*]] = vector.interleave %[[QC0]], %[[QC1]] : vector<16xbf16> -> vector<32xbf16>
+// BF16: vector.store %[[QPAIR]], %[[QP]]
 // BF16: scf.for %{{.*}} = %c0 to %c32{{.*}} step %c1 iter_args
 // BF16-COUNT-4: vector.load %[[QP]]
 // BF16: vector.load %{{.*}} : memref<2x4x99x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<2xbf16>
@@ -267,11 +269,17 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // BF16: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
 // BF16-COUNT-4: x86vector.avx512.dot
 // BF16: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
-// P in key pairs: two keys' weights interleaved, then rounded; the row sums
+// The rescale factor alpha keeps the degree-5 exp2 polynomial; the weights,
+// rounded to bf16 next, take the degree-3 one.
+// BF16: arith.constant dense<0.00132647273> : vector<16xf32>
+// P in key pairs: two keys' weights rounded, then interleaved; the row sums
 // add the rounded pairs with a dot product against ones.
 // BF16: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : vector<32xbf16>
-// BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xf32> -> vector<32xf32>
-// BF16: %[[PAIR:.*]] = arith.truncf %{{.*}} : vector<32xf32> to vector<32xbf16>
+// BF16: arith.constant dense<0.0550089106> : vector<16xf32>
+// BF16-NOT: dense<0.00132647273>
+// BF16: %[[P0:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16 %{{.*}} : vector<16xf32> -> vector<16xbf16>
+// BF16: %[[P1:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16 %{{.*}} : vector<16xf32> -> vector<16xbf16>
+// BF16: %[[PAIR:.*]] = vector.interleave %[[P0]], %[[P1]] : vector<16xbf16> -> vector<32xbf16>
 // BF16: vector.store %[[PAIR]], %[[PP]]
 // BF16: x86vector.avx512.dot %{{.*}}, %[[PAIR]], %[[ONES]] : vector<32xbf16> -> vector<16xf32>
 // BF16: scf.if
