@@ -125,9 +125,10 @@ class CpuFlashBuilder : detail::SdpaIndexing {
 public:
   CpuFlashBuilder(OpBuilder &builder, SdpaOp op, int64_t blockQ,
                   int64_t blockKV, int64_t registerKeys, int64_t registerRows,
-                  int64_t accumulators, bool polynomialExp, bool bf16Dot)
+                  int64_t accumulators, bool polynomialExp, bool avx512Scalef,
+                  bool bf16Dot)
       : SdpaIndexing(op), b(builder), loc(op.getLoc()), op(op), br(blockQ),
-        bc(blockKV), polynomialExp(polynomialExp) {
+        bc(blockKV), polynomialExp(polynomialExp), avx512Scalef(avx512Scalef) {
     auto qt = op.getQuery().getType();
     ioElem = qt.getElementType();
     bf16 = usesBf16Dot(op, bf16Dot);
@@ -241,6 +242,11 @@ private:
   /// `roundedToBf16`: the result is rounded to bf16 next (relative error up
   /// to 2^-9, 2e-3), so a degree-3 polynomial (relative error 1.0e-4)
   /// does: 11 ops, 4 on the FMA ports.
+  /// `avx512Scalef` (AVX-512F): 10 ops (8 with degree 3). x is clamped at
+  /// -160, n = roundeven(x) is one vrndscaleps, and p(f) * 2^n one
+  /// vscalefps, which also underflows: 2^-160 rounds to exactly 0, so a
+  /// masked score still weighs 0 (x in [-149, -126] now gives denormals
+  /// instead of 0).
   Value exp2NonPositive(Value x, bool roundedToBf16 = false) {
     auto f32c = [&](double c) { return splat(static_cast<float>(c)); };
     auto i32Type = VectorType::get({kLanes}, b.getI32Type());
@@ -248,21 +254,39 @@ private:
       return arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(i32Type, b.getI32IntegerAttr(c)));
     };
-    Value low = f32c(-127.0);
+    Value low = f32c(avx512Scalef ? -160.0 : -127.0);
     Value below =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, low);
     x = arith::SelectOp::create(b, loc, below, low, x);
+    // Minimax on [-1/2, 1/2] for the relative error, constant term 1.
+    auto polynomial = [&](Value f) {
+      ArrayRef<double> coefficients = roundedToBf16
+                                          ? ArrayRef<double>(kExp2Degree3)
+                                          : ArrayRef<double>(kExp2Degree5);
+      Value p = f32c(coefficients.front());
+      for (double c : coefficients.drop_front())
+        p = fma(p, f, f32c(c));
+      return p;
+    };
+    if (avx512Scalef) {
+      Value n = math::RoundEvenOp::create(b, loc, x);
+      Value p = polynomial(arith::SubFOp::create(b, loc, x, n));
+      // All lanes (k = 0xFFFF), rounding 4: the current direction.
+      // x86vector's mask.scalef hands its operands (src, a, b) to
+      // llvm.x86.avx512.mask.scalef.ps.512, whose operands are (a, b,
+      // passthrough), in that order: `src` is the value scaled, `a` the
+      // exponent. (The execution tests check the result.)
+      Value allLanes =
+          arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(-1));
+      Value currentRounding =
+          arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(4));
+      return x86vector::MaskScaleFOp::create(b, loc, vecType, p, n, p, allLanes,
+                                             currentRounding);
+    }
     const float magic = 12582912.0f; // 1.5 * 2^23
     Value t = arith::AddFOp::create(b, loc, x, f32c(magic));
     Value n = arith::SubFOp::create(b, loc, t, f32c(magic));
-    Value f = arith::SubFOp::create(b, loc, x, n);
-    // Minimax on [-1/2, 1/2] for the relative error, constant term 1.
-    ArrayRef<double> coefficients = roundedToBf16
-                                        ? ArrayRef<double>(kExp2Degree3)
-                                        : ArrayRef<double>(kExp2Degree5);
-    Value p = f32c(coefficients.front());
-    for (double c : coefficients.drop_front())
-      p = fma(p, f, f32c(c));
+    Value p = polynomial(arith::SubFOp::create(b, loc, x, n));
     // bits(t) = bits(magic) + n for |n| < 2^22.
     Value bits = arith::BitcastOp::create(b, loc, i32Type, t);
     Value biased =
@@ -379,6 +403,7 @@ private:
   SdpaOp op;
   int64_t br, bc;     // query rows per item, keys per block
   bool polynomialExp; // 2^x inline (exp2NonPositive) or math.exp2
+  bool avx512Scalef;  // exp2NonPositive's 2^n by vscalefps (AVX-512F)
   int64_t d = 0, dv = 0;
   int64_t qVecs = 0; // vectors per key row of St (br / 16)
   int64_t rKeys = 0; // keys per St register tile
@@ -1107,7 +1132,7 @@ struct AttnVectorizeSdpaPass
       OpBuilder b(op);
       CpuFlashBuilder builder(b, op, blockQ, blockKV, registerKeys,
                               registerRows, accumulators, polynomialExp,
-                              bf16Dot);
+                              avx512Scalef, bf16Dot);
       Value result = builder.build();
       op.getResult().replaceAllUsesWith(result);
       op.erase();

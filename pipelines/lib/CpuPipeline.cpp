@@ -75,6 +75,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       // accumulators next to the operands (24 would spill on every key).
       vec.accumulators = byHost(options.sdpaAccumulators, 24, 4);
       vec.polynomialExp = options.fastExp;
+      vec.avx512Scalef = options.avx512Scalef && avx512;
       // The JIT compiles for this host: use vdpbf16ps only where it exists.
       vec.bf16Dot = options.bf16Dot && avx512Bf16;
       // Elsewhere bf16 cores run the f32 kernel on widened loads: the

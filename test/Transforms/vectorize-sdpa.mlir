@@ -5,6 +5,7 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 accumulators=4' -cse | FileCheck %s --check-prefix=AVX2
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-widen' -cse | FileCheck %s --check-prefix=WIDEN
+// RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' -cse | FileCheck %s --check-prefix=SCALEF
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
 // place (read-only buffers), one work item per (batch, head, 64-row query
@@ -18,6 +19,25 @@
 // and the output update in 4-row x 64-column tiles (guarded where the key
 // block of V holds non-finite values, checked once per call before the
 // items). The result is the output buffer as a tensor.
+// With avx512-scalef, 2^x is x clamped at -160 (2^-160 rounds to 0),
+// n = roundeven(x) (vrndscaleps), the degree-5 polynomial of f = x - n, and
+// p * 2^n in one vscalefps: the op's operands (src, a, b) reach the
+// intrinsic as (a, b, passthrough), so the polynomial comes first and n
+// second, all 16 lanes, rounding 4 (current direction). No exponent bits.
+// SCALEF-LABEL: func.func @causal(
+// SCALEF-NOT: arith.shli
+// SCALEF: %[[LOW:.*]] = arith.constant dense<-1.600000e+02> : vector<16xf32>
+// SCALEF: %[[BELOW:.*]] = arith.cmpf olt, %[[X:.*]], %[[LOW]] : vector<16xf32>
+// SCALEF: %[[XC:.*]] = arith.select %[[BELOW]], %[[LOW]], %[[X]] : vector<16xi1>, vector<16xf32>
+// SCALEF: %[[N:.*]] = math.roundeven %[[XC]] : vector<16xf32>
+// SCALEF: %[[F:.*]] = arith.subf %[[XC]], %[[N]] : vector<16xf32>
+// SCALEF-COUNT-4: vector.fma %{{.*}}, %[[F]], %{{.*}} : vector<16xf32>
+// SCALEF: %[[P:.*]] = vector.fma %{{.*}}, %[[F]], %{{.*}} : vector<16xf32>
+// SCALEF: %[[ALL:.*]] = arith.constant -1 : i16
+// SCALEF: %[[CUR:.*]] = arith.constant 4 : i32
+// SCALEF: x86vector.avx512.mask.scalef %[[P]], %[[N]], %[[P]], %[[ALL]], %[[CUR]] : vector<16xf32>
+// SCALEF-NOT: arith.shli
+// SCALEF-LABEL: func.func @
 // CHECK-LABEL: func.func @causal(
 // CHECK-SAME: %[[Q:.*]]: tensor<1x12x1024x64xf32>, %[[K:.*]]: tensor<1x12x1024x64xf32>, %[[V:.*]]: tensor<1x12x1024x64xf32>)
 // CHECK-NOT: attn.sdpa

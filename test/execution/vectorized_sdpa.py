@@ -14,8 +14,9 @@
 # 24 accumulators; AVX2: 32 x 64 and 4), and with small, odd tiles (16-row
 # items, 5- and 3-key blocks,
 # other register tiles), so that partial key tiles, partial blocks and the
-# diagonal predicate are all exercised, and with libm's exp (fast-exp=false)
-# instead of the inline polynomial. Each module is first checked to be
+# diagonal predicate are all exercised, with libm's exp (fast-exp=false)
+# instead of the inline polynomial, and with 2^n built in the exponent bits
+# (avx512-scalef=false; vscalefps is the default on AVX-512 hosts). Each module is first checked to be
 # taken by the pass (no attn.sdpa left, vector FMAs present). bf16 cases
 # are checked in both of the pass's forms (vdpbf16ps with bf16-dot, f32
 # FMAs on widened loads with bf16-widen) and run in the host's form, plus
@@ -43,6 +44,9 @@ VARIANTS = [
     ("q16-kv5", "sdpa-block-q=16 sdpa-block-kv=5 sdpa-register-keys=8 sdpa-register-rows=2"),
     ("q32-kv3", "sdpa-block-q=32 sdpa-block-kv=3 sdpa-register-keys=3 sdpa-register-rows=8"),
     ("libm-exp", "fast-exp=false"),
+    # 2^n from the exponent bits, the AVX2 form, also on AVX-512 hosts
+    # (where the default takes vscalefps).
+    ("exp2-bits", "avx512-scalef=false"),
 ]
 
 

@@ -292,6 +292,11 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"polynomialExp", "polynomial-exp", "bool", /*default=*/"true",
            "2^x as an inline polynomial for non-positive arguments "
            "(false: math.exp2)">,
+    Option<"avx512Scalef", "avx512-scalef", "bool", /*default=*/"false",
+           "The inline 2^x takes n = roundeven(x) (vrndscaleps) and p(f) * "
+           "2^n as one x86vector.avx512.mask.scalef (vscalefps): 3 ops "
+           "fewer than building 2^n from the bits; only for CPUs with "
+           "AVX-512F">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "Also take bf16 cores (head dims multiples of 32), with "
            "avx512_bf16 dot products (x86vector.avx512.dot) and f32 "

@@ -91,6 +91,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "(false, or a host without them: the f32 kernel on "
                      "operands widened as they are loaded)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> avx512Scalef{
+      *this, "avx512-scalef",
+      llvm::cl::desc("attn-vectorize-sdpa's inline 2^x scales by 2^n with "
+                     "vscalefps when the host CPU has AVX-512F (false: "
+                     "2^n from the exponent bits, as on AVX2)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Run attn-vectorize-contractions (register-blocked "
