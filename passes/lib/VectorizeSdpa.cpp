@@ -240,13 +240,13 @@ private:
   /// (-inf) weighs exactly 0. NaN stays NaN (the clamp's compare is false
   /// and NaN * anything is NaN).
   /// `roundedToBf16`: the result is rounded to bf16 next (relative error up
-  /// to 2^-9, 2e-3), so a degree-3 polynomial (relative error 1.0e-4)
+  /// to 2^-8, 3.9e-3), so a degree-3 polynomial (relative error 1.0e-4)
   /// does: 11 ops, 4 on the FMA ports.
   /// `avx512Scalef` (AVX-512F): 10 ops (8 with degree 3). x is clamped at
   /// -160, n = roundeven(x) is one vrndscaleps, and p(f) * 2^n one
   /// vscalefps, which also underflows: 2^-160 rounds to exactly 0, so a
-  /// masked score still weighs 0 (x in [-149, -126] now gives denormals
-  /// instead of 0).
+  /// masked score still weighs 0 (x in about (-150, -126.5) now gives
+  /// denormals instead of 0).
   Value exp2NonPositive(Value x, bool roundedToBf16 = false) {
     auto f32c = [&](double c) { return splat(static_cast<float>(c)); };
     auto i32Type = VectorType::get({kLanes}, b.getI32Type());
@@ -335,9 +335,10 @@ private:
   /// Rounds two f32 vectors to bf16 and interleaves them into pairs:
   /// (lo[i], hi[i]) in 32-bit lane i, the operand layout of vdpbf16ps. Each
   /// is rounded alone (vcvtneps2bf16) and the halves interleaved by one
-  /// vpermt2w: 3 ops. A truncf of the f32 interleave (or of their
-  /// concatenation) is lowered as 2 vpermt2ps, 2 vcvtneps2bf16 and an
-  /// insert: LLVM moves the shuffle before the rounding.
+  /// vpermt2w: 3 ops. With arith.truncf instead (two truncf then the
+  /// interleave, or a truncf of the f32 interleave or concatenation) LLVM
+  /// emits the f32 shuffles first: 2 vpermt2ps, 2 vcvtneps2bf16 and an
+  /// insert. The intrinsic keeps the rounding first.
   Value roundToPairs(Value lo, Value hi) {
     auto halfType = VectorType::get({kLanes}, b.getBF16Type());
     return vector::InterleaveOp::create(

@@ -6,6 +6,7 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-widen' -cse | FileCheck %s --check-prefix=WIDEN
 // RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' -cse | FileCheck %s --check-prefix=SCALEF
+// RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' --convert-vector-to-llvm='enable-x86vector' | FileCheck %s --check-prefix=SCALEF-LLVM
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
 // place (read-only buffers), one work item per (batch, head, 64-row query
@@ -38,6 +39,16 @@
 // SCALEF: x86vector.avx512.mask.scalef %[[P]], %[[N]], %[[P]], %[[ALL]], %[[CUR]] : vector<16xf32>
 // SCALEF-NOT: arith.shli
 // SCALEF-LABEL: func.func @
+// Through convert-vector-to-llvm the op becomes the intrinsic, whose
+// operands are (value scaled, exponent, passthrough, mask, rounding): the
+// polynomial first, n second. (Should MLIR map the op's operands
+// differently, this check fails instead of the code computing n * 2^p.)
+// SCALEF-LLVM-LABEL: func.func @causal(
+// SCALEF-LLVM: %[[N:.*]] = math.roundeven %{{.*}} : vector<16xf32>
+// SCALEF-LLVM: %[[F:.*]] = arith.subf %{{.*}}, %[[N]] : vector<16xf32>
+// SCALEF-LLVM-COUNT-4: llvm.intr.fmuladd
+// SCALEF-LLVM: %[[P:.*]] = llvm.intr.fmuladd(%{{.*}}, %[[F]], %{{.*}})
+// SCALEF-LLVM: llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%[[P]], %[[N]], %[[P]], %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>, i16, i32) -> vector<16xf32>
 // CHECK-LABEL: func.func @causal(
 // CHECK-SAME: %[[Q:.*]]: tensor<1x12x1024x64xf32>, %[[K:.*]]: tensor<1x12x1024x64xf32>, %[[V:.*]]: tensor<1x12x1024x64xf32>)
 // CHECK-NOT: attn.sdpa
@@ -288,15 +299,18 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // BF16: vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
 // BF16: vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
 // BF16-COUNT-4: x86vector.avx512.dot
-// BF16: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
 // The rescale factor alpha keeps the degree-5 exp2 polynomial; the weights,
 // rounded to bf16 next, take the degree-3 one.
-// BF16: arith.constant dense<0.00132647273> : vector<16xf32>
+// BF16: %[[C5:.*]] = arith.constant dense<0.00132647273> : vector<16xf32>
+// BF16: vector.fma %[[C5]], %{{.*}}, %{{.*}} : vector<16xf32>
+// BF16: arith.shli %{{.*}}, %{{.*}} : vector<16xi32>
 // P in key pairs: two keys' weights rounded, then interleaved; the row sums
 // add the rounded pairs with a dot product against ones.
 // BF16: %[[ONES:.*]] = arith.constant dense<1.000000e+00> : vector<32xbf16>
-// BF16: arith.constant dense<0.0550089106> : vector<16xf32>
-// BF16-NOT: dense<0.00132647273>
+// BF16: %[[C3:.*]] = arith.constant dense<0.0550089106> : vector<16xf32>
+// BF16-NOT: vector.fma %[[C5]]
+// BF16: vector.fma %[[C3]], %{{.*}}, %{{.*}} : vector<16xf32>
+// BF16-NOT: vector.fma %[[C5]]
 // BF16: %[[P0:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16 %{{.*}} : vector<16xf32> -> vector<16xbf16>
 // BF16: %[[P1:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16 %{{.*}} : vector<16xf32> -> vector<16xbf16>
 // BF16: %[[PAIR:.*]] = vector.interleave %[[P0]], %[[P1]] : vector<16xbf16> -> vector<32xbf16>

@@ -5,22 +5,22 @@
 # both alignments with Tq < Tk, Tq > Tk (rows that see no key are 0) and
 # sequence lengths that divide no block; full attention with dv != d; GQA and
 # MQA; the seq_major layout; ranks 2 and 3; dynamic batch and sequence
-# lengths; short query blocks (Tq = 8, 20: items shrink to 16 or 32 rows);
-# a custom scale; logits of +-1e4; an inf
-# and a NaN value under keys of weight 0 (they must add nothing) and a NaN
-# value under a visible key (it must propagate); an inf in one key block of
-# one batch and K/V head among many (the per-call table of guarded blocks). Each case runs with the
-# default tiles, with the tiles of each host (AVX-512: 64 x 128 blocks and
-# 24 accumulators; AVX2: 32 x 64 and 4), and with small, odd tiles (16-row
-# items, 5- and 3-key blocks,
-# other register tiles), so that partial key tiles, partial blocks and the
-# diagonal predicate are all exercised, with libm's exp (fast-exp=false)
-# instead of the inline polynomial, and with 2^n built in the exponent bits
-# (avx512-scalef=false; vscalefps is the default on AVX-512 hosts). Each module is first checked to be
-# taken by the pass (no attn.sdpa left, vector FMAs present). bf16 cases
-# are checked in both of the pass's forms (vdpbf16ps with bf16-dot, f32
-# FMAs on widened loads with bf16-widen) and run in the host's form, plus
-# the widened one (bf16-dot=false) on hosts with avx512_bf16.
+# lengths; short query blocks (Tq = 8, 20: items shrink to 16 or 32 rows); a
+# custom scale; logits of +-1e4; an inf and a NaN value under keys of weight 0
+# (they must add nothing) and a NaN value under a visible key (it must
+# propagate); an inf in one key block of one batch and K/V head among many
+# (the per-call table of guarded blocks). Each case runs with the default
+# tiles, with the tiles of each host (AVX-512: 64 x 128 blocks and 24
+# accumulators; AVX2: 32 x 64 and 4), and with small, odd tiles (16-row items,
+# 5- and 3-key blocks, other register tiles), so that partial key tiles,
+# partial blocks and the diagonal predicate are all exercised, with libm's exp
+# (fast-exp=false) instead of the inline polynomial, and with 2^n built in the
+# exponent bits (avx512-scalef=false; vscalefps is the default on AVX-512
+# hosts). Each module is first checked to be taken by the pass (no attn.sdpa
+# left, vector FMAs present). bf16 cases are checked in both of the pass's
+# forms (vdpbf16ps with bf16-dot, f32 FMAs on widened loads with bf16-widen)
+# and run in the host's form, plus the widened one (bf16-dot=false) on hosts
+# with avx512_bf16.
 #
 # CHECK-NOT: FAIL
 # CHECK: vectorized_sdpa: all {{[0-9]+}} checks OK

@@ -236,8 +236,10 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     that query rows lie along the vector lanes: the online softmax's row
     max, row sum and rescale factor are vectors, and the row reductions are
     vertical. exp(s - m) is taken as 2^(s log2(e) - m2) with m2 = m log2(e)
-    (one FMA), and 2^x inline: one rounding, a degree-5 polynomial, 2^n in
-    the exponent bits. Per block of `block-kv` keys:
+    (one FMA), and 2^x inline: one rounding, a degree-5 polynomial (degree
+    3 for bf16-dot weights, which are rounded to bf16 next), 2^n in the
+    exponent bits or, with `avx512-scalef`, one vscalefps. Per block of
+    `block-kv` keys:
 
     ```
     St = K_j Qt        register tiles of register-keys keys x block-q rows:
