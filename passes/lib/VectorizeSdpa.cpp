@@ -472,7 +472,20 @@ Value CpuFlashBuilder::build() {
                           // the body. (A stack memref.alloca_scope would not
                           // survive convert-scf-to-cf inside an OpenMP loop.)
                           OpBuilder::InsertionGuard guard(b);
-                          emitWorkItem(ivs[0], ivs[1], ivs[2]);
+                          // Causal: the query blocks of a head run from the
+                          // last to the first. A thread's items are runs of
+                          // consecutive iterations, so the keys of an item
+                          // (a prefix of those of the block after it) are
+                          // then in its L2 already, the diagonal block's
+                          // included, where in ascending order the last Br
+                          // keys came cold from L3 into narrow tiles that
+                          // could not hide it; and the items that end the
+                          // loop are the cheapest, which evens out the
+                          // threads' last chunks.
+                          Value qBlock = ivs[2];
+                          if (op.getCausal() != CausalKind::none)
+                            qBlock = sub(sub(numQBlocks, cIdx(1)), qBlock);
+                          emitWorkItem(ivs[0], ivs[1], qBlock);
                           scf::InParallelOp::create(b, loc);
                         });
   return bufferization::ToTensorOp::create(b, loc, resultType, out,

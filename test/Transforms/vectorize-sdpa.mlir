@@ -10,7 +10,9 @@
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
 // place (read-only buffers), one work item per (batch, head, 64-row query
-// block); the item packs Q^T * scale, then walks the key blocks in two loops
+// block; causal: the blocks of a head from the last to the first, so that a
+// thread's next item reads a prefix of the keys it just read); the item packs
+// Q^T * scale, then walks the key blocks in two loops
 // (blocks every row sees, then blocks crossing the diagonal, which evaluate
 // the lane predicate), each with: 4-key x 64-row score tiles (16 FMAs per
 // column of d), the online max (one cmpf ogt + select per vector: a single
@@ -58,6 +60,7 @@
 // CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x12x1024x64xf32>
 // Once per call, each 128-key block of V: the sum of its values times 0
 // (NaN iff one is not finite), into a table by batch, head and key block.
+// CHECK: %[[NQB:.*]] = arith.ceildivui %c1024, %c64 : index
 // CHECK: %[[NKB:.*]] = arith.ceildivui %c1024, %c128 : index
 // CHECK: %[[CHECKS:.*]] = memref.alloc(%c1, %c12, %[[NKB]]) {alignment = 64 : i64} : memref<?x?x?xf32>
 // CHECK: scf.forall (%[[CB:.*]], %[[CH:.*]], %[[CK:.*]]) in (%c1, %c12, %[[NKB]]) {
@@ -66,7 +69,10 @@
 // CHECK-COUNT-4: vector.fma
 // CHECK: vector.reduction <add>
 // CHECK: memref.store %{{.*}}, %[[CHECKS]][%[[CB]], %[[CH]], %[[CK]]] : memref<?x?x?xf32>
-// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QBLK:.*]]) in (%{{.*}}, %{{.*}}, %{{.*}}) {
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QBLK:.*]]) in (%{{.*}}, %{{.*}}, %[[NQB]]) {
+// CHECK: %[[LASTQB:.*]] = arith.subi %[[NQB]], %c1 : index
+// CHECK: %[[REVQB:.*]] = arith.subi %[[LASTQB]], %[[QBLK]] : index
+// CHECK: arith.muli %[[REVQB]], %c64 : index
 // CHECK: %[[QT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
 // CHECK: %[[ST:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
 // CHECK: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
@@ -219,8 +225,10 @@ func.func @causal(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>, %v
 // CHECK: scf.yield %[[KC]], %[[VC]]
 // CHECK: } else {
 // CHECK: scf.yield %[[K]], %[[V]]
-// CHECK: scf.forall (%{{.*}}, %[[HQ:.*]], %{{.*}}) in
+// Not causal: the query blocks in order (every item reads all keys).
+// CHECK: scf.forall (%{{.*}}, %[[HQ:.*]], %[[GQB:.*]]) in
 // CHECK: %[[HK:.*]] = arith.divui %[[HQ]], %c4
+// CHECK-NEXT: arith.muli %[[GQB]], %c64 : index
 // CHECK: memref.load %[[KV]]#0[%{{.*}}, %{{.*}}, %[[HK]], %{{.*}}] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: vector.load %[[KV]]#1[%{{.*}}, %{{.*}}, %[[HK]], %{{.*}}] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>, vector<16xf32>
 func.func @gqa_seq_major(%q: tensor<?x?x8x32xf32>, %k: tensor<?x?x2x32xf32>, %v: tensor<?x?x2x32xf32>) -> tensor<?x?x8x32xf32> {
