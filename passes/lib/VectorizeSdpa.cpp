@@ -475,8 +475,9 @@ Value CpuFlashBuilder::build() {
                           // Causal: the query blocks of a head run from the
                           // last to the first. A thread's items are runs of
                           // consecutive iterations, so the keys of an item
-                          // (a prefix of those of the block after it) are
-                          // then in its L2 already, the diagonal block's
+                          // (a prefix of those of the block after it) were
+                          // just read by its thread (in its L2 while a
+                          // head's K and V fit), the diagonal block's
                           // included, where in ascending order the last Br
                           // keys came cold from L3 into narrow tiles that
                           // could not hide it; and the items that end the

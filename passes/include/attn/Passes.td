@@ -255,8 +255,8 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     the key loop at the block's last visible key and evaluates the element
     predicate only in blocks that cross the diagonal or the end of K; its
     items take a head's query blocks from the last to the first, so that a
-    thread's next item reads a prefix of the keys it just read (in its L2),
-    and the cheapest items come last. A key
+    thread's next item reads a prefix of the keys it just read, and the
+    cheapest items come last. A key
     of weight 0 adds nothing even when its value is inf or NaN (blocks with
     non-finite values take a guarded copy of the output update). The
     scratch (Qt, St, O: 64 KiB at the defaults, d = 64) belongs to the work
