@@ -48,6 +48,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -126,9 +127,15 @@ public:
   CpuFlashBuilder(OpBuilder &builder, SdpaOp op, int64_t blockQ,
                   int64_t blockKV, int64_t registerKeys, int64_t registerRows,
                   int64_t accumulators, bool polynomialExp, bool avx512Scalef,
-                  bool bf16Dot)
+                  bool bf16Dot, bool streamingStores)
       : SdpaIndexing(op), b(builder), loc(op.getLoc()), op(op), br(blockQ),
         bc(blockKV), polynomialExp(polynomialExp), avx512Scalef(avx512Scalef) {
+    // Streaming stores only for a result that leaves the function as it
+    // is: a consumer in the module would read the lines back from memory.
+    streamOut = streamingStores &&
+                llvm::all_of(op.getResult().getUsers(), [](Operation *u) {
+                  return isa<func::ReturnOp>(u);
+                });
     auto qt = op.getQuery().getType();
     ioElem = qt.getElementType();
     bf16 = usesBf16Dot(op, bf16Dot);
@@ -402,9 +409,10 @@ private:
   OpBuilder &b;
   Location loc;
   SdpaOp op;
-  int64_t br, bc;     // query rows per item, keys per block
-  bool polynomialExp; // 2^x inline (exp2NonPositive) or math.exp2
-  bool avx512Scalef;  // exp2NonPositive's 2^n by vscalefps (AVX-512F)
+  int64_t br, bc;         // query rows per item, keys per block
+  bool polynomialExp;     // 2^x inline (exp2NonPositive) or math.exp2
+  bool avx512Scalef;      // exp2NonPositive's 2^n by vscalefps (AVX-512F)
+  bool streamOut = false; // the output written with non-temporal stores
   int64_t d = 0, dv = 0;
   int64_t qVecs = 0; // vectors per key row of St (br / 16)
   int64_t rKeys = 0; // keys per St register tile
@@ -1113,10 +1121,17 @@ void CpuFlashBuilder::emitEpilogue(Value q0, ValueRange l) {
       Value o = arith::MulFOp::create(b, loc, loadVec(acc, {r, cIdx(c)}), inv);
       if (!ioElem.isF32())
         o = arith::TruncFOp::create(b, loc, ioVecType(), o);
-      storeVec(o, out, at(batch, head, row, cIdx(c)));
+      // Every element offset of `out` (dense, 64-byte aligned) at column c
+      // is a multiple of 16 (dv and c are): 64 bytes for f32, 32 for bf16,
+      // the alignment vmovntps needs.
+      vector::StoreOp::create(b, loc, o, out, at(batch, head, row, cIdx(c)),
+                              /*nontemporal=*/streamOut,
+                              llvm::Align(ioElem.isF32() ? 64 : 32));
     }
     return SmallVector<Value>{};
   });
+  // (Non-temporal stores are weakly ordered: attn-fence-streaming-stores
+  // ends the item with a store fence once it is an OpenMP loop body.)
 }
 
 struct AttnVectorizeSdpaPass
@@ -1147,7 +1162,7 @@ struct AttnVectorizeSdpaPass
       OpBuilder b(op);
       CpuFlashBuilder builder(b, op, blockQ, blockKV, registerKeys,
                               registerRows, accumulators, polynomialExp,
-                              avx512Scalef, bf16Dot);
+                              avx512Scalef, bf16Dot, streamingStores);
       Value result = builder.build();
       op.getResult().replaceAllUsesWith(result);
       op.erase();

@@ -78,6 +78,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       vec.avx512Scalef = options.avx512Scalef && avx512;
       // The JIT compiles for this host: use vdpbf16ps only where it exists.
       vec.bf16Dot = options.bf16Dot && avx512Bf16;
+      vec.streamingStores = options.streamingStores;
       // Elsewhere bf16 cores run the f32 kernel on widened loads: the
       // same memory traffic as bf16, f32 FMAs.
       vec.bf16Widen = true;
@@ -140,6 +141,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   } else {
     add("scf-forall-to-for,func.func(convert-linalg-to-loops)");
   }
+  // Store fences for streaming stores, once the loops are OpenMP loops.
+  add("func.func(attn-fence-streaming-stores)");
   // Without avx512_bf16, LLVM turns f32 -> bf16 conversions into calls of
   // compiler-rt's __truncsfbf2, which neither the JIT nor Debian 12's libgcc
   // provides: expand them into integer arithmetic (round to nearest even,

@@ -6,6 +6,7 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-widen' -cse | FileCheck %s --check-prefix=WIDEN
 // RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' -cse | FileCheck %s --check-prefix=SCALEF
+// RUN: attention-opt %s --attn-vectorize-sdpa='streaming-stores=false' -cse | FileCheck %s --check-prefix=NOSTREAM
 // RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' --convert-vector-to-llvm='enable-x86vector' | FileCheck %s --check-prefix=SCALEF-LLVM
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
@@ -21,7 +22,8 @@
 // built in the exponent bits; math.exp2 with polynomial-exp=false),
 // and the output update in 4-row x 64-column tiles (guarded where the key
 // block of V holds non-finite values, checked once per call before the
-// items). The result is the output buffer as a tensor.
+// items). The output blocks are written with non-temporal stores (the
+// result is only returned). The result is the output buffer as a tensor.
 // With avx512-scalef, 2^x is x clamped at -160 (2^-160 rounds to 0),
 // n = roundeven(x) (vrndscaleps), the degree-5 polynomial of f = x - n, and
 // p * 2^n in one vscalefps: the op's operands (src, a, b) reach the
@@ -161,9 +163,10 @@
 // CHECK: arith.maxsi %c0, %{{.*}} : index
 // CHECK: %[[NKR:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
 // CHECK: scf.for %{{.*}} = %c0 to %[[NKR]] step %c1 iter_args
-// Epilogue: out = O * (1 / l), rows up to Tq.
+// Epilogue: out = O * (1 / l), rows up to Tq, in 64-byte aligned
+// streaming stores.
 // CHECK: arith.divf
-// CHECK: vector.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}]
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] {alignment = 64 : i64, nontemporal = true}
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<1x12x1024x64xf32> to tensor<1x12x1024x64xf32>
 
 // SMALL-LABEL: func.func @causal(
@@ -254,6 +257,22 @@ func.func @short_queries(%q: tensor<2x10x64xf32>, %k: tensor<2x500x64xf32>) -> t
 func.func @dynamic_result_dim(%q: tensor<1x2x64x64xf32>, %v: tensor<1x2x64x32xf32>) -> tensor<1x2x64x?xf32> {
   %o = attn.sdpa %q, %q, %v : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x32xf32> -> tensor<1x2x64x?xf32>
   return %o : tensor<1x2x64x?xf32>
+}
+
+// A result the function reads back (here in an elementwise add) is written
+// with ordinary stores: streaming stores would send its lines to memory just
+// before they are read. streaming-stores=false does the same everywhere.
+// CHECK-LABEL: func.func @consumed(
+// CHECK: arith.divf
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 64 : i64} : memref<1x2x64x64xf32>, vector<16xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : tensor<1x2x64x64xf32>
+// NOSTREAM-NOT: nontemporal
+// NOSTREAM: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 64 : i64} : memref<1x12x1024x64xf32>, vector<16xf32>
+// NOSTREAM-NOT: nontemporal
+func.func @consumed(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
+  %o = attn.sdpa %q, %q, %q : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32> -> tensor<1x2x64x64xf32>
+  %r = arith.addf %o, %o : tensor<1x2x64x64xf32>
+  return %r : tensor<1x2x64x64xf32>
 }
 
 // What the pass leaves to attn-fuse-softmax: explicit masks, dropout, other

@@ -251,7 +251,8 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
                        columns: broadcast St[j, i], FMA with the V row
     ```
 
-    and out = O / l (0 for a row that sees no key). Causal attention stops
+    and out = O / l (0 for a row that sees no key), written with streaming
+    stores when the result is only returned. Causal attention stops
     the key loop at the block's last visible key and evaluates the element
     predicate only in blocks that cross the diagonal or the end of K; its
     items take a head's query blocks from the last to the first, so that a
@@ -311,6 +312,12 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
            "head dim that is not a multiple of 32): the f32 loop nest with "
            "every operand load widened to f32 and the output rounded to "
            "bf16">,
+    Option<"streamingStores", "streaming-stores", "bool", /*default=*/"true",
+           "Write the output with non-temporal stores (vmovntps; "
+           "attn-fence-streaming-stores adds the sfence) when the result "
+           "is only returned from the function: nothing in the module "
+           "reads it back, and the stores skip reading each line from "
+           "memory first">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
@@ -384,6 +391,43 @@ def AttnBufferizePass : Pass<"attn-bufferize", "mlir::ModuleOp"> {
     "mlir::bufferization::BufferizationDialect", "mlir::linalg::LinalgDialect",
     "mlir::memref::MemRefDialect"
   ];
+}
+
+def AttnFenceStreamingStoresPass
+    : Pass<"attn-fence-streaming-stores", "mlir::func::FuncOp"> {
+  let summary = "Put a store fence after the streaming stores of each parallel work item";
+  let description = [{
+    Non-temporal `vector.store` ops (`attn-vectorize-sdpa`'s output with
+    `streaming-stores`) are weakly ordered on x86: without a fence, the
+    thread that joins a parallel loop may read the output before the
+    workers' stores are visible. This pass inserts `llvm.x86.sse.sfence`
+    at the end of the body of every `omp.loop_nest` that holds such a
+    store, and before the returns of a function that holds one. It runs
+    after `convert-scf-to-openmp` and its canonicalization: buffer
+    deallocation rejects the fence (an op of unknown memory effects), and
+    a `memref.alloca_scope` around one would not be inlined.
+
+    Before:
+    ```mlir
+    omp.wsloop {
+      omp.loop_nest (%i) : index = (%c0) to (%c16) step (%c1) {
+        vector.store %v, %out[%i, %c0] {nontemporal = true} : memref<16x16xf32>, vector<16xf32>
+        omp.yield
+      }
+    }
+    return
+    ```
+    After:
+    ```mlir
+        vector.store %v, %out[%i, %c0] {nontemporal = true} : memref<16x16xf32>, vector<16xf32>
+        llvm.call_intrinsic "llvm.x86.sse.sfence"() : () -> ()
+        omp.yield
+      ...
+    llvm.call_intrinsic "llvm.x86.sse.sfence"() : () -> ()
+    return
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 def AttnSerializeNestedParallelLoopsPass

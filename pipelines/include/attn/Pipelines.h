@@ -97,6 +97,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "vscalefps when the host CPU has AVX-512F (false: "
                      "2^n from the exponent bits, as on AVX2)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> streamingStores{
+      *this, "streaming-stores",
+      llvm::cl::desc("attn-vectorize-sdpa writes an output that is only "
+                     "returned with non-temporal stores (false: ordinary "
+                     "stores)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Run attn-vectorize-contractions (register-blocked "
