@@ -155,9 +155,11 @@ public:
     qVecs = br / kLanes;
     // Register tiles: at most `accumulators` vectors (24 leave room for
     // the operand row and the broadcasts among AVX-512's 32 registers).
+    // A requested size that does not fit or does not divide the block
+    // becomes the largest one that does (6 keys in 128-key blocks: 4).
     rKeys = registerKeys;
     while (rKeys > 1 && (rKeys * qVecs > accumulators || bc % rKeys))
-      rKeys /= 2;
+      --rKeys;
     // bf16: keys go in pairs (dot products over two keys in P V).
     if (bf16) {
       bc += bc % 2;
@@ -177,7 +179,7 @@ public:
         continue;
       int64_t rows = registerRows;
       while (rows > 1 && (rows * cols > accumulators || br % rows))
-        rows /= 2;
+        --rows;
       double cost = double(rows + cols) / double(rows * cols);
       if (!vVecs || cost < bestCost) {
         vVecs = cols;

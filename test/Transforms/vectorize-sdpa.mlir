@@ -7,6 +7,7 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-widen' -cse | FileCheck %s --check-prefix=WIDEN
 // RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' -cse | FileCheck %s --check-prefix=SCALEF
 // RUN: attention-opt %s --attn-vectorize-sdpa='streaming-stores=false' -cse | FileCheck %s --check-prefix=NOSTREAM
+// RUN: attention-opt %s --attn-vectorize-sdpa='block-kv=96 register-keys=6 register-rows=6' -cse | FileCheck %s --check-prefix=TILE6
 // RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' --convert-vector-to-llvm='enable-x86vector' | FileCheck %s --check-prefix=SCALEF-LLVM
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
@@ -180,6 +181,22 @@
 // BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys, register-rows and accumulators in [1, 64]; got block-q=24
 // BADACC: got block-q=64 block-kv=128 register-keys=4 register-rows=4 accumulators=0
 
+// A register tile size that does not divide the block becomes the largest
+// one that does: 6 keys divide the 96-key block (6 x 4 vectors, all 24
+// accumulators), 6 rows do not divide the 64-row item, so output tiles take
+// 4 rows (4 x 4 vectors), not 6 halved to 3 and 1.
+// TILE6-LABEL: func.func @causal(
+// TILE6: scf.for %{{.*}} = %c0 to %c96 step %c6 iter_args
+// TILE6: %{{.*}}:24 = scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// TILE6-COUNT-24: vector.fma
+// TILE6-NOT: vector.fma
+// TILE6: scf.yield
+// TILE6: scf.for %{{.*}} = %c0 to %c64 step %c4 {
+// TILE6: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c96 step %c1 iter_args
+// TILE6-COUNT-16: vector.fma
+// TILE6-NOT: vector.fma
+// TILE6: scf.yield
+
 // AVX2's 16 ymm registers (the pipeline's choice there: accumulators=4,
 // 32 x 64 blocks): score tiles of two keys over 32 query rows (2 x 2
 // vectors: 2 broadcasts and 2 loads of Qt per 4 FMAs), and output tiles of
@@ -351,6 +368,8 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2
 // BF16: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // BF16: arith.select
 // BF16: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// The bf16 output rows (128 bytes) take 32-byte aligned streaming stores.
+// BF16-NEXT: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {alignment = 32 : i64, nontemporal = true} : memref<2x4x100x64xbf16>, vector<16xbf16>
 // BF16: bufferization.to_tensor %{{.*}} restrict writable : memref<2x4x100x64xbf16> to tensor<2x4x100x64xbf16>
 // WIDEN-LABEL: func.func @bf16(
 // WIDEN-NOT: x86vector.avx512.dot

@@ -287,10 +287,12 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"128",
            "Keys per step of the online softmax">,
     Option<"registerKeys", "register-keys", "int64_t", /*default=*/"4",
-           "Keys per score register tile (reduced to fit `accumulators`)">,
+           "Most keys per score register tile: the largest count up to "
+           "this that fits `accumulators` and divides `block-kv`">,
     Option<"registerRows", "register-rows", "int64_t", /*default=*/"4",
-           "Most query rows per output register tile; rows and columns "
-           "are chosen within `accumulators` for the fewest loads per FMA "
+           "Most query rows per output register tile (the largest count "
+           "up to this that divides `block-q`); rows and columns are "
+           "chosen within `accumulators` for the fewest loads per FMA "
            "(4 x 64 columns with 24, 2 x 32 with 4)">,
     Option<"accumulators", "accumulators", "int64_t", /*default=*/"24",
            "Most vector<16xf32> accumulators of a register tile: 24 of "
@@ -315,9 +317,10 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"streamingStores", "streaming-stores", "bool", /*default=*/"true",
            "Write the output with non-temporal stores (vmovntps; "
            "attn-fence-streaming-stores adds the sfence) when the result "
-           "is only returned from the function: nothing in the module "
-           "reads it back, and the stores skip reading each line from "
-           "memory first">,
+           "is only returned from the function: the stores skip reading "
+           "each line from memory first and do not keep the output in "
+           "cache (a caller in the module that reads it back gets it "
+           "from memory)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
