@@ -12,7 +12,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 # Helper modules and inputs used by tests, not tests themselves.
 config.excludes = ["lit.cfg.py", "attn_exec.py", "gpu_cases.py", "Inputs",
-                   "CMakeLists.txt", "GpuKernelEmulator.cpp"]
+                   "CMakeLists.txt", "GpuKernelEmulator.cpp", "CpuFeatures.cpp"]
 
 llvm_config.use_default_substitutions()
 config.substitutions.append(("%python", config.python_executable))
@@ -26,7 +26,8 @@ for d in tool_dirs:
     llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
     ["attention-opt", "attention-run", "attention-translate", "attnrt-c-demo",
-     "attn-gpu-emulator", "attnrt-cuda-error-slots", "attnrt-retain-memory"],
+     "attn-gpu-emulator", "attnrt-cuda-error-slots", "attnrt-retain-memory",
+     "attnrt-cpu-features"],
     tool_dirs)
 config.environment["ATTENTION_RUN"] = os.path.join(config.attn_tools_dir, "attention-run")
 config.environment["ATTENTION_OPT"] = os.path.join(config.attn_tools_dir, "attention-opt")

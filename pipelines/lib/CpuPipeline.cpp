@@ -9,10 +9,12 @@
 #include "attn/Passes.h"
 #include "attn/Pipelines.h"
 
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 namespace mlir::attn {
 
@@ -31,13 +33,47 @@ void addAttnRewrites(OpPassManager &pm, bool fuseHeads, bool decompose,
     pm.addPass(createAttnFoldMaskPass());
 }
 
-/// Whether the CPU this process runs on (the JIT's target) has `feature`:
-/// "avx512f" (32 512-bit vector registers), "avx512bf16" (vdpbf16ps).
-static bool hostHas(llvm::StringRef feature) {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto it = features.find(feature);
-  return it != features.end() && it->second;
+FailureOr<llvm::StringMap<bool>> targetCpuFeatures(StringRef cpu) {
+  if (cpu == "host")
+    return llvm::sys::getHostCPUFeatures();
+  if (llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) == llvm::X86::CK_None)
+    return failure();
+  // The CPU's own list leaves out what its extensions imply (x86-64-v4
+  // lists avx512vl, not avx512f): close it over the implications.
+  llvm::SmallVector<StringRef, 64> own;
+  llvm::X86::getFeaturesForCPU(cpu, own, /*NeedPlus=*/false);
+  llvm::StringMap<bool> features;
+  for (StringRef f : own) {
+    features[f] = true;
+    llvm::X86::updateImpliedFeatures(f, true, features);
+  }
+  return features;
 }
+
+std::string resolveTargetCpu(StringRef cpu) {
+  return cpu == "host" ? llvm::sys::getHostCPUName().str() : cpu.str();
+}
+
+namespace {
+/// Fails with `message` at the root op: for a pipeline option found bad only
+/// while the pipeline is built (a CPU name LLVM does not know).
+struct RejectPipelineOptionPass
+    : PassWrapper<RejectPipelineOptionPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RejectPipelineOptionPass)
+  explicit RejectPipelineOptionPass(std::string message)
+      : message(std::move(message)) {}
+  StringRef getArgument() const override {
+    return "attn-reject-pipeline-option";
+  }
+  void runOnOperation() override {
+    // At the location only: the module itself would be printed with an
+    // op-attached diagnostic.
+    mlir::emitError(getOperation()->getLoc(), message);
+    signalPassFailure();
+  }
+  std::string message;
+};
+} // namespace
 
 void buildAttnLowerToCpuPipeline(OpPassManager &pm,
                                  const CpuPipelineOptions &options) {
@@ -47,12 +83,24 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     if (failed(parsePassPipeline(stages, pm, llvm::errs())))
       llvm::report_fatal_error("attn-lower-to-cpu-pipeline: bad stage list");
   };
+  // The target CPU's extensions pick the defaults (the JIT compiles for the
+  // same CPU: attnrt::compileFile passes it on).
+  FailureOr<llvm::StringMap<bool>> features =
+      targetCpuFeatures(options.targetCpu);
+  if (failed(features)) {
+    pm.addPass(std::make_unique<RejectPipelineOptionPass>(
+        "attn-lower-to-cpu-pipeline: unknown target-cpu '" + options.targetCpu +
+        "' (expected host, or an x86-64 CPU name as for clang's -march: "
+        "x86-64-v3, x86-64-v4, znver4, sapphirerapids, ...)"));
+    return;
+  }
+  auto has = [&](StringRef feature) { return features->lookup(feature); };
+  bool avx512 = has("avx512f");
+  bool avx512Bf16 = has("avx512bf16");
   // attn-level optimizations, each with its own off switch so that the
   // plain lowering stays available as the numerical reference.
-  bool avx512 = hostHas("avx512f");
-  bool avx512Bf16 = hostHas("avx512bf16");
-  // A size option's value, or for 0 the host's default.
-  auto byHost = [&](int64_t option, int64_t withAvx512, int64_t withAvx2) {
+  // A size option's value, or for 0 the target CPU's default.
+  auto byCpu = [&](int64_t option, int64_t withAvx512, int64_t withAvx2) {
     return option ? option : (avx512 ? withAvx512 : withAvx2);
   };
   if (options.optimize) {
@@ -67,16 +115,16 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       // rather than 9 for 1 key x 64 rows, which is bound by two loads a
       // cycle), and V's block (16 KiB at dv = 64) with the weights (8 KiB)
       // stays in L1 while the 2-row output tiles stream it.
-      vec.blockQ = byHost(options.sdpaBlockQ, 64, 32);
-      vec.blockKV = byHost(options.sdpaBlockKV, 128, 64);
+      vec.blockQ = byCpu(options.sdpaBlockQ, 64, 32);
+      vec.blockKV = byCpu(options.sdpaBlockKV, 128, 64);
       vec.registerKeys = options.sdpaRegisterKeys;
       vec.registerRows = options.sdpaRegisterRows;
       // vector<16xf32> is one zmm but two ymm: AVX2's 16 ymm hold 4
       // accumulators next to the operands (24 would spill on every key).
-      vec.accumulators = byHost(options.sdpaAccumulators, 24, 4);
+      vec.accumulators = byCpu(options.sdpaAccumulators, 24, 4);
       vec.polynomialExp = options.fastExp;
       vec.avx512Scalef = options.avx512Scalef && avx512;
-      // The JIT compiles for this host: use vdpbf16ps only where it exists.
+      // vdpbf16ps only where the target CPU has it.
       vec.bf16Dot = options.bf16Dot && avx512Bf16;
       vec.streamingStores = options.streamingStores;
       // Elsewhere bf16 cores run the f32 kernel on widened loads: the
@@ -114,8 +162,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     // block per sequence: attn-vectorize-contractions' blockRows.)
     tiles.cacheM = options.contractionCacheM;
     tiles.cacheK = options.contractionCacheK;
-    tiles.registerM = byHost(options.contractionRegisterM, 8, 6);
-    tiles.registerN = byHost(options.contractionRegisterN, 32, 16);
+    tiles.registerM = byCpu(options.contractionRegisterM, 8, 6);
+    tiles.registerN = byCpu(options.contractionRegisterN, 32, 16);
     tiles.packB = options.contractionPackB;
     tiles.packBOnce = options.contractionPackBOnce;
     tiles.packBOnceBlocks = options.contractionPackBOnceBlocks;
@@ -162,7 +210,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
 void registerAttnPipelines() {
   PassPipelineRegistration<CpuPipelineOptions>(
       "attn-lower-to-cpu-pipeline",
-      "Lower attn/linalg IR to the LLVM dialect for the host CPU",
+      "Lower attn/linalg IR to the LLVM dialect for a CPU (target-cpu: the "
+      "host by default)",
       buildAttnLowerToCpuPipeline);
   PassPipelineRegistration<NvvmPipelineOptions>(
       "attn-lower-to-nvvm-pipeline",

@@ -2,10 +2,15 @@
 // told otherwise: 8 x 32 projection tiles, up to 24 attention-core
 // accumulators and 64-row x 128-key blocks with AVX-512 (32 zmm); 6 x 16,
 // 4 accumulators and 32 x 64 blocks with AVX2 (16 ymm).
-// These runs give the sizes explicitly, so they show the same IR on any host.
+// These runs give the sizes explicitly, or the CPU (target-cpu: x86-64-v4
+// has AVX-512, x86-64-v3 only AVX2), so they show the same IR on any host.
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=8 contraction-register-n=32 sdpa-accumulators=24 sdpa-block-q=64 sdpa-block-kv=128' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX512
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=6 contraction-register-n=16 sdpa-accumulators=4 sdpa-block-q=32 sdpa-block-kv=64' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=x86-64-v4' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX512
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=x86-64-v3' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=znver3' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
 // RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=-1 contraction-register-n=32' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=pentium9' 2>&1 | FileCheck %s --check-prefix=BADCPU
 
 // The projections (Q, K, V first): n tiles of 32 and m tiles of 8 rows, 8
 // vector<32xf32> FMAs per k (AVX-512), or n tiles of 16 and m tiles of 6
@@ -48,3 +53,5 @@ func.func @main(%x: tensor<1x?x64xf32>, %w: tensor<64x64xf32>) -> tensor<1x?x64x
   %0 = attn.multi_head_attention %x weights(%w, %w, %w) out_proj(%w) causal {num_heads = 1 : i64} : (tensor<1x?x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<1x?x64xf32>
   return %0 : tensor<1x?x64xf32>
 }
+
+// BADCPU: error: attn-lower-to-cpu-pipeline: unknown target-cpu 'pentium9' (expected host, or an x86-64 CPU name as for clang's -march: x86-64-v3, x86-64-v4, znver4, sapphirerapids, ...)

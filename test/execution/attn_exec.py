@@ -238,11 +238,36 @@ def ref_sdpa(q, k, v, mask=None, mask_kind="masked_where_true", causal=None,
 # ----------------------------------------------------------------------------
 # MLIR text helpers.
 
+def host_cpu_flags():
+    """The flags of this CPU as /proc/cpuinfo spells them (avx512_bf16)."""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
 def host_has_avx512_bf16():
     """Whether this CPU has avx512_bf16 (the CPU pipeline then lowers bf16
     attention cores to vdpbf16ps dot products)."""
-    with open("/proc/cpuinfo") as f:
-        return any("avx512_bf16" in line for line in f if line.startswith("flags"))
+    return "avx512_bf16" in host_cpu_flags()
+
+
+def host_runs_x86_64_v4():
+    """Whether this CPU runs code for --target-cpu=x86-64-v4 (AVX-512 F, BW,
+    DQ, VL and CD)."""
+    return {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd"} <= host_cpu_flags()
+
+
+def cpu_variants():
+    """(name, attention-run arguments) compiling for another CPU than the
+    host's: the whole AVX2 form, code generation included, on any host that
+    runs x86-64-v3 (which every host of these tests does), and AVX-512
+    without avx512_bf16 (x86-64-v4) where the host runs it."""
+    variants = [("x86-64-v3", ["--target-cpu=x86-64-v3"])]
+    if host_runs_x86_64_v4():
+        variants.append(("x86-64-v4", ["--target-cpu=x86-64-v4"]))
+    return variants
 
 
 def tensor_type(shape, elem):

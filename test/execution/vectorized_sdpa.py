@@ -20,7 +20,11 @@
 # left, vector FMAs present). bf16 cases are checked in both of the pass's
 # forms (vdpbf16ps with bf16-dot, f32 FMAs on widened loads with bf16-widen)
 # and run in the host's form, plus the widened one (bf16-dot=false) on hosts
-# with avx512_bf16.
+# with avx512_bf16. Each case also runs compiled for other CPUs than the
+# host (--target-cpu): x86-64-v3, the whole AVX2 form in ymm code (32 x 64
+# blocks, 4 accumulators, 2^n from the exponent bits, bf16 widened with
+# its conversions expanded), and x86-64-v4 (AVX-512 without avx512_bf16)
+# on hosts that run it; the test prints which ran.
 #
 # CHECK-NOT: FAIL
 # CHECK: vectorized_sdpa: all {{[0-9]+}} checks OK
@@ -98,6 +102,8 @@ def main():
     normal = lambda *s: rng.standard_normal(s).astype(np.float32)
 
     bf16_dot = attn_exec.host_has_avx512_bf16()
+    cpu_variants = [(name, args[0]) for name, args in attn_exec.cpu_variants()]
+    print("other target CPUs: %s" % ", ".join(name for name, _ in cpu_variants))
     print("host avx512_bf16: %s (bf16 cases %s)" % (
         bf16_dot, "use vdpbf16ps, and widened to f32 with bf16-dot=false" if bf16_dot
         else "are widened to f32"))
@@ -128,12 +134,14 @@ def main():
                     assert "x86vector" not in ir, "a dot product in the widened form"
         # The pipeline picks the dot products where the host has them; the
         # widened form then runs too (bf16-dot=false).
-        variants = VARIANTS + ([("widen", "bf16-dot=false")] if elem == "bf16" and bf16_dot else [])
+        variants = VARIANTS + ([("widen", "bf16-dot=false")] if elem == "bf16" and bf16_dot
+                               else []) + cpu_variants
         for vname, opts in variants:
             label = "%s %s" % (name, vname)
             with checks(label):
                 (got,) = attn_exec.run(text, "main", [q, k, v], work,
-                                       extra_args=["--pipeline-options=" + opts])
+                                       extra_args=[opts if opts.startswith("--")
+                                                   else "--pipeline-options=" + opts])
                 assert got.shape == want.shape, (got.shape, want.shape)
                 nan_want = np.isnan(want)
                 assert np.array_equal(np.isnan(got), nan_want), (

@@ -46,6 +46,8 @@ struct Options {
   /// --target was given: a saved module must have been compiled for it.
   bool targetGiven = false;
   std::string pipelineOptions;
+  /// The CPU to compile for ("host": this machine).
+  std::string targetCpu = "host";
   std::string emitSharedObject;
   bool printIR = false;
   bool timing = false;
@@ -97,6 +99,14 @@ llvm::cl::opt<unsigned>
 llvm::cl::opt<std::string> targetOpt("target", llvm::cl::desc(kTargetHelp),
                                      llvm::cl::init("cpu"),
                                      llvm::cl::cat(category));
+llvm::cl::opt<std::string> targetCpuOpt(
+    "target-cpu",
+    llvm::cl::desc("CPU to compile for: host (default), or an x86-64 CPU "
+                   "name as for clang's -march (x86-64-v3, x86-64-v4, "
+                   "znver4, sapphirerapids, ...). Code for a CPU with "
+                   "extensions this host lacks is only saved: "
+                   "--compile-only --emit-shared-object"),
+    llvm::cl::init("host"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> pipelineOptionsOpt(
     "pipeline-options",
     llvm::cl::desc("Options of attn-lower-to-cpu-pipeline (or "
@@ -150,6 +160,7 @@ bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
   o.target = targetOpt;
   o.targetGiven = targetOpt.getNumOccurrences() > 0;
   o.pipelineOptions = pipelineOptionsOpt;
+  o.targetCpu = targetCpuOpt;
   o.emitSharedObject = emitSharedObjectOpt;
   o.printIR = printIROpt;
   o.timing = timingOpt;
@@ -177,6 +188,7 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
       {"entry", &o.entry},
       {"target", &o.target},
       {"pipeline-options", &o.pipelineOptions},
+      {"target-cpu", &o.targetCpu},
       {"emit-shared-object", &o.emitSharedObject}};
   std::map<std::string, std::vector<std::string> *> lists = {
       {"input", &o.inputs}, {"output", &o.outputs}};
@@ -328,6 +340,9 @@ int main(int argc, char **argv) {
     if (!opts.emitSharedObject.empty())
       return fail(
           "--emit-shared-object needs an MLIR input, got a shared object");
+    if (opts.targetCpu != "host")
+      return fail("--target-cpu needs an MLIR or ONNX input to compile; " +
+                  opts.inputFile + " is already compiled");
     std::unique_ptr<SharedObjectModule> so;
     if (Status s = SharedObjectModule::load(opts.inputFile, so); !s)
       return fail(s.message());
@@ -350,6 +365,7 @@ int main(int argc, char **argv) {
     options.onnxRaise = opts.onnxRaise;
     options.target = opts.target;
     options.compileOnly = opts.compileOnly;
+    options.targetCpu = opts.targetCpu;
     std::unique_ptr<JitModule> jit;
     if (Status s =
             compileFile(opts.inputFile, options, jit, opts.emitSharedObject);
@@ -361,7 +377,8 @@ int main(int argc, char **argv) {
     if (opts.compileOnly) {
       if (!opts.emitSharedObject.empty())
         std::fprintf(stderr, "saved %s (%s)\n", opts.emitSharedObject.c_str(),
-                     opts.target.c_str());
+                     opts.target == "cpu" ? ("cpu " + jit->targetCpu()).c_str()
+                                          : opts.target.c_str());
       return 0;
     }
     module = std::move(jit);

@@ -8,18 +8,27 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::attn {
 
 /// How the CPU pipeline lowers f32 <-> bf16 conversions.
 enum class Bf16Conversions {
-  Auto,   ///< native where the host has avx512_bf16, else expand
+  Auto,   ///< native where the target CPU has avx512_bf16, else expand
   Native, ///< LLVM fptrunc/fpext (vcvtneps2bf16 with avx512_bf16; a
           ///< compiler-rt call without it)
   Expand, ///< integer arithmetic (round to nearest even)
 };
 
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  PassOptions::Option<std::string> targetCpu{
+      *this, "target-cpu",
+      llvm::cl::desc("The CPU the code is for: host (this machine), or an "
+                     "x86-64 CPU name as for clang's -march (x86-64-v3, "
+                     "x86-64-v4, znver4, sapphirerapids, ...); its "
+                     "extensions pick the per-CPU defaults below"),
+      llvm::cl::init("host")};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
       llvm::cl::desc("Emit _mlir_ciface_ wrappers for public functions"),
@@ -61,13 +70,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> sdpaBlockQ{
       *this, "sdpa-block-q",
-      llvm::cl::desc("attn-vectorize-sdpa: query rows per task (a multiple "
-                     "of 16; 0: by the host, 64 with AVX-512, 32 with AVX2)"),
+      llvm::cl::desc(
+          "attn-vectorize-sdpa: query rows per task (a multiple "
+          "of 16; 0: by the target CPU, 64 with AVX-512, 32 with AVX2)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> sdpaBlockKV{
       *this, "sdpa-block-kv",
       llvm::cl::desc("attn-vectorize-sdpa: keys per online-softmax step (0: "
-                     "by the host, 128 with AVX-512, 64 with AVX2)"),
+                     "by the target CPU, 128 with AVX-512, 64 with AVX2)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> sdpaRegisterKeys{
       *this, "sdpa-register-keys",
@@ -80,21 +90,22 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(4)};
   PassOptions::Option<int64_t> sdpaAccumulators{
       *this, "sdpa-accumulators",
-      llvm::cl::desc("attn-vectorize-sdpa: most vector<16xf32> accumulators "
-                     "per register tile (0: by the host, 24 with AVX-512, "
-                     "4 with AVX2)"),
+      llvm::cl::desc(
+          "attn-vectorize-sdpa: most vector<16xf32> accumulators "
+          "per register tile (0: by the target CPU, 24 with AVX-512, "
+          "4 with AVX2)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("attn-vectorize-sdpa computes bf16 cores with "
-                     "avx512_bf16 dot products when the host CPU has them "
-                     "(false, or a host without them: the f32 kernel on "
+                     "avx512_bf16 dot products when the target CPU has them "
+                     "(false, or a CPU without them: the f32 kernel on "
                      "operands widened as they are loaded)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> avx512Scalef{
       *this, "avx512-scalef",
       llvm::cl::desc("attn-vectorize-sdpa's inline 2^x scales by 2^n with "
-                     "vscalefps when the host CPU has AVX-512F (false: "
+                     "vscalefps when the target CPU has AVX-512F (false: "
                      "2^n from the exponent bits, as on AVX2)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> streamingStores{
@@ -119,12 +130,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> contractionRegisterM{
       *this, "contraction-register-m",
       llvm::cl::desc("attn-vectorize-contractions: rows per register tile "
-                     "(0: by the host, 8 with AVX-512, 6 with AVX2)"),
+                     "(0: by the target CPU, 8 with AVX-512, 6 with AVX2)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> contractionRegisterN{
       *this, "contraction-register-n",
-      llvm::cl::desc("attn-vectorize-contractions: columns per register "
-                     "tile (0: by the host, 32 with AVX-512, 16 with AVX2)"),
+      llvm::cl::desc(
+          "attn-vectorize-contractions: columns per register "
+          "tile (0: by the target CPU, 32 with AVX-512, 16 with AVX2)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> contractionPackB{
       *this, "contraction-pack-b",
@@ -158,7 +170,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(Bf16Conversions::Auto),
       llvm::cl::values(
           clEnumValN(Bf16Conversions::Auto, "auto",
-                     "native where the host CPU has avx512_bf16, else "
+                     "native where the target CPU has avx512_bf16, else "
                      "expand"),
           clEnumValN(Bf16Conversions::Native, "native",
                      "LLVM fptrunc/fpext (a compiler-rt call on CPUs "
@@ -185,7 +197,17 @@ void addAttnRewrites(OpPassManager &pm, bool fuseHeads = true,
                      bool decompose = true, bool foldHeadTransposes = true,
                      bool foldMask = true);
 
-/// attn or linalg-on-tensors IR -> LLVM dialect for the host CPU.
+/// The x86 extensions of `cpu` (LLVM's names, with the ones they imply:
+/// "avx512vl" brings "avx512f", "avx2" brings "avx"): for "host" those of
+/// this machine, else those of the named CPU. Fails for names LLVM does not
+/// know as x86-64 CPUs.
+FailureOr<llvm::StringMap<bool>> targetCpuFeatures(StringRef cpu);
+
+/// `cpu` with "host" replaced by this machine's CPU name.
+std::string resolveTargetCpu(StringRef cpu);
+
+/// attn or linalg-on-tensors IR -> LLVM dialect for the CPU of the
+/// target-cpu option.
 void buildAttnLowerToCpuPipeline(OpPassManager &pm,
                                  const CpuPipelineOptions &options);
 

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnrt/CpuFeatures.h"
 #include "attnrt/Cuda.h"
 #include "attnrt/Module.h"
 
@@ -215,6 +216,20 @@ void CompiledModule::runFini() {
 std::string CompiledModule::target() {
   auto *text = static_cast<const char *>(lookupSymbol(kTargetSymbol));
   return text ? std::string(text) : std::string("cpu");
+}
+
+std::string CompiledModule::targetCpu() {
+  auto *text = static_cast<const char *>(lookupSymbol(kTargetCpuSymbol));
+  return text ? std::string(text) : std::string();
+}
+
+Status CompiledModule::checkHostCpu() {
+  auto *features = static_cast<const char *>(lookupSymbol(kCpuFeaturesSymbol));
+  if (!features)
+    return Status::ok();
+  std::string cpu = targetCpu();
+  return checkHostCpuFeatures(
+      features, "compiled for " + (cpu.empty() ? "another CPU" : cpu) + ", it");
 }
 
 namespace {

@@ -5,7 +5,8 @@
 // driver is known to work, through the mgpu* functions this runtime exports
 // (Cuda.cpp); what fails there (an image the GPU cannot run) is only known
 // from the CUDA backend's error slot, so load() reads it before handing the
-// module out. `__attn_fini` unloads them before dlclose.
+// module out. `__attn_fini` unloads them before dlclose. A module is refused
+// on a host without the instruction sets its CPU code was compiled for.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,13 @@ Status SharedObjectModule::load(const std::string &path,
   }
   std::unique_ptr<SharedObjectModule> m(new SharedObjectModule());
   m->handle_ = h;
+  // Before any of its code runs (a cuda module's __attn_init): it would die
+  // with SIGILL at the first instruction this CPU lacks.
+  if (Status s = m->checkHostCpu(); !s)
+    return Status::error(path + ": " + s.message() +
+                         " (compile it for this host, or for a CPU this host "
+                         "implements: attention-run --target-cpu, e.g. "
+                         "x86-64-v3)");
   std::string target = m->target();
   if (target == "cuda") {
     if (Status s = cuda::available(); !s) {

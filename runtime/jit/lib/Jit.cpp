@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnrt/Jit.h"
+#include "attnrt/CpuFeatures.h"
 #include "attnrt/Cuda.h"
 
 #include "attn/AttnDialect.h"
@@ -380,6 +381,24 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (!gpu && options.target != "cpu")
     return Status::error("unknown target '" + options.target +
                          "' (supported: cpu, cuda)");
+  // The CPU picks the pipeline's per-CPU defaults and LLVM's instructions;
+  // both must agree, so it comes only from CompileOptions::targetCpu.
+  const std::string &cpu = options.targetCpu;
+  if (gpu && cpu != "host")
+    return Status::error("target CPU '" + cpu +
+                         "' given for target cuda: it applies to cpu "
+                         "modules only (a cuda module's host code is "
+                         "compiled for this host)");
+  if (llvm::StringRef(options.pipelineOptions).contains("target-cpu"))
+    return Status::error("give the CPU as the target CPU (attention-run "
+                         "--target-cpu), not as a pipeline option: code "
+                         "generation must use the same one");
+  FailureOr<llvm::StringMap<bool>> cpuFeatures = attn::targetCpuFeatures(cpu);
+  if (failed(cpuFeatures))
+    return Status::error("unknown target CPU '" + cpu +
+                         "' (expected host, or an x86-64 CPU name as for "
+                         "clang's -march: x86-64-v3, x86-64-v4, znver4, "
+                         "sapphirerapids, ...)");
 
   // Entry points and their signatures, from the source-level functions.
   std::string entryList;
@@ -463,8 +482,12 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     pm.enableTiming();
   std::string pipeline =
       gpu ? "attn-lower-to-nvvm-pipeline" : "attn-lower-to-cpu-pipeline";
-  if (!options.pipelineOptions.empty())
-    pipeline += "{" + options.pipelineOptions + "}";
+  std::string pipelineOptions = options.pipelineOptions;
+  if (cpu != "host")
+    pipelineOptions +=
+        (pipelineOptions.empty() ? "" : " ") + std::string("target-cpu=") + cpu;
+  if (!pipelineOptions.empty())
+    pipeline += "{" + pipelineOptions + "}";
   std::string pipelineErr;
   llvm::raw_string_ostream pipelineErrStream(pipelineErr);
   if (failed(parsePassPipeline(pipeline, pm, pipelineErrStream)))
@@ -476,7 +499,15 @@ Status compileFile(const std::string &path, const CompileOptions &options,
 
   addStringGlobal(*module, kEntryListSymbol, entryList);
   if (gpu)
-    addStringGlobal(*module, "__attn_target", "cuda");
+    addStringGlobal(*module, kTargetSymbol, "cuda");
+  // What the code (a cuda module's: its host side) needs from the CPU that
+  // runs it, checked before anything of it runs.
+  std::string needs;
+  for (const std::string &f : checkableCpuFeatures())
+    if (cpuFeatures->lookup(f))
+      needs += (needs.empty() ? "" : ",") + f;
+  addStringGlobal(*module, kCpuFeaturesSymbol, needs);
+  addStringGlobal(*module, kTargetCpuSymbol, attn::resolveTargetCpu(cpu));
   for (auto &[name, sig] : signatures)
     addStringGlobal(*module, signatureSymbol(name), sig);
   auto t1 = std::chrono::steady_clock::now();
@@ -486,6 +517,11 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     return Status::error("cannot detect the host target: " +
                          llvm::toString(tmBuilder.takeError()));
   tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  if (cpu != "host") {
+    // The named CPU's extensions (and tuning), none of the host's.
+    tmBuilder->setCPU(cpu);
+    tmBuilder->setFeatures("");
+  }
   if (!sharedObjectPath.empty()) {
     // A shared object needs position-independent code in ordinary sections.
     tmBuilder->setRelocationModel(llvm::Reloc::PIC_);
@@ -537,6 +573,14 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (gpu && !options.compileOnly)
     if (Status s = out->runInit(); !s)
       return Status::error(path + ": " + s.message());
+  // Code for another CPU is only saved, never run here without its
+  // extensions (it would die with SIGILL).
+  if (!gpu && !options.compileOnly)
+    if (Status s = out->checkHostCpu(); !s)
+      return Status::error(path + ": " + s.message() +
+                           " (attention-run --compile-only "
+                           "--emit-shared-object saves it for a machine "
+                           "that has them)");
   out->pipelineSeconds = std::chrono::duration<double>(t1 - t0).count();
   out->codegenSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t1)

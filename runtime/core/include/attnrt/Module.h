@@ -15,6 +15,12 @@
 // passing), and return nothing. They launch their kernels and synchronize
 // before returning; the runtime sizes, allocates and copies the buffers.
 //
+// A module names the CPU its CPU code was compiled for in
+// `__attn_target_cpu` (the compiling host's name, or an LLVM CPU name such as
+// "x86-64-v3") and the extensions that code needs in `__attn_cpu_features`
+// (attnrt/CpuFeatures.h); loading it on a host without them fails with
+// their names.
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTNRT_MODULE_H
 #define ATTNRT_MODULE_H
@@ -59,6 +65,7 @@ std::string signatureSymbol(const std::string &entry);
 std::string packedEntrySymbol(const std::string &entry);
 constexpr const char *kEntryListSymbol = "__attn_entry_points";
 constexpr const char *kTargetSymbol = "__attn_target";
+constexpr const char *kTargetCpuSymbol = "__attn_target_cpu";
 
 class CompiledModule {
 public:
@@ -71,6 +78,11 @@ public:
   Status signature(const std::string &entry, FunctionSignature &out);
   /// What the module was compiled for: "cpu" or "cuda".
   std::string target();
+  /// The CPU the module's CPU code was compiled for ("" if it does not say).
+  std::string targetCpu();
+  /// OK if this host has every CPU extension the module was compiled for;
+  /// otherwise an error naming the missing ones.
+  Status checkHostCpu();
 
   /// Runs the module's `__attn_init` (GPU modules: loads the kernels into
   /// the CUDA driver) once; errors of the CUDA backend are returned.

@@ -33,8 +33,13 @@ struct CompileOptions {
   /// What to compile for: "cpu", or "cuda" (GPU kernels launched through
   /// the runtime's CUDA backend, attnrt/Cuda.h).
   std::string target = "cpu";
+  /// The CPU a "cpu" module is compiled for: "host" (this machine), or an
+  /// x86-64 CPU name as for clang's -march ("x86-64-v3", "znver4"). Code
+  /// for a CPU whose extensions this host lacks can only be saved
+  /// (compileOnly with a shared object path).
+  std::string targetCpu = "host";
   /// Compile (and save, with a shared object path) without loading GPU
-  /// kernels into a driver: for machines without a GPU.
+  /// kernels into a driver or checking the host's CPU: for other machines.
   bool compileOnly = false;
 };
 
