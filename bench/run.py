@@ -14,7 +14,12 @@ Writes results/bench-<date>[-<tag>].md and .png. Usage (through bench/run.sh):
 
   run.py BUILD_DIR [--threads 2] [--repeat 10]
          [--sweep [--sweep-weights-as-arguments] [--sweep-rounds 3]]
-         [--tag NAME]
+         [--tag NAME] [--target-cpu CPU]
+
+--target-cpu compiles ours for another CPU than the host (attention-run
+--target-cpu, e.g. x86-64-v3 for AVX2 code on an AVX-512 host); the peak is
+then that of the target's widest vector ISA on this host, and ORT still runs
+its own kernels for this host: the table says so.
 
 Also reports each module's compile time (attention-run's pipeline + codegen)
 and, for causal attention at T=8192, the peak RSS beyond inputs and output.
@@ -32,6 +37,23 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+# attention-run arguments of every run of ours (--target-cpu), and whether
+# the CPU it compiles for has avx512_bf16 (set by main).
+OURS_EXTRA_ARGS = []
+BF16_DOT = False
+
+
+def target_isa(cpu):
+    """(widest vector ISA, has avx512_bf16) of an x86-64 CPU name, from the
+    macros clang defines for it (the host's for "host")."""
+    march = "native" if cpu == "host" else cpu
+    proc = subprocess.run(["clang-22", "-march=" + march, "-dM", "-E", "-x", "c", "/dev/null"],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise SystemExit("run.py: unknown target CPU '%s': %s" % (cpu, proc.stderr.strip()))
+    macros = set(line.split()[1] for line in proc.stdout.splitlines() if line.startswith("#define"))
+    return ("avx512" if "__AVX512F__" in macros else "avx2"), "__AVX512BF16__" in macros
 
 
 def t(shape):
@@ -178,8 +200,8 @@ def memory_case(build, threads, work, tt=8192, h=12, d=64):
 
 
 def bf16_case(build, threads, repeat, work, h=12, tt=1024, d=64):
-    """The causal core in bf16 (avx512_bf16 dot products where the CPU has
-    them) against the same core in f32, both ours, same inputs (rounded to
+    """The causal core in bf16 (avx512_bf16 dot products where the CPU
+    compiled for has them) against the same core in f32, both ours, same inputs (rounded to
     bf16), same run; the bf16 output is checked against a float64 reference
     of the rounded inputs (bf16 tolerance 2e-2)."""
     sys.path.insert(0, os.path.join(HERE, "..", "test", "execution"))
@@ -205,11 +227,12 @@ def bf16_case(build, threads, repeat, work, h=12, tt=1024, d=64):
     for elem in out:
         out[elem]["ms"] = float(np.median(out[elem]["ms"]))
     flops = 2 * h * tt * tt * d
-    dot = attn_exec.host_has_avx512_bf16()
+    dot = BF16_DOT
     return {"f32_ms": out["f32"]["ms"], "bf16_ms": out["bf16"]["ms"],
             "bf16_gflops": flops / out["bf16"]["ms"] / 1e6,
             "speedup": out["f32"]["ms"] / out["bf16"]["ms"], "err": out["bf16"]["err"],
-            "path": "vdpbf16ps" if dot else "operands widened to f32 (no avx512_bf16 on this CPU)"}
+            "path": "vdpbf16ps" if dot else "operands widened to f32 (no avx512_bf16 on the "
+                                           "CPU compiled for)"}
 
 
 # ---------------------------------------------------------------------------
@@ -249,7 +272,7 @@ def run_measured(cmd):
 
 def run_ours(build, source, arrays, names, threads, repeat, tag):
     cmd = [os.path.join(build, "bin", "attention-run"), source,
-           "--threads", str(threads), "--output", tag + ".ours.npy"]
+           "--threads", str(threads), "--output", tag + ".ours.npy"] + OURS_EXTRA_ARGS
     if repeat:
         cmd += ["--repeat", str(repeat)]
     for i, a in enumerate(arrays):
@@ -344,7 +367,15 @@ def main():
                     help="suffix of the results files (bench-<date>-<tag>.md), e.g. the "
                          "machine, so that runs on several hosts on one date do not overwrite "
                          "each other")
+    ap.add_argument("--target-cpu", default="host",
+                    help="compile ours for this CPU (attention-run --target-cpu, e.g. x86-64-v3: "
+                         "AVX2 code on an AVX-512 host), against that ISA's peak; ORT keeps its "
+                         "kernels for this host")
     args = ap.parse_args()
+    global BF16_DOT
+    vector_isa, BF16_DOT = target_isa(args.target_cpu)
+    if args.target_cpu != "host":
+        OURS_EXTRA_ARGS.append("--target-cpu=" + args.target_cpu)
     if args.sweep_rounds < 1:
         ap.error("--sweep-rounds must be at least 1")
     if args.sweep_weights_as_arguments and not args.sweep:
@@ -355,7 +386,7 @@ def main():
     subprocess.run(["clang++-22", "-O2", "-pthread", os.path.join(HERE, "peak", "fma_peak.cpp"),
                     "-o", peak_bin], check=True)
     def measure_peak():
-        line = subprocess.run([peak_bin, str(args.threads)], capture_output=True,
+        line = subprocess.run([peak_bin, str(args.threads), vector_isa], capture_output=True,
                               text=True, check=True).stdout.strip()
         return float(line.split()[0].split("=")[1]), line.split()[2]
     # On a shared host a single measurement can land in a slow phase (half
@@ -412,6 +443,10 @@ def main():
     sides = ("ORT runs each case's ONNX graph with the weights as initializers; ours the attn "
              "module with the weights as arguments, except %s the very file ORT runs (weights "
              "as constants)" % from_onnx)
+    if args.target_cpu != "host":
+        sides += ("; ours compiled for --target-cpu=%s (%s code; %% of peak against this "
+                  "host's %s FMA peak below), ORT with its own kernels for this host"
+                  % (args.target_cpu, vector_isa, vector_isa))
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     sweep_rounds = ""
     if args.sweep:
