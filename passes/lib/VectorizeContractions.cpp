@@ -270,6 +270,12 @@ struct AttnVectorizeContractionsPass
         o.append(inner.begin(), inner.end());
         return o;
       };
+      // A k block longer than a static K is all of K: one block, and a
+      // panel buffer of K rows rather than cache-k.
+      int64_t kLength = op.getStaticLoopRanges()[dims.k];
+      int64_t kBlock = ShapedType::isDynamic(kLength)
+                           ? int64_t(cacheK)
+                           : std::min<int64_t>(cacheK, kLength);
       // The init becomes a fresh tensor.empty of its own; the first k block
       // writes every element.
       InitFusion init = matchInitFusion(op);
@@ -305,7 +311,7 @@ struct AttnVectorizeContractionsPass
       // 2. k blocks.
       auto kBlocks =
           tile(rewriter, cast<TilingInterface>(blocks->tiledOps.front()),
-               sizes(0, 0, cacheK), order({dims.k}), false);
+               sizes(0, 0, kBlock), order({dims.k}), false);
       if (failed(kBlocks))
         continue;
       // 3. Register tiles, generated directly as vector code.
@@ -317,9 +323,10 @@ struct AttnVectorizeContractionsPass
             rewriter, loc, arith::CmpIPredicate::eq, kLoop.getInductionVar(),
             kLoop.getLowerBound());
       }
-      emitRegisterTiles(
-          rewriter, cast<linalg::LinalgOp>(kBlocks->tiledOps.front()), dims,
-          isFirstK, init.bias, prepacked, kLoop.getInductionVar(), nOffset);
+      emitRegisterTiles(rewriter,
+                        cast<linalg::LinalgOp>(kBlocks->tiledOps.front()), dims,
+                        isFirstK, init.bias, prepacked, kLoop.getInductionVar(),
+                        nOffset, kBlock);
       // The bias is in the accumulators already.
       if (init.biasAdd)
         rewriter.replaceOp(init.biasAdd, init.biasAdd.getDpsInits()[0]);
@@ -573,7 +580,8 @@ struct AttnVectorizeContractionsPass
   /// prepacked panels').
   void emitRegisterTiles(RewriterBase &rewriter, linalg::LinalgOp op,
                          ContractionDims dims, Value isFirstK, Value bias,
-                         Value prepacked, Value kOffset, Value nOffset) {
+                         Value prepacked, Value kOffset, Value nOffset,
+                         int64_t kBlock) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -629,7 +637,7 @@ struct AttnVectorizeContractionsPass
     Value packInit, packRows;
     if (packPanel) {
       packInit = tensor::EmptyOp::create(
-          rewriter, loc, ArrayRef<int64_t>{cacheK, registerN}, f32);
+          rewriter, loc, ArrayRef<int64_t>{kBlock, registerN}, f32);
       // The tiles that read the copy have at least min(register-m, 2)
       // rows; a block of fewer (a decode step's row) reads B once anyway,
       // and copying the panel would double the pass over W.

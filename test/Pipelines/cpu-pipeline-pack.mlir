@@ -1,7 +1,8 @@
 // The pipeline packs each projection weight once per call when two or more
 // m blocks share it (here T = 512: eight 64-row blocks, pack-b-once-blocks by default), and passes
 // contraction-pack-b-once=false on to attn-vectorize-contractions, which
-// then copies a panel per n tile (into a 256 x 16 buffer, cache-k rows) instead. The register-n size is
+// then copies a panel per n tile (into a 64 x 16 buffer: cache-k rows, or
+// all of K when it is shorter, 64 here) instead. The register-n size is
 // given so that the IR is the same on AVX-512 and AVX2 hosts.
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=4 contraction-register-n=16' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=4 contraction-register-n=16 contraction-pack-b-once=false' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=ONCEOFF
@@ -26,7 +27,7 @@
 
 // ONCEOFF-LABEL: IR Dump After AttnVectorizeContractionsPass
 // ONCEOFF-NOT: tensor<4x64x16xf32>
-// ONCEOFF-COUNT-4: iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x64xf32>, tensor<256x16xf32>)
+// ONCEOFF-COUNT-4: iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x64xf32>, tensor<64x16xf32>)
 // ONCEOFF-NOT: tensor<4x64x16xf32>
 
 func.func @main(%x: tensor<1x512x64xf32>, %w: tensor<64x64xf32>) -> tensor<1x512x64xf32> {

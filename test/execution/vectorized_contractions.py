@@ -12,10 +12,12 @@
 # with tiles of one row (register-m = 1: a block of one row copies no
 # panel), and compiled for x86-64-v3 whatever the host (--target-cpu: AVX2
 # code with its default 6 x 16 tiles).
-# Three k blocks
-# (k = 600, the last one partial) for the zero-fill init that the first k
-# block replaces, the bias add folded into it (out_proj), and an
-# accumulator that is an argument (C + x @ w, read in every block).
+# A k range of 600: one block with AVX-512's default (all of K up to 2048),
+# three with cache-k = 256 (AVX2's default, also given explicitly, here and
+# in the shared-weight runs below; the last one partial), for the
+# zero-fill init that the first k block replaces,
+# the bias add folded into it (out_proj), and an accumulator that is an
+# argument (C + x @ w, read in every block).
 # Static shapes can pack a weight shared by the m blocks once, before them
 # (pack-b-once): x[2, T, 600] @ w[600, 64] + bias (600 rows of w in groups
 # of 8, a partial last k block), x[1, T, 96] @ w[96, 64] (one group of 16
@@ -32,7 +34,8 @@
 # constant read at the chunk's offset), with
 # contraction-pack-b-once-blocks=1 (packed whenever a full tile exists),
 # with contraction-pack-b-once=false and with
-# contraction-split-n-items=0 (m blocks only). Constant weights are packed at compile
+# contraction-split-n-items=0 (m blocks only) and with
+# contraction-cache-k=256 (several k blocks). Constant weights are packed at compile
 # time: x[1, T, 96] @ w with w an inline dense constant, a resource blob
 # (as the ONNX importer holds initializers) and a splat, at the dynamic T
 # above, with and without pack-b-once. atol/rtol 1e-5.
@@ -234,7 +237,7 @@ for options in ("", "contraction-pack-b=false", "vectorize-contractions=false",
                 "contraction-register-m=8 contraction-register-n=32",
                 "contraction-register-m=6 contraction-register-n=16",
                 "contraction-register-m=1 contraction-register-n=16",
-                "--target-cpu=x86-64-v3"):
+                "contraction-cache-k=256", "--target-cpu=x86-64-v3"):
     for t in (1, 5, 8, 63, 64, 65, 130):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)
         p = rng.standard_normal((2, 3, t, 50)).astype(np.float32)
@@ -249,7 +252,7 @@ for options in ("", "contraction-pack-b=false", "vectorize-contractions=false",
 w_wide = rng.standard_normal((96, 160)).astype(np.float32)
 bias_wide = rng.standard_normal(160).astype(np.float32)
 for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once=false",
-                "contraction-split-n-items=0"):
+                "contraction-split-n-items=0", "contraction-cache-k=256"):
     for t in (5, 8, 64, 65, 130, 257):
         x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
         x1 = rng.standard_normal((1, t, 96)).astype(np.float32)

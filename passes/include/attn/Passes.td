@@ -637,7 +637,9 @@ def AttnVectorizeContractionsPass
   }];
   let options = [
     Option<"cacheM", "cache-m", "int64_t", "64", "Rows per parallel block">,
-    Option<"cacheK", "cache-k", "int64_t", "256", "Reduction block">,
+    Option<"cacheK", "cache-k", "int64_t", "256",
+           "Reduction block (one longer than a static K is all of K: one "
+           "block, a panel buffer of K rows)">,
     Option<"registerM", "register-m", "int64_t", "8", "Rows per register tile">,
     Option<"registerN", "register-n", "int64_t", "32",
            "Columns per register tile (a multiple of the vector width)">,

@@ -125,8 +125,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(64)};
   PassOptions::Option<int64_t> contractionCacheK{
       *this, "contraction-cache-k",
-      llvm::cl::desc("attn-vectorize-contractions: reduction block"),
-      llvm::cl::init(256)};
+      llvm::cl::desc("attn-vectorize-contractions: reduction block (0: by "
+                     "the target CPU, 2048 with AVX-512: all of K = 768 or "
+                     "1600 in one block; 256 with AVX2)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> contractionRegisterM{
       *this, "contraction-register-m",
       llvm::cl::desc("attn-vectorize-contractions: rows per register tile "
