@@ -23,7 +23,10 @@ Two ways to run a round:
   /usr/bin/python3 bench/compare_options.py MODULE (.mlir, .onnx)
       --a "OPTIONS" --b "OPTIONS" [--rounds 20] [--repeat 5] [--threads 2]
       [--paired] [--input PATH.npy ...] [--tol 1e-4] [--build build]
-      [--keep DIR]
+      [--keep DIR] [--target-cpu CPU]
+
+--target-cpu compiles both variants for another CPU this host can run
+(znver3 on an AVX-512 host: the AVX2 code and its per-CPU defaults).
 
 Without --input, every argument gets standard normal values from a fixed
 seed (f32 and f16 arguments; others need --input). Exit status 1 when the
@@ -124,6 +127,8 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--keep", help="keep the shared objects and outputs here")
+    ap.add_argument("--target-cpu", default="host",
+                    help="CPU both variants are compiled for (default: host)")
     args = ap.parse_args()
     if args.rounds < 1 or args.repeat < 1 or args.threads < 1:
         fail("--rounds, --repeat and --threads must be at least 1")
@@ -144,7 +149,8 @@ def main():
         for name, opts in variants.items():
             sos[name] = os.path.join(work, name + ".so")
             p = run([runner, args.module, "--compile-only",
-                     "--emit-shared-object=" + sos[name], "--pipeline-options=" + opts])
+                     "--emit-shared-object=" + sos[name], "--pipeline-options=" + opts,
+                     "--target-cpu=" + args.target_cpu])
             if p.returncode:
                 fail("compiling %s with [%s] failed:\n%s" % (args.module, opts, p.stderr))
         arg_types, result_types = signature(runner, sos["A"])
@@ -155,8 +161,8 @@ def main():
                "swapped per round" if args.paired else
                "%d thread%s, the side that goes first alternating" %
                (args.threads, "" if args.threads == 1 else "s"))
-        print("module %s, %d round%s of %d run%s per side (%s)" %
-              (args.module, args.rounds, "" if args.rounds == 1 else "s",
+        print("module %s (target CPU %s), %d round%s of %d run%s per side (%s)" %
+              (args.module, args.target_cpu, args.rounds, "" if args.rounds == 1 else "s",
                args.repeat, "" if args.repeat == 1 else "s", how))
 
         # The outputs first: an option that changes the numbers is not a
