@@ -22,16 +22,49 @@ class AttentionRunError(RuntimeError):
     pass
 
 
-def run(mlir_text, entry, inputs, workdir, num_outputs=1, extra_args=()):
-    """Writes `mlir_text` and `inputs` (in function-argument order) into
-    `workdir`, runs `entry` with attention-run and returns its results as a
-    list of arrays."""
+class Compiled:
+    """A module compiled once into a shared object (compile()), which run()
+    takes in place of MLIR text: every entry point and input size then runs
+    the same machine code without compiling it again."""
+
+    def __init__(self, path):
+        self.path = path
+
+
+def compile(mlir_text, workdir, extra_args=()):
+    """Compiles `mlir_text` with attention-run's pipeline (the options in
+    `extra_args`, as for run()) into a shared object in `workdir`."""
     os.makedirs(workdir, exist_ok=True)
-    tag = "%s_%d" % (entry, next(_run_counter))
+    tag = "module_%d" % next(_run_counter)
     mlir_path = os.path.join(workdir, tag + ".mlir")
     with open(mlir_path, "w") as f:
         f.write(mlir_text)
-    cmd = [ATTENTION_RUN, mlir_path, "--entry", entry]
+    so_path = os.path.join(workdir, tag + ".so")
+    cmd = [ATTENTION_RUN, mlir_path, "--compile-only",
+           "--emit-shared-object", so_path] + list(extra_args)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if proc.returncode != 0 or not os.path.exists(so_path):
+        raise AttentionRunError(
+            "attention-run failed (exit %d) to compile\ncommand: %s\nstderr:\n%s"
+            % (proc.returncode, " ".join(cmd), proc.stderr))
+    return Compiled(so_path)
+
+
+def run(mlir_text, entry, inputs, workdir, num_outputs=1, extra_args=()):
+    """Writes `mlir_text` and `inputs` (in function-argument order) into
+    `workdir`, runs `entry` with attention-run and returns its results as a
+    list of arrays. `mlir_text` may instead be a Compiled module (then
+    `extra_args` holds run options only, such as --threads)."""
+    os.makedirs(workdir, exist_ok=True)
+    tag = "%s_%d" % (entry, next(_run_counter))
+    if isinstance(mlir_text, Compiled):
+        module_path = mlir_text.path
+    else:
+        module_path = os.path.join(workdir, tag + ".mlir")
+        with open(module_path, "w") as f:
+            f.write(mlir_text)
+    cmd = [ATTENTION_RUN, module_path, "--entry", entry]
     for i, a in enumerate(inputs):
         p = os.path.join(workdir, "%s_in%d.npy" % (tag, i))
         np.save(p, np.asarray(a))

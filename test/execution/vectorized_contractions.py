@@ -216,16 +216,30 @@ w600 = rng.uniform(-600 ** -0.5, 600 ** -0.5, (600, 64)).astype(np.float32)
 bias = rng.standard_normal(64).astype(np.float32)
 
 
+_compiled = {}
+
+
+def compiled(module, options):
+    """`module` compiled with the pipeline options (or --target-cpu=CPU),
+    once: the dynamic-T modules serve every T and entry from one shared
+    object."""
+    key = (module, options)
+    if key not in _compiled:
+        extra = ([options] if options.startswith("--") else
+                 ["--pipeline-options", options] if options else [])
+        _compiled[key] = attn_exec.compile(module, workdir, extra_args=extra)
+    return _compiled[key]
+
+
 def check(module, t, options, cases):
     """Runs each (entry, args, float64 reference) of `module` with the
-    pipeline options and counts it."""
+    pipeline options and counts it (a module that fails to compile fails
+    every case)."""
     global passed, failed
-    extra = ([options] if options.startswith("--") else
-             ["--pipeline-options", options] if options else [])
     for entry, args, want in cases:
         name = "%s T=%d %s" % (entry, t, options or "default")
         try:
-            (got,) = attn_exec.run(module, entry, args, workdir, extra_args=extra)
+            (got,) = attn_exec.run(compiled(module, options), entry, args, workdir)
             attn_exec.assert_close(name, got, want, atol=1e-5, rtol=1e-5)
             passed += 1
         except (AssertionError, attn_exec.AttentionRunError) as e:
