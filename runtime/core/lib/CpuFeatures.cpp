@@ -102,7 +102,8 @@ uint64_t osSavedState() {
 }
 
 bool stateSaved(State s) {
-  uint64_t xcr0 = osSavedState();
+  // XCR0 is fixed for the life of the process: read once.
+  static const uint64_t xcr0 = osSavedState();
   switch (s) {
   case State::None:
     return true;
@@ -158,9 +159,11 @@ Status checkHostCpuFeatures(const std::string &features,
     start = end + 1;
     if (name.empty())
       continue;
-    std::string &list = lookup(name) ? missing : unknown;
-    if (!lookup(name) || !hostHasCpuFeature(name))
-      list += (list.empty() ? "" : ", ") + name;
+    bool known = lookup(name) != nullptr;
+    if (known && hostHasCpuFeature(name))
+      continue;
+    std::string &list = known ? missing : unknown;
+    list += (list.empty() ? "" : ", ") + name;
   }
   if (!unknown.empty())
     return Status::error(what +
