@@ -1,7 +1,8 @@
 // Times one ONNX model with ONNX Runtime (CPU) on inputs written by run.py.
 // usage: node ort_bench.mjs SPEC.json
 //   SPEC: {"model": path, "threads": n, "repeat": n,
-//          "inputs": [{"name", "path" (raw little-endian f32), "dims"}],
+//          "inputs": [{"name", "path" (raw little-endian f32, or bytes for
+//                      "type": "bool"), "dims"}],
 //          "output": path (raw f32 of output 0)}
 // Prints one line: median_ms=<x> min_ms=<y> max_ms=<z>
 import * as ort from 'onnxruntime-node';
@@ -16,6 +17,11 @@ const session = await ort.InferenceSession.create(spec.model, {
 const feeds = {};
 for (const inp of spec.inputs) {
   const buf = readFileSync(inp.path);
+  if (inp.type === 'bool') {
+    const data = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    feeds[inp.name] = new ort.Tensor('bool', data, inp.dims);
+    continue;
+  }
   const data = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
   feeds[inp.name] = new ort.Tensor('float32', data, inp.dims);
 }

@@ -98,6 +98,39 @@ def core_case(b, h, tt, d, causal, rng):
     return mlir, model, arrays, ["Q", "K", "V"], ort_dims, flops
 
 
+def masked_core_case(b, h, tt, d, kind, rng):
+    """SDPA core with an explicit mask, ORT's standard Attention (opset 23)
+    with attn_mask on both sides' [B, H, T, d]: `kind` "padding" is a bool
+    key padding mask expanded over the query rows, [B, 1, T, T] as exports
+    of padded batches carry it (the last eighth of the keys hidden, True =
+    attend; ORT 1.30 takes no mask broadcast along the query rows), "bias"
+    an additive float mask [1, H, T, T] (normal values, as a
+    relative-position bias). FLOPs: the full core's."""
+    shape = (b, h, tt, d)
+    if kind == "padding":
+        mshape, mty, mkind = (b, 1, tt, tt), "i1", "attend_where_true"
+        mask = np.ones(mshape, bool)
+        mask[..., tt - tt // 8:] = False
+        elem = TensorProto.BOOL
+    else:
+        mshape, mty, mkind = (1, h, tt, tt), "f32", "additive"
+        mask = rng.standard_normal(mshape).astype(np.float32)
+        elem = TensorProto.FLOAT
+    mt = "tensor<%sx%s>" % ("x".join(str(n) for n in mshape), mty)
+    mlir = ("func.func @main(%q: {0}, %k: {0}, %v: {0}, %m: {1}) -> {0} {{\n"
+            "  %o = attn.sdpa %q, %k, %v mask(%m : {2}) : {0}, {0}, {0}, {1} -> {0}\n"
+            "  return %o : {0}\n}}\n").format(t(shape), mt, mkind)
+    ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in "QKV"]
+    ins.append(helper.make_tensor_value_info("M", elem, mshape))
+    node = helper.make_node("Attention", ["Q", "K", "V", "M"], ["Y"])
+    graph = helper.make_graph([node], "attention", ins,
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    arrays = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)] + [mask]
+    return mlir, model, arrays, ["Q", "K", "V", "M"], [list(shape)] * 3 + [list(mshape)], \
+        4 * b * h * tt * tt * d
+
+
 def mha_case(b, tt, dm, h, causal, rng, ours_from_onnx=False):
     """The seed's MultiHeadAttention; the ONNX side is the graph its
     torch.onnx.export produces (MatMul, Reshape, Transpose, MatMul, Div,
@@ -305,8 +338,10 @@ def run_case(name, spec, build, threads, repeat, work, rounds=1):
     inputs = []
     for i, (n, a) in enumerate(zip(ort_names, arrays)):
         a.tofile("%s.ort%d.bin" % (tag, i))
-        inputs.append({"name": n, "path": "%s.ort%d.bin" % (tag, i),
-                       "dims": ort_dims})
+        # One dims list for every input, or one per input.
+        dims = ort_dims[i] if isinstance(ort_dims[0], list) else ort_dims
+        inputs.append({"name": n, "path": "%s.ort%d.bin" % (tag, i), "dims": dims,
+                       "type": "bool" if a.dtype == np.bool_ else "float32"})
     spec_json = {"model": tag + ".onnx", "threads": threads, "repeat": repeat,
                  "inputs": inputs, "output": tag + ".ort.bin"}
     with open(tag + ".json", "w") as f:
@@ -398,7 +433,12 @@ def main():
              ("core B=1 H=12 T=1024 d=64", core_case(1, 12, 1024, 64, False, rng)),
              ("seed MHA GPT-2 small B=1 T=1024 causal", mha_case(1, 1024, 768, 12, True, rng)),
              ("seed MHA GPT-2 small B=1 T=1024, torch.onnx.export",
-              torch_mha_case(1, 1024, 768, 12, rng))]
+              torch_mha_case(1, 1024, 768, 12, rng)),
+             ("core + padding mask (bool [B,1,T,T]) B=1 H=12 T=1024 d=64",
+              masked_core_case(1, 12, 1024, 64, "padding", rng)),
+             ("core + additive bias ([1,H,T,T]) B=1 H=12 T=1024 d=64",
+              masked_core_case(1, 12, 1024, 64, "bias", rng))]
+    headline = len(cases)
     if args.sweep:
         for dm, h in ((768, 12), (1600, 25)):
             for b in (1, 4):
@@ -411,9 +451,9 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for i, (name, spec) in enumerate(cases):
-            # The headline cases (the first four) alternate three rounds.
+            # The headline cases alternate three rounds.
             r = run_case(name, spec, args.build, args.threads, args.repeat, work,
-                         rounds=3 if i < 4 else args.sweep_rounds)
+                         rounds=3 if i < headline else args.sweep_rounds)
             r["ours_gflops"] = r["flops"] / r["ours_ms"] / 1e6
             r["ort_gflops"] = r["flops"] / r["ort_ms"] / 1e6
             r["speedup"] = r["ort_ms"] / r["ours_ms"]
@@ -453,7 +493,7 @@ def main():
         sweep_rounds = ("; the sweep rows: %d rounds alternating the two sides, the median of "
                         "the medians" % args.sweep_rounds if args.sweep_rounds > 1
                         else "; the sweep rows: one run each")
-    md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up (the first four "
+    md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up (the first six "
           "cases and the bf16 comparison: three rounds alternating the two sides, the median "
           "of the three medians%s); %s; machine FMA peak "
           "%s (bench/peak/fma_peak.cpp). ONNX Runtime 1.30.0 CPU (onnxruntime-node), "

@@ -1,8 +1,8 @@
 //===- VectorizeSdpa.cpp - attn-vectorize-sdpa ----------------------------===//
 //
 // attn.sdpa (f32, or bf16 with avx512_bf16 dot products or widened to f32;
-// no explicit mask) -> a register-blocked flash-attention loop nest in
-// vector IR for x86 CPUs (AVX-512 or AVX2).
+// f32 with an explicit mask) -> a register-blocked flash-attention loop nest
+// in vector IR for x86 CPUs (AVX-512 or AVX2).
 //
 // One work item (an scf.forall iteration) is (batch, head, block of Br query
 // rows). The item transposes its Q block once, scaled, into Qt [d, Br]: with
@@ -32,6 +32,15 @@
 // K and V (Qt, St, O: 64 KiB at Br = 64, Bc = 128, d = 64) is its own,
 // so the pass needs no Tq x Tk buffer and no transpose of K or V.
 //
+// An explicit mask is applied to the score tiles before their max. A mask
+// that is the same for every query row (key padding, [B, 1, 1, Tk]) is one
+// scalar per key, broadcast over the rows' lanes. One that varies along the
+// query rows is read per key block into Mt [Bc, Br] (16 x 16 blocks
+// transposed in registers, as Qt), so that the rows of a key lie along the
+// lanes as they do in St; an i1 mask of that kind is first widened to f32
+// (0 where a key is seen, -inf where not) since i1 elements cannot be
+// loaded as vectors.
+//
 // exp(x) is taken as 2^(x log2(e)), the multiply fused with the
 // subtraction of the max, and 2^x is emitted inline (exp2NonPositive), or
 // as math.exp2 with polynomial-exp=false. bf16 (bf16-dot): V is packed once
@@ -49,9 +58,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Builders.h"
@@ -91,8 +102,15 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
   if (qt.getRank() < 2 || qt.getRank() > 4 || kt.getRank() != qt.getRank() ||
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
-  if (op.getMask())
-    return "explicit mask";
+  if (Value m = op.getMask()) {
+    if (!e.isF32())
+      return "explicit mask on a bf16 core";
+    // A mask broadcast along the keys (its last dim 1 where Tk is not).
+    auto mt = cast<RankedTensorType>(m.getType());
+    int64_t tkStatic = kt.getDimSize(detail::SdpaIndexing(op).seqDim());
+    if (mt.getRank() == 0 || (mt.getShape().back() == 1 && tkStatic != 1))
+      return "mask broadcast along the keys";
+  }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout";
   if (op.getWindowLeft() || op.getWindowRight())
@@ -407,6 +425,21 @@ private:
   void emitOutputUpdate(Value j0, Value nk, bool masked);
   void emitOutputTiles(Value j0, Value nk, bool masked, bool guardZeroWeights);
   void emitEpilogue(Value q0, ValueRange l);
+  /// The explicit mask: the operand as a buffer (an i1 mask that varies
+  /// along the query rows widened to f32 first).
+  void prepareMask();
+  /// Mt[c, r] = mask[q0 + r, j0 + c] for the key block at j0 (rows past Tq
+  /// read the last row, keys past Tk read 0).
+  void packMask(Value j0);
+  /// The mask's indices for query row `row` and key `key` (0 in its
+  /// broadcast dims).
+  SmallVector<Value> maskIndex(Value row, Value key);
+  /// A key's mask value for every row (a mask that does not vary along the
+  /// query rows), loaded once per key of a score tile.
+  Value keyMaskValue(Value key);
+  /// Score vector `s` (St row `stRow`, query rows q0 + 16 i .. + 15) under
+  /// the explicit mask: `keyValue` (keyMaskValue) or Mt's row.
+  Value applyMask(Value s, Value keyValue, Value stRow, int64_t i);
 
   OpBuilder &b;
   Location loc;
@@ -433,6 +466,12 @@ private:
   // Operands and per-item values.
   Value q, k, v, out, tq, tk, offset, batch, head, kvHead, kEnd, qStart;
   Value qt, st, acc, alpha; // scratch: Qt [d, br], St [bc, br], O, alpha
+  // The explicit mask, if any: its buffer, whether it varies along the query
+  // rows (then read through Mt [bc rounded up to 16, br], per key block),
+  // and whether it holds i1 values (maskVaries: widened to 0 / -inf f32,
+  // still applied by select so that a masked +inf or NaN score weighs 0).
+  Value mask, mt;
+  bool maskVaries = false, maskBool = false, maskWidened = false;
   Value iota;               // [0, 1, ..., 15] : vector<16xi32>
 };
 
@@ -453,6 +492,8 @@ Value CpuFlashBuilder::build() {
   q = toBuffer(op.getQuery());
   k = toBuffer(op.getKey());
   v = toBuffer(op.getValue());
+  if (op.getMask())
+    prepareMask();
   auto resultType = op.getResult().getType();
   SmallVector<Value> dynSizes;
   for (int64_t i = 0; i < rank; ++i)
@@ -711,6 +752,8 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
     qt = scratchBuffer({d, br});
   }
   st = scratchBuffer({bc, br});
+  if (maskVaries)
+    mt = scratchBuffer({static_cast<int64_t>(llvm::alignTo(bc, kLanes)), br});
   acc = scratchBuffer({br, dv});
   alpha = scratchBuffer({br});
   packQ(q0);
@@ -859,6 +902,7 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                });
     SmallVector<Value> nextMax(mx.begin(), mx.end());
     for (int64_t r = 0; r < rKeys; ++r) {
+      Value keyMask = mask && !maskVaries ? keyMaskValue(rows[r]) : Value();
       for (int64_t i = 0; i < firstVec; ++i)
         storeVec(minusInf, st, {add(jt, r), cIdx(i * kLanes)});
       Value inK;
@@ -867,6 +911,10 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                                     tk);
       for (int64_t i = firstVec; i < qVecs; ++i) {
         Value s = tile[r * nVecs + i - firstVec];
+        // The mask first, as in the plain lowering: a key the causal
+        // predicate or the end of K hides is -inf whatever its mask says.
+        if (mask)
+          s = applyMask(s, keyMask, add(jt, r), i);
         if (masked) {
           // Lane l (row q0 + 16 i + l) sees the key iff
           // l >= key - q0 - 16 i - offset (causal), and the key is in K.
@@ -928,6 +976,8 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
       masked ? mul(arith::CeilDivUIOp::create(b, loc, nk, cIdx(rKeys)), rKeys)
              : cIdx(bc);
   SmallVector<Value> blockMax;
+  if (maskVaries)
+    packMask(j0);
   emitScores(j0, nkTiles, masked, blockMax);
 
   // Online softmax update. A row that has seen no key yet keeps m = -inf;
@@ -1134,6 +1184,115 @@ void CpuFlashBuilder::emitEpilogue(Value q0, ValueRange l) {
   });
   // (Non-temporal stores are weakly ordered: attn-fence-streaming-stores
   // ends the item with a store fence once it is an OpenMP loop body.)
+}
+
+void CpuFlashBuilder::prepareMask() {
+  Value m = op.getMask();
+  auto mType = cast<RankedTensorType>(m.getType());
+  int64_t mr = mType.getRank();
+  maskBool = mType.getElementType().isInteger(1);
+  maskVaries = mr >= 2 && mType.getDimSize(mr - 2) != 1;
+  if (maskVaries && maskBool) {
+    // i1 elements are bytes in memory but bits in a vector register: a
+    // vector load of i1 would read 16 bits, not 16 bytes. Widen to f32 once
+    // per call (the mask's own shape, not the broadcast one).
+    SmallVector<Value> dyn;
+    for (int64_t i = 0; i < mr; ++i)
+      if (mType.isDynamicDim(i))
+        dyn.push_back(tensor::DimOp::create(b, loc, m, i));
+    auto fType = RankedTensorType::get(mType.getShape(), b.getF32Type());
+    Value init = tensor::EmptyOp::create(b, loc, fType, dyn);
+    bool keepWhereTrue = op.getMaskKind() == MaskKind::attend_where_true;
+    SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(mr));
+    SmallVector<utils::IteratorType> iters(mr, utils::IteratorType::parallel);
+    m = linalg::GenericOp::create(
+            b, loc, fType, ValueRange{m}, ValueRange{init}, maps, iters,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value zero =
+                  arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0f));
+              Value ninf = arith::ConstantOp::create(
+                  nb, l,
+                  nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+              Value w = arith::SelectOp::create(nb, l, a[0],
+                                                keepWhereTrue ? zero : ninf,
+                                                keepWhereTrue ? ninf : zero);
+              linalg::YieldOp::create(nb, l, w);
+            })
+            .getResult(0);
+    maskWidened = true;
+  }
+  mask = toBuffer(m);
+}
+
+SmallVector<Value> CpuFlashBuilder::maskIndex(Value row, Value key) {
+  auto mType = cast<MemRefType>(mask.getType());
+  int64_t mr = mType.getRank();
+  SmallVector<Value> idx;
+  for (int64_t a = 0; a < mr; ++a) {
+    int64_t sd = rank - mr + a; // score dim of [B, H, Tq, Tk] (ranks 2-4)
+    if (mType.getDimSize(a) == 1)
+      idx.push_back(cIdx(0));
+    else if (sd == rank - 1)
+      idx.push_back(key);
+    else if (sd == rank - 2)
+      idx.push_back(row);
+    else if (sd == rank - 3)
+      idx.push_back(head);
+    else
+      idx.push_back(batch);
+  }
+  return idx;
+}
+
+void CpuFlashBuilder::packMask(Value j0) {
+  // Like packQ: 16 rows of 16 keys, transposed in registers. The last key
+  // chunk of K is a masked load (keys past Tk read 0: the end-of-K
+  // predicate hides them).
+  Value lastRow = sub(tq, cIdx(1));
+  auto laneMask = VectorType::get({kLanes}, b.getI1Type());
+  loop(cIdx(0), cIdx(br), kLanes, {}, [&](Value r0, ValueRange) {
+    loop(cIdx(0), cIdx(bc), kLanes, {}, [&](Value c0, ValueRange) {
+      Value key0 = add(j0, c0);
+      Value inK = vector::CreateMaskOp::create(
+          b, loc, laneMask, ValueRange{maxI(sub(tk, key0), cIdx(0))});
+      SmallVector<Value> rowsOfMask;
+      for (int64_t l = 0; l < kLanes; ++l) {
+        Value row = minI(add(qStart, add(r0, cIdx(l))), lastRow);
+        rowsOfMask.push_back(vector::MaskedLoadOp::create(
+            b, loc, vecType, mask, maskIndex(row, key0), inK, splat(0.0f)));
+      }
+      transpose16x16(rowsOfMask);
+      for (int64_t l = 0; l < kLanes; ++l)
+        storeVec(rowsOfMask[l], mt, {add(c0, cIdx(l)), r0});
+      return SmallVector<Value>{};
+    });
+    return SmallVector<Value>{};
+  });
+}
+
+Value CpuFlashBuilder::keyMaskValue(Value key) {
+  // Row index 0: the mask's Tq dim is 1 or absent.
+  return memref::LoadOp::create(b, loc, mask, maskIndex(cIdx(0), key));
+}
+
+Value CpuFlashBuilder::applyMask(Value s, Value keyValue, Value stRow,
+                                 int64_t i) {
+  Value minusInf = splat(-std::numeric_limits<float>::infinity());
+  if (!maskVaries) {
+    Value m = keyValue;
+    if (!maskBool)
+      return arith::AddFOp::create(b, loc, s, bcast(m));
+    // A scalar condition selects the whole vector.
+    bool keepWhereTrue = op.getMaskKind() == MaskKind::attend_where_true;
+    return arith::SelectOp::create(b, loc, m, keepWhereTrue ? s : minusInf,
+                                   keepWhereTrue ? minusInf : s);
+  }
+  Value m = loadVec(mt, {stRow, cIdx(i * kLanes)});
+  if (!maskWidened)
+    return arith::AddFOp::create(b, loc, s, m);
+  Value hidden =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
+  return arith::SelectOp::create(b, loc, hidden, minusInf, s);
 }
 
 struct AttnVectorizeSdpaPass

@@ -292,15 +292,60 @@ func.func @consumed(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
   return %r : tensor<1x2x64x64xf32>
 }
 
-// What the pass leaves to attn-fuse-softmax: explicit masks, dropout, other
-// element types, head dims that are not positive multiples of 16, decode
-// steps (static Tq < 8).
+// Explicit masks. Key padding ([B, 1, 1, Tk], the same for every query
+// row): one i1 per key, loaded once per key of a score tile, selects the
+// whole score vector (-inf where the key is hidden) before the block max.
+// An additive mask that varies along the query rows ([H, Tq, Tk]) is read
+// per key block into Mt [Bc, Br] (16 rows of 16 keys per masked load, the
+// last chunk of K masked, transposed in registers like Qt) and added to
+// the score vectors. An i1 mask that varies along the rows is widened to
+// f32 first (0 / -inf, a linalg.generic on the mask's own shape), then read
+// like the additive one and applied by select, so that a hidden +inf or
+// NaN score still weighs 0.
+// CHECK-LABEL: func.func @masked(
+// CHECK-SAME: %[[Q:.*]]: tensor<2x4x64x64xf32>, %[[PAD:.*]]: tensor<2x1x1x64xi1>, %[[BIAS:.*]]: tensor<4x64x64xf32>, %[[HIDE:.*]]: tensor<64x64xi1>)
+// CHECK-NOT: attn.sdpa
+// CHECK: %[[PADM:.*]] = bufferization.to_buffer %[[PAD]] read_only : tensor<2x1x1x64xi1> to memref<2x1x1x64xi1, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in
+// CHECK: %[[KP:.*]] = memref.load %[[PADM]][%[[B]], %c0, %c0, %{{.*}}] : memref<2x1x1x64xi1, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: %[[S:.*]] = arith.select %[[KP]], %{{.*}}#0, %cst{{.*}} : vector<16xf32>
+// CHECK: arith.cmpf ogt, %[[S]], %{{.*}} : vector<16xf32>
+// CHECK: %[[BIASM:.*]] = bufferization.to_buffer %[[BIAS]] read_only : tensor<4x64x64xf32> to memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK: scf.forall (%{{.*}}, %[[H2:.*]], %{{.*}}) in
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+// CHECK: %[[MT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+// CHECK: %[[INK:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK: vector.maskedload %[[BIASM]][%[[H2]], %{{.*}}, %{{.*}}], %[[INK]], %{{.*}} : memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-COUNT-32: vector.shuffle
+// CHECK: vector.store %{{.*}}, %[[MT]][%{{.*}}, %{{.*}}] : memref<128x64xf32>, vector<16xf32>
+// CHECK: %[[MV:.*]] = vector.load %[[MT]][%{{.*}}, %c0] : memref<128x64xf32>, vector<16xf32>
+// CHECK: %[[SB:.*]] = arith.addf %{{.*}}#0, %[[MV]] : vector<16xf32>
+// CHECK: arith.cmpf ogt, %[[SB]], %{{.*}} : vector<16xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[HIDE]] : tensor<64x64xi1>) outs(%{{.*}} : tensor<64x64xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: i1, %{{.*}}: f32):
+// CHECK: %[[W:.*]] = arith.select %[[IN]], %cst{{.*}}, %cst{{.*}} : f32
+// CHECK: linalg.yield %[[W]] : f32
+// CHECK: scf.forall
+// CHECK: vector.maskedload %{{.*}} : memref<64x64xf32, strided<[?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: %[[HID:.*]] = arith.cmpf oeq, %{{.*}}, %[[NINF:.*]] : vector<16xf32>
+// CHECK: arith.select %[[HID]], %[[NINF]], %{{.*}}#0 : vector<16xi1>, vector<16xf32>
+func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: tensor<4x64x64xf32>, %hide: tensor<64x64xi1>)
+    -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>) {
+  %a = attn.sdpa %q, %q, %q mask(%pad : attend_where_true) causal(top_left) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x1x1x64xi1> -> tensor<2x4x64x64xf32>
+  %b = attn.sdpa %q, %q, %q mask(%bias : additive) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<4x64x64xf32> -> tensor<2x4x64x64xf32>
+  %c = attn.sdpa %q, %q, %q mask(%hide : masked_where_true) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<64x64xi1> -> tensor<2x4x64x64xf32>
+  return %a, %b, %c : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>
+}
+
+// What the pass leaves to attn-fuse-softmax: a mask broadcast along the
+// keys (its last dim 1), dropout, other element types, head dims that are
+// not positive multiples of 16, decode steps (static Tq < 8).
 // CHECK-LABEL: func.func @untouched(
 // CHECK-NOT: scf.forall
 // CHECK-COUNT-6: attn.sdpa
-func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x16xi1>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>, %empty: tensor<2x16x0xf32>)
+func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x1xi1>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>, %empty: tensor<2x16x0xf32>)
     -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>) {
-  %a = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<16x16xi1> -> tensor<2x16x64xf32>
+  %a = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<16x1xi1> -> tensor<2x16x64xf32>
   %b = attn.sdpa %q, %q, %q {dropout_p = 0.1 : f32, seed = 1 : i64} : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x16x64xf32>
   %c = attn.sdpa %h, %h, %h : tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16> -> tensor<2x16x64xf16>
   %d = attn.sdpa %r, %r, %r : tensor<2x16x20xf32>, tensor<2x16x20xf32>, tensor<2x16x20xf32> -> tensor<2x16x20xf32>

@@ -54,21 +54,31 @@ VARIANTS = [
 ]
 
 
-def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f32"):
+def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f32",
+           mask=None):
+    """`mask`: (shape, kind) of an explicit mask operand (i1, or f32 for
+    additive)."""
     ty = lambda s: attn_exec.tensor_type(s, elem)
     oshape = tuple(qshape[:-1]) + (vshape[-1],)
     attrs = "{scale = %r : f32} " % scale if scale is not None else ""
-    return ("func.func @main(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
-            "  %%0 = attn.sdpa %%q, %%k, %%v %s%s%s: %s, %s, %s -> %s\n"
+    marg = mclause = mtype = ""
+    if mask:
+        mty = attn_exec.tensor_type(mask[0], "f32" if mask[1] == "additive" else "i1")
+        marg, mclause, mtype = ", %%m: %s" % mty, "mask(%%m : %s) " % mask[1], ", " + mty
+    return ("func.func @main(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
+            "  %%0 = attn.sdpa %%q, %%k, %%v %s%s%s%s: %s, %s, %s%s -> %s\n"
             "  return %%0 : %s\n}\n") % (
-        ty(qshape), ty(kshape), ty(vshape), ty(oshape),
+        ty(qshape), ty(kshape), ty(vshape), marg, ty(oshape), mclause,
         "causal(%s) " % causal if causal else "",
         "layout(%s) " % layout if layout else "", attrs,
-        ty(qshape), ty(kshape), ty(vshape), ty(oshape), ty(oshape))
+        ty(qshape), ty(kshape), ty(vshape), mtype, ty(oshape), ty(oshape))
 
 
-def reference(q, k, v, causal=None, layout=None, scale=None):
-    """float64 reference; zero-weight keys add nothing even for inf/NaN values."""
+def reference(q, k, v, causal=None, layout=None, scale=None, mask=None):
+    """float64 reference; zero-weight keys add nothing even for inf/NaN values.
+    `mask`: (values, kind), broadcast to the scores [B..., Hq, Tq, Tk] (in
+    either layout): additive values are added to the scaled scores, an i1
+    mask hides keys (-inf) before the causal predicate."""
     if layout == "seq_major":  # [B, T, H, d] -> [B, H, T, d] and back
         q, k, v = (np.swapaxes(a, -2, -3) for a in (q, k, v))
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
@@ -81,6 +91,15 @@ def reference(q, k, v, causal=None, layout=None, scale=None):
     scale = 1 / np.sqrt(d) if scale is None else scale
     with np.errstate(invalid="ignore", over="ignore"):
         s = scale * (q @ np.swapaxes(k, -1, -2))
+        if mask is not None:
+            m, kind = mask
+            m = np.asarray(m)
+            m = m.reshape((1,) * max(0, s.ndim - m.ndim) + m.shape)
+            if kind == "additive":
+                s = s + m.astype(np.float64)
+            else:
+                hidden = m if kind == "masked_where_true" else ~m
+                s = np.where(hidden, -np.inf, s)
         if causal:
             off = tk - tq if causal == "bottom_right" else 0
             s = np.where(np.arange(tk)[None, :] > np.arange(tq)[:, None] + off, -np.inf, s)
@@ -108,16 +127,21 @@ def main():
         bf16_dot, "use vdpbf16ps, and widened to f32 with bf16-dot=false" if bf16_dot
         else "are widened to f32"))
 
-    def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None, elem="f32"):
-        """Runs one module; `shapes` overrides the static types (dynamic dims).
-        bf16: inputs rounded to bf16, tolerance 2e-2 (atol and rtol)."""
-        qs, ks, vs = shapes if shapes else (q.shape, k.shape, v.shape)
-        text = module(qs, ks, vs, causal, layout, scale, elem)
+    def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None, elem="f32",
+             mask=None):
+        """Runs one module; `shapes` overrides the static types (dynamic dims;
+        with a mask, a fourth entry for its type). bf16: inputs rounded to
+        bf16, tolerance 2e-2 (atol and rtol). `mask`: (values, kind)."""
+        qs, ks, vs = shapes[:3] if shapes else (q.shape, k.shape, v.shape)
+        mask_type = None
+        if mask is not None:
+            mask_type = (shapes[3] if shapes and len(shapes) > 3 else mask[0].shape, mask[1])
+        text = module(qs, ks, vs, causal, layout, scale, elem, mask_type)
         tol = 1e-5
         if elem == "bf16":
             q, k, v = (attn_exec.round_to_bf16(a) for a in (q, k, v))
             tol = 2e-2
-        want = reference(q, k, v, causal, layout, scale)
+        want = reference(q, k, v, causal, layout, scale, mask)
         if q.ndim == 2:
             want = want[0]
         # bf16: both forms of the kernel, vdpbf16ps dot products and f32
@@ -139,7 +163,8 @@ def main():
         for vname, opts in variants:
             label = "%s %s" % (name, vname)
             with checks(label):
-                (got,) = attn_exec.run(text, "main", [q, k, v], work,
+                inputs = [q, k, v] + ([mask[0]] if mask is not None else [])
+                (got,) = attn_exec.run(text, "main", inputs, work,
                                        extra_args=[opts if opts.startswith("--")
                                                    else "--pipeline-options=" + opts])
                 assert got.shape == want.shape, (got.shape, want.shape)
@@ -229,6 +254,55 @@ def main():
         case(name, q, k, v, causal="top_left", layout="seq_major", elem=elem)
 
     guarded_block_case("seq_major GQA 6/2 B=2 T=150, one non-finite key block", "f32")
+
+    # Explicit masks. The same for every query row (key padding): one value
+    # per key, broadcast over the lanes; i1 masks select, additive ones add.
+    # Varying along the rows: read per key block through a transposed copy
+    # (an i1 one widened to 0 / -inf first). Tails of Tq and Tk, GQA heads,
+    # both layouts, dynamic sizes, rows whose every key is hidden (0), and
+    # inf values and a +inf score under hidden keys (weight 0).
+    pad = np.ones((2, 1, 1, 200), bool)
+    pad[1, ..., 150:] = False
+    case("mask key padding attend_where_true [B,1,1,Tk] causal T=200", normal(2, 2, 200, 64),
+         normal(2, 2, 200, 64), normal(2, 2, 200, 64), causal="top_left",
+         mask=(pad, "attend_where_true"))
+    kbias = normal(300)
+    kbias[rng.random(300) < 0.2] = -np.inf
+    case("mask additive [Tk] full Tq=33 Tk=300 d=128 dv=64", normal(1, 3, 33, 128),
+         normal(1, 3, 300, 128), normal(1, 3, 300, 64), mask=(kbias, "additive"))
+    bias = normal(2, 2, 100, 100)
+    bias[rng.random(bias.shape) < 0.1] = -np.inf
+    case("mask additive bias [B,H,Tq,Tk] full T=100 d=32", normal(2, 2, 100, 32),
+         normal(2, 2, 100, 32), normal(2, 2, 100, 32), mask=(bias, "additive"))
+    hide = rng.random((70, 150)) < 0.4
+    hide[5] = True  # a row that sees no key
+    case("mask masked_where_true [Tq,Tk] bottom_right Tq=70 Tk=150 d=32", normal(2, 2, 70, 32),
+         normal(2, 2, 150, 32), normal(2, 2, 150, 32), causal="bottom_right",
+         mask=(hide, "masked_where_true"))
+    case("mask GQA 8/2 additive [1,8,Tq,Tk] causal T=100", normal(1, 8, 100, 64),
+         normal(1, 2, 100, 64), normal(1, 2, 100, 64), causal="top_left",
+         mask=(normal(1, 8, 100, 100), "additive"))
+    case("mask seq_major B=2 T=130 H=3 attend_where_true [B,1,Tq,Tk]", normal(2, 130, 3, 64),
+         normal(2, 130, 3, 64), normal(2, 130, 3, 64), layout="seq_major",
+         mask=(rng.random((2, 1, 130, 130)) < 0.8, "attend_where_true"))
+    case("mask dynamic B=2 T=77 additive [?,1,?,?] causal", normal(2, 2, 77, 64),
+         normal(2, 2, 77, 64), normal(2, 2, 77, 64), causal="top_left",
+         shapes=dyn + ((None, 1, None, None),), mask=(normal(2, 1, 77, 77), "additive"))
+    case("mask dynamic B=3 T=129 key padding [?,1,1,?]", normal(3, 2, 129, 64),
+         normal(3, 2, 129, 64), normal(3, 2, 129, 64), shapes=dyn + ((None, 1, 1, None),),
+         mask=(rng.random((3, 1, 1, 129)) < 0.7, "attend_where_true"))
+    q = np.abs(normal(1, 1, 40, 16)) + 0.1
+    k, v = normal(1, 1, 40, 16), normal(1, 1, 40, 16)
+    v[0, 0, 7, 3], v[0, 0, 20, 0] = np.inf, np.nan
+    k[0, 0, 30, :] = np.inf  # a +inf score for every row
+    keep = np.ones((1, 1, 1, 40), bool)
+    keep[..., [7, 20, 30]] = False
+    case("mask hides inf/NaN values and a +inf score (key padding)", q, k, v,
+         mask=(keep, "attend_where_true"))
+    hide = np.zeros((40, 40), bool)
+    hide[:, [7, 20, 30]] = True
+    case("mask hides inf/NaN values and a +inf score ([Tq,Tk], widened)", q, k, v,
+         mask=(hide, "masked_where_true"))
 
     # bf16 (vdpbf16ps for Q K^T and P V, f32 softmax and accumulation): odd
     # key counts (a key paired with zeros), diagonal blocks, GQA, seq_major,

@@ -222,12 +222,13 @@ def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
 def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
   let summary = "Lower f32 attn.sdpa to a register-blocked flash-attention loop nest in vector IR (CPU)";
   let description = [{
-    Takes every f32 `attn.sdpa` without an explicit mask, dropout, window or
-    softcap, with head dims that are static multiples of 16 (causal of
-    either alignment, GQA, both layouts, ranks 2-4, dynamic batch and
-    sequence lengths); the others are left to `attn-fuse-softmax`, and so
-    are decode steps (a static query length below 8, where query rows in
-    the lanes would leave them mostly empty). A static query length below
+    Takes every f32 `attn.sdpa` without dropout, window or softcap, with
+    head dims that are static multiples of 16 (causal of either alignment,
+    explicit masks of the three kinds, GQA, both layouts, ranks 2-4,
+    dynamic batch and sequence lengths); the others are left to
+    `attn-fuse-softmax` (so are bf16 cores with a mask, a mask broadcast
+    along the keys, and decode steps: a static query length below 8, where
+    query rows in the lanes would leave them mostly empty). A static query length below
     `block-q` shrinks the work item to it (rounded up to 16 rows) and
     scales `register-keys` up accordingly.
 
@@ -252,7 +253,14 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     ```
 
     and out = O / l (0 for a row that sees no key), written with streaming
-    stores when the result is only returned. Causal attention stops
+    stores when the result is only returned. An explicit mask is applied
+    to the score tiles before their max: a mask that is the same for every
+    query row (key padding, [B, 1, 1, Tk]) as one value per key broadcast
+    over the lanes (i1: a select of the whole vector; additive: an add);
+    one that varies along the rows through a per-key-block copy Mt [Bc,
+    block-q] transposed like Qt (an i1 one widened to 0 / -inf f32 once
+    per call, then applied by select, so a hidden +inf or NaN score still
+    weighs 0). Causal attention stops
     the key loop at the block's last visible key and evaluates the element
     predicate only in blocks that cross the diagonal or the end of K; its
     items take a head's query blocks from the last to the first, so that a
@@ -324,8 +332,9 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
-    "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
-    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+    "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
+    "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect", "mlir::vector::VectorDialect",
     "mlir::x86vector::X86VectorDialect"
   ];
 }
