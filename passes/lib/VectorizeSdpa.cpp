@@ -1,7 +1,7 @@
 //===- VectorizeSdpa.cpp - attn-vectorize-sdpa ----------------------------===//
 //
 // attn.sdpa (f32, or bf16 with avx512_bf16 dot products or widened to f32;
-// f32 with an explicit mask) -> a register-blocked flash-attention loop nest
+// either with an explicit mask) -> a register-blocked flash-attention loop nest
 // in vector IR for x86 CPUs (AVX-512 or AVX2).
 //
 // One work item (an scf.forall iteration) is (batch, head, block of Br query
@@ -39,7 +39,7 @@
 // transposed in registers, as Qt), so that the rows of a key lie along the
 // lanes as they do in St; an i1 mask of that kind is first widened to f32
 // (0 where a key is seen, -inf where not) since i1 elements cannot be
-// loaded as vectors.
+// loaded as vectors, and a bf16 additive mask to f32.
 //
 // exp(x) is taken as 2^(x log2(e)), the multiply fused with the
 // subtraction of the max, and 2^x is emitted inline (exp2NonPositive), or
@@ -103,8 +103,6 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
   if (Value m = op.getMask()) {
-    if (!e.isF32())
-      return "explicit mask on a bf16 core";
     // A mask broadcast along the keys (its last dim 1 where Tk is not).
     auto mt = cast<RankedTensorType>(m.getType());
     int64_t tkStatic = kt.getDimSize(detail::SdpaIndexing(op).seqDim());
@@ -1192,10 +1190,13 @@ void CpuFlashBuilder::prepareMask() {
   int64_t mr = mType.getRank();
   maskBool = mType.getElementType().isInteger(1);
   maskVaries = mr >= 2 && mType.getDimSize(mr - 2) != 1;
-  if (maskVaries && maskBool) {
-    // i1 elements are bytes in memory but bits in a vector register: a
-    // vector load of i1 would read 16 bits, not 16 bytes. Widen to f32 once
-    // per call (the mask's own shape, not the broadcast one).
+  // i1 elements are bytes in memory but bits in a vector register: a vector
+  // load of i1 would read 16 bits, not 16 bytes. A varying i1 mask is
+  // therefore widened to f32 once per call (the mask's own shape, not the
+  // broadcast one), and so is a bf16 additive mask (then f32 values like
+  // the scores).
+  bool widenBool = maskVaries && maskBool;
+  if (widenBool || (!maskBool && !mType.getElementType().isF32())) {
     SmallVector<Value> dyn;
     for (int64_t i = 0; i < mr; ++i)
       if (mType.isDynamicDim(i))
@@ -1208,6 +1209,13 @@ void CpuFlashBuilder::prepareMask() {
     m = linalg::GenericOp::create(
             b, loc, fType, ValueRange{m}, ValueRange{init}, maps, iters,
             [&](OpBuilder &nb, Location l, ValueRange a) {
+              if (!widenBool) {
+                linalg::YieldOp::create(
+                    nb, l,
+                    ValueRange{arith::ExtFOp::create(nb, l, nb.getF32Type(),
+                                                     a[0])});
+                return;
+              }
               Value zero =
                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0f));
               Value ninf = arith::ConstantOp::create(
@@ -1219,7 +1227,7 @@ void CpuFlashBuilder::prepareMask() {
               linalg::YieldOp::create(nb, l, w);
             })
             .getResult(0);
-    maskWidened = true;
+    maskWidened = widenBool;
   }
   mask = toBuffer(m);
 }

@@ -337,6 +337,20 @@ func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: t
   return %a, %b, %c : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>
 }
 
+// A bf16 core's additive mask is bf16: widened to f32 once per call (the
+// scores are f32), then read like an f32 one.
+// BF16-LABEL: func.func @masked_bf16(
+// BF16: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x64x64xbf16>) outs(%{{.*}} : tensor<2x64x64xf32>)
+// BF16: arith.extf %{{.*}} : bf16 to f32
+// BF16: scf.forall
+// BF16: vector.maskedload %{{.*}} : memref<2x64x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// BF16: x86vector.avx512.dot
+// BF16: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+func.func @masked_bf16(%q: tensor<2x64x64xbf16>, %bias: tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16> {
+  %o = attn.sdpa %q, %q, %q mask(%bias : additive) : tensor<2x64x64xbf16>, tensor<2x64x64xbf16>, tensor<2x64x64xbf16>, tensor<2x64x64xbf16> -> tensor<2x64x64xbf16>
+  return %o : tensor<2x64x64xbf16>
+}
+
 // What the pass leaves to attn-fuse-softmax: a mask broadcast along the
 // keys (its last dim 1), dropout, other element types, head dims that are
 // not positive multiples of 16, decode steps (static Tq < 8).

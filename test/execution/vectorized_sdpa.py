@@ -63,7 +63,8 @@ def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f
     attrs = "{scale = %r : f32} " % scale if scale is not None else ""
     marg = mclause = mtype = ""
     if mask:
-        mty = attn_exec.tensor_type(mask[0], "f32" if mask[1] == "additive" else "i1")
+        # An additive mask has the operands' element type.
+        mty = attn_exec.tensor_type(mask[0], elem if mask[1] == "additive" else "i1")
         marg, mclause, mtype = ", %%m: %s" % mty, "mask(%%m : %s) " % mask[1], ", " + mty
     return ("func.func @main(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
             "  %%0 = attn.sdpa %%q, %%k, %%v %s%s%s%s: %s, %s, %s%s -> %s\n"
@@ -140,6 +141,8 @@ def main():
         tol = 1e-5
         if elem == "bf16":
             q, k, v = (attn_exec.round_to_bf16(a) for a in (q, k, v))
+            if mask is not None and mask[1] == "additive":
+                mask = (attn_exec.round_to_bf16(mask[0]), mask[1])
             tol = 2e-2
         want = reference(q, k, v, causal, layout, scale, mask)
         if q.ndim == 2:
@@ -321,6 +324,18 @@ def main():
     # 21 keys: the last one is paired with zeros.
     weight_zero_case("bf16 inf/NaN values of weight 0", 21, 32, "bf16")
     guarded_block_case("bf16 seq_major GQA 6/2 B=2 T=150, one non-finite key block", "bf16")
+    # bf16 with masks: key padding (i1 per key), a varying i1 mask (widened),
+    # a bf16 additive bias (widened to f32), odd key counts.
+    case("bf16 mask key padding attend_where_true causal T=200", normal(2, 2, 200, 64),
+         normal(2, 2, 200, 64), normal(2, 2, 200, 64), causal="top_left",
+         mask=(pad, "attend_where_true"), elem="bf16")
+    case("bf16 mask masked_where_true [Tq,Tk] bottom_right Tq=70 Tk=151", normal(1, 2, 70, 64),
+         normal(1, 2, 151, 64), normal(1, 2, 151, 64), causal="bottom_right",
+         mask=(rng.random((70, 151)) < 0.4, "masked_where_true"), elem="bf16")
+    bias = normal(1, 3, 33, 301)
+    bias[rng.random(bias.shape) < 0.1] = -np.inf
+    case("bf16 mask additive [1,H,Tq,Tk] Tq=33 Tk=301", normal(1, 3, 33, 64),
+         normal(1, 3, 301, 64), normal(1, 3, 301, 64), mask=(bias, "additive"), elem="bf16")
     checks.finish("vectorized_sdpa")
 
 
