@@ -1210,10 +1210,9 @@ void CpuFlashBuilder::prepareMask() {
             b, loc, fType, ValueRange{m}, ValueRange{init}, maps, iters,
             [&](OpBuilder &nb, Location l, ValueRange a) {
               if (!widenBool) {
-                linalg::YieldOp::create(
-                    nb, l,
-                    ValueRange{arith::ExtFOp::create(nb, l, nb.getF32Type(),
-                                                     a[0])});
+                linalg::YieldOp::create(nb, l,
+                                        ValueRange{arith::ExtFOp::create(
+                                            nb, l, nb.getF32Type(), a[0])});
                 return;
               }
               Value zero =
