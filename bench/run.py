@@ -493,12 +493,12 @@ def main():
         sweep_rounds = ("; the sweep rows: %d rounds alternating the two sides, the median of "
                         "the medians" % args.sweep_rounds if args.sweep_rounds > 1
                         else "; the sweep rows: one run each")
-    md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up (the first six "
+    md = ["Measured %s, %d threads, fp32, medians of %d runs after a warm-up (the first %d "
           "cases and the bf16 comparison: three rounds alternating the two sides, the median "
           "of the three medians%s); %s; machine FMA peak "
           "%s (bench/peak/fma_peak.cpp). ONNX Runtime 1.30.0 CPU (onnxruntime-node), "
-          "graph optimizations on." % (date, args.threads, args.repeat, sweep_rounds, sides,
-                                        peak_line),
+          "graph optimizations on." % (date, args.threads, args.repeat, headline,
+                                        sweep_rounds, sides, peak_line),
           "",
           "| case | GFLOP | ours ms | ours GFLOP/s | % of peak | ORT ms | ORT GFLOP/s | speed-up | max abs diff | ours compile s |",
           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]

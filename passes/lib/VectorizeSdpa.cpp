@@ -51,6 +51,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgBuilders.h"
 #include "SdpaIndexing.h"
 #include "attn/AttnOps.h"
 #include "attn/Passes.h"
@@ -102,10 +103,11 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
   if (qt.getRank() < 2 || qt.getRank() > 4 || kt.getRank() != qt.getRank() ||
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
+  int64_t seqDim = detail::SdpaIndexing(op).seqDim();
   if (Value m = op.getMask()) {
     // A mask broadcast along the keys (its last dim 1 where Tk is not).
     auto mt = cast<RankedTensorType>(m.getType());
-    int64_t tkStatic = kt.getDimSize(detail::SdpaIndexing(op).seqDim());
+    int64_t tkStatic = kt.getDimSize(seqDim);
     if (mt.getRank() == 0 || (mt.getShape().back() == 1 && tkStatic != 1))
       return "mask broadcast along the keys";
   }
@@ -122,7 +124,6 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
   }
   // Decode steps: with fewer query rows than half the vector lanes, the
   // row-wise linalg form (one row, keys along the lanes) is faster.
-  int64_t seqDim = detail::SdpaIndexing(op).seqDim();
   if (!qt.isDynamicDim(seqDim) && qt.getDimSize(seqDim) < kMinQueryRows)
     return "fewer than 8 query rows";
   int64_t d = qt.getShape().back(), dk = kt.getShape().back(),
@@ -1203,7 +1204,6 @@ void CpuFlashBuilder::prepareMask() {
         dyn.push_back(tensor::DimOp::create(b, loc, m, i));
     auto fType = RankedTensorType::get(mType.getShape(), b.getF32Type());
     Value init = tensor::EmptyOp::create(b, loc, fType, dyn);
-    bool keepWhereTrue = op.getMaskKind() == MaskKind::attend_where_true;
     SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(mr));
     SmallVector<utils::IteratorType> iters(mr, utils::IteratorType::parallel);
     m = linalg::GenericOp::create(
@@ -1215,15 +1215,13 @@ void CpuFlashBuilder::prepareMask() {
                                             nb, l, nb.getF32Type(), a[0])});
                 return;
               }
+              // The plain lowering's mask on a score of 0: 0 or -inf.
               Value zero =
                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0f));
-              Value ninf = arith::ConstantOp::create(
+              linalg::YieldOp::create(
                   nb, l,
-                  nb.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-              Value w = arith::SelectOp::create(nb, l, a[0],
-                                                keepWhereTrue ? zero : ninf,
-                                                keepWhereTrue ? ninf : zero);
-              linalg::YieldOp::create(nb, l, w);
+                  ValueRange{detail::buildApplyMask(nb, l, zero, a[0],
+                                                    op.getMaskKind())});
             })
             .getResult(0);
     maskWidened = widenBool;

@@ -23,31 +23,45 @@ class AttentionRunError(RuntimeError):
 
 
 class Compiled:
-    """A module compiled once into a shared object (compile()), which run()
-    takes in place of MLIR text: every entry point and input size then runs
+    """A module compiled once into a shared object (compile_module()), which
+    run() takes in place of MLIR text: every entry point and input size then runs
     the same machine code without compiling it again."""
 
     def __init__(self, path):
         self.path = path
 
 
-def compile(mlir_text, workdir, extra_args=()):
+def _write_module(mlir_text, workdir, tag):
+    """`mlir_text` as workdir/tag.mlir; its path."""
+    path = os.path.join(workdir, tag + ".mlir")
+    with open(path, "w") as f:
+        f.write(mlir_text)
+    return path
+
+
+def _attention_run(cmd, what):
+    """Runs attention-run; a non-zero exit raises AttentionRunError."""
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    if proc.returncode != 0:
+        raise AttentionRunError(
+            "attention-run failed (exit %d) for %s\ncommand: %s\nstderr:\n%s"
+            % (proc.returncode, what, " ".join(cmd), proc.stderr))
+    return proc
+
+
+def compile_module(mlir_text, workdir, extra_args=()):
     """Compiles `mlir_text` with attention-run's pipeline (the options in
     `extra_args`, as for run()) into a shared object in `workdir`."""
     os.makedirs(workdir, exist_ok=True)
     tag = "module_%d" % next(_run_counter)
-    mlir_path = os.path.join(workdir, tag + ".mlir")
-    with open(mlir_path, "w") as f:
-        f.write(mlir_text)
     so_path = os.path.join(workdir, tag + ".so")
-    cmd = [ATTENTION_RUN, mlir_path, "--compile-only",
+    cmd = [ATTENTION_RUN, _write_module(mlir_text, workdir, tag), "--compile-only",
            "--emit-shared-object", so_path] + list(extra_args)
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True)
-    if proc.returncode != 0 or not os.path.exists(so_path):
-        raise AttentionRunError(
-            "attention-run failed (exit %d) to compile\ncommand: %s\nstderr:\n%s"
-            % (proc.returncode, " ".join(cmd), proc.stderr))
+    proc = _attention_run(cmd, "compiling " + tag)
+    if not os.path.exists(so_path):
+        raise AttentionRunError("attention-run exited 0 but did not write %s\n"
+                                "stderr:\n%s" % (so_path, proc.stderr))
     return Compiled(so_path)
 
 
@@ -58,12 +72,8 @@ def run(mlir_text, entry, inputs, workdir, num_outputs=1, extra_args=()):
     `extra_args` holds run options only, such as --threads)."""
     os.makedirs(workdir, exist_ok=True)
     tag = "%s_%d" % (entry, next(_run_counter))
-    if isinstance(mlir_text, Compiled):
-        module_path = mlir_text.path
-    else:
-        module_path = os.path.join(workdir, tag + ".mlir")
-        with open(module_path, "w") as f:
-            f.write(mlir_text)
+    module_path = (mlir_text.path if isinstance(mlir_text, Compiled)
+                   else _write_module(mlir_text, workdir, tag))
     cmd = [ATTENTION_RUN, module_path, "--entry", entry]
     for i, a in enumerate(inputs):
         p = os.path.join(workdir, "%s_in%d.npy" % (tag, i))
@@ -76,12 +86,7 @@ def run(mlir_text, entry, inputs, workdir, num_outputs=1, extra_args=()):
             os.remove(p)
         cmd += ["--output", p]
     cmd += list(extra_args)
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True)
-    if proc.returncode != 0:
-        raise AttentionRunError(
-            "attention-run failed (exit %d) for entry %s\ncommand: %s\nstderr:\n%s"
-            % (proc.returncode, entry, " ".join(cmd), proc.stderr))
+    proc = _attention_run(cmd, "entry " + entry)
     outs = []
     for p in out_paths:
         if not os.path.exists(p):

@@ -227,7 +227,7 @@ def compiled(module, options):
     if key not in _compiled:
         extra = ([options] if options.startswith("--") else
                  ["--pipeline-options", options] if options else [])
-        _compiled[key] = attn_exec.compile(module, workdir, extra_args=extra)
+        _compiled[key] = attn_exec.compile_module(module, workdir, extra_args=extra)
     return _compiled[key]
 
 

@@ -56,7 +56,7 @@ VARIANTS = [
 
 def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f32",
            mask=None):
-    """`mask`: (shape, kind) of an explicit mask operand (i1, or f32 for
+    """`mask`: (shape, kind) of an explicit mask operand (i1, or `elem` for
     additive)."""
     ty = lambda s: attn_exec.tensor_type(s, elem)
     oshape = tuple(qshape[:-1]) + (vshape[-1],)

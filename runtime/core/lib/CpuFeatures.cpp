@@ -137,14 +137,20 @@ const std::vector<std::string> &checkableCpuFeatures() {
   return names;
 }
 
-bool hostHasCpuFeature(const std::string &feature) {
+namespace {
+/// Whether this host has the table entry `f` (nullptr: a name outside it).
+bool hostHas(const FeatureBit *f) {
 #ifdef ATTNRT_X86
-  const FeatureBit *f = lookup(feature);
   return f && cpuidBit(*f) && stateSaved(f->state);
 #else
-  (void)feature;
+  (void)f;
   return false;
 #endif
+}
+} // namespace
+
+bool hostHasCpuFeature(const std::string &feature) {
+  return hostHas(lookup(feature));
 }
 
 Status checkHostCpuFeatures(const std::string &features,
@@ -159,10 +165,10 @@ Status checkHostCpuFeatures(const std::string &features,
     start = end + 1;
     if (name.empty())
       continue;
-    bool known = lookup(name) != nullptr;
-    if (known && hostHasCpuFeature(name))
+    const FeatureBit *f = lookup(name);
+    if (hostHas(f))
       continue;
-    std::string &list = known ? missing : unknown;
+    std::string &list = f ? missing : unknown;
     list += (list.empty() ? "" : ", ") + name;
   }
   if (!unknown.empty())
