@@ -214,6 +214,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "convert-openmp-to-llvm,reconcile-unrealized-casts,canonicalize,cse");
+  // Large constants (packed weights) as byte strings, which LLVM translates
+  // and writes out in one copy each instead of row by row.
+  pm.addPass(createAttnByteConstantGlobalsPass());
 }
 
 void registerAttnPipelines() {

@@ -442,6 +442,40 @@ def AttnFenceStreamingStoresPass
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def AttnByteConstantGlobalsPass
+    : Pass<"attn-byte-constant-globals", "mlir::ModuleOp"> {
+  let summary = "Hold each large constant llvm.mlir.global as one byte array";
+  let description = [{
+    A packed weight lowers to a constant global of nested arrays
+    (`!llvm.array<50 x array<1600 x array<32 x f32>>>`): translation to
+    LLVM IR then builds one constant per innermost row, and the object
+    writer emits the data one float at a time. For the d_model 1600
+    projections (41 MB) that was most of the time from LLVM dialect to
+    machine code. This pass retypes every constant global of at least
+    `min-bytes` bytes whose value is dense data (inline or a
+    `dense_resource` blob) as `!llvm.array<N x i8>` with the same bytes,
+    which LLVM holds as one byte string and writes in one copy. A blob is
+    shared, not copied. Uses need no change: pointers are opaque, and the
+    `llvm.getelementptr`s on the global's address carry their own element
+    type. Splat values, i1 data (bit-packed in MLIR, a byte per element in
+    memory) and globals with an initializer region are left alone.
+
+    Before:
+    ```mlir
+    llvm.mlir.global private constant @w(dense_resource<packed_weight> : tensor<24x768x32xf32>) {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<24 x array<768 x array<32 x f32>>>
+    ```
+    After:
+    ```mlir
+    llvm.mlir.global private constant @w(dense_resource<packed_weight> : tensor<2359296xi8>) {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<2359296 x i8>
+    ```
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"4096",
+           "Smallest global, in bytes, that is retyped">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def AttnSerializeNestedParallelLoopsPass
     : Pass<"attn-serialize-nested-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Keep only the outermost scf.parallel of each loop nest parallel";
