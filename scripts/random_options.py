@@ -3,7 +3,8 @@
 
 Each case draws a module (an attn.multi_head_attention block or an
 attn.sdpa core: random sizes, static or dynamic T; the cores also GQA,
-explicit masks of the three kinds and broadcast shapes, scales, dropout,
+explicit masks of the three kinds and broadcast shapes (rank 0 and
+broadcast along the keys too), scales, dropout,
 f16 and bf16), random pipeline options (register and cache tiles of
 attn-vectorize-sdpa and attn-vectorize-contractions, packing, N splitting,
 flash blocks, the vectorized core on or off) and a thread count, runs it
@@ -78,7 +79,7 @@ def random_options(rng):
 
 def tensor(shape, dynamic_axis=None, elem="f32"):
     dims = ["?" if i == dynamic_axis else str(s) for i, s in enumerate(shape)]
-    return "tensor<%sx%s>" % ("x".join(dims), elem)
+    return "tensor<%s>" % "x".join(dims + [elem])
 
 
 def mha_case(rng):
@@ -128,12 +129,13 @@ def mask_for(rng, b, hq, tq, tk, elem):
     element type."""
     kind = pick(rng, ["masked_where_true", "attend_where_true", "additive"])
     shape = pick(rng, [(tk,), (tq, tk), (1, 1, tq, tk), (b, 1, tq, tk),
-                       (b, hq, tq, tk), (1, hq, 1, tk), (b, 1, 1, 1)])
+                       (b, hq, tq, tk), (1, hq, 1, tk), (b, 1, 1, 1),
+                       (tq, 1), (b, 1, tq, 1), ()])
     if kind == "additive":
-        m = rng.standard_normal(shape)
-        m[rng.random(shape) < 0.2] = -np.inf
+        m = np.array(rng.standard_normal(shape))
+        m[np.asarray(rng.random(shape) < 0.2)] = -np.inf
         return kind, attn_exec.round_to(m, elem), elem
-    m = rng.random(shape) < (0.3 if kind == "masked_where_true" else 0.7)
+    m = np.asarray(rng.random(shape) < (0.3 if kind == "masked_where_true" else 0.7))
     return kind, m, "i1"
 
 

@@ -39,7 +39,10 @@
 // transposed in registers, as Qt), so that the rows of a key lie along the
 // lanes as they do in St; an i1 mask of that kind is first widened to f32
 // (0 where a key is seen, -inf where not) since i1 elements cannot be
-// loaded as vectors, and a bf16 additive mask to f32.
+// loaded as vectors, and a bf16 additive mask to f32. A mask broadcast
+// along the keys (one value per query row, [B, 1, Tq, 1]) is widened to
+// f32 rows [B, 1, Tq] once per call and loaded as one vector per 16 rows
+// once per work item.
 //
 // exp(x) is taken as 2^(x log2(e)), the multiply fused with the
 // subtraction of the max, and 2^x is emitted inline (exp2NonPositive), or
@@ -104,13 +107,6 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
   int64_t seqDim = detail::SdpaIndexing(op).seqDim();
-  if (Value m = op.getMask()) {
-    // A mask broadcast along the keys (its last dim 1 where Tk is not).
-    auto mt = cast<RankedTensorType>(m.getType());
-    int64_t tkStatic = kt.getDimSize(seqDim);
-    if (mt.getRank() == 0 || (mt.getShape().back() == 1 && tkStatic != 1))
-      return "mask broadcast along the keys";
-  }
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout";
   if (op.getWindowLeft() || op.getWindowRight())
@@ -436,8 +432,12 @@ private:
   /// A key's mask value for every row (a mask that does not vary along the
   /// query rows), loaded once per key of a score tile.
   Value keyMaskValue(Value key);
+  /// A mask broadcast along the keys: the f32 values of the item's row
+  /// vectors (rows past Tq read 0), loaded once per item.
+  void loadRowMask();
   /// Score vector `s` (St row `stRow`, query rows q0 + 16 i .. + 15) under
-  /// the explicit mask: `keyValue` (keyMaskValue) or Mt's row.
+  /// the explicit mask: `keyValue` (keyMaskValue), Mt's row or the row
+  /// mask vector.
   Value applyMask(Value s, Value keyValue, Value stRow, int64_t i);
 
   OpBuilder &b;
@@ -469,8 +469,12 @@ private:
   // rows (then read through Mt [bc rounded up to 16, br], per key block),
   // and whether it holds i1 values (maskVaries: widened to 0 / -inf f32,
   // still applied by select so that a masked +inf or NaN score weighs 0).
+  // A mask broadcast along the keys (maskRows) is held as f32 rows without
+  // the key dim, and rowMask has the item's vectors of it.
   Value mask, mt;
-  bool maskVaries = false, maskBool = false, maskWidened = false;
+  bool maskVaries = false, maskRows = false, maskBool = false,
+       maskWidened = false;
+  SmallVector<Value> rowMask;
   Value iota;               // [0, 1, ..., 15] : vector<16xi32>
 };
 
@@ -479,7 +483,8 @@ Value CpuFlashBuilder::toBuffer(Value tensor) {
   // Any offset and outer strides (Q/K/V may be slices or reshaped
   // projections); the columns must be contiguous for vector loads.
   SmallVector<int64_t> strides(tt.getRank(), ShapedType::kDynamic);
-  strides.back() = 1;
+  if (!strides.empty()) // (a rank-0 mask)
+    strides.back() = 1;
   auto layout =
       StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
   auto mt = MemRefType::get(tt.getShape(), tt.getElementType(), layout);
@@ -755,6 +760,8 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
     mt = scratchBuffer({static_cast<int64_t>(llvm::alignTo(bc, kLanes)), br});
   acc = scratchBuffer({br, dv});
   alpha = scratchBuffer({br});
+  if (maskRows)
+    loadRowMask();
   packQ(q0);
   // O = 0.
   loop(cIdx(0), cIdx(br), 1, {}, [&](Value r, ValueRange) {
@@ -901,7 +908,8 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                });
     SmallVector<Value> nextMax(mx.begin(), mx.end());
     for (int64_t r = 0; r < rKeys; ++r) {
-      Value keyMask = mask && !maskVaries ? keyMaskValue(rows[r]) : Value();
+      Value keyMask =
+          mask && !maskVaries && !maskRows ? keyMaskValue(rows[r]) : Value();
       for (int64_t i = 0; i < firstVec; ++i)
         storeVec(minusInf, st, {add(jt, r), cIdx(i * kLanes)});
       Value inK;
@@ -1191,6 +1199,51 @@ void CpuFlashBuilder::prepareMask() {
   int64_t mr = mType.getRank();
   maskBool = mType.getElementType().isInteger(1);
   maskVaries = mr >= 2 && mType.getDimSize(mr - 2) != 1;
+  // Broadcast along the keys: the last dim 1 where Tk is not (with Tk = 1,
+  // Mt reads it as any other mask).
+  int64_t tkStatic = op.getKey().getType().getDimSize(seqDim());
+  if (maskVaries && mType.getShape().back() == 1 && tkStatic != 1) {
+    maskVaries = false;
+    maskRows = true;
+  }
+  if (maskRows) {
+    // f32 rows [.., Tq] (the key dim dropped), contiguous for vector
+    // loads: 0 / -inf for an i1 mask (applied by select, as a widened
+    // varying one), the values of an additive one.
+    SmallVector<Value> dyn;
+    for (int64_t i = 0; i + 1 < mr; ++i)
+      if (mType.isDynamicDim(i))
+        dyn.push_back(tensor::DimOp::create(b, loc, m, i));
+    auto rowType =
+        RankedTensorType::get(mType.getShape().drop_back(), b.getF32Type());
+    Value init = tensor::EmptyOp::create(b, loc, rowType, dyn);
+    SmallVector<AffineExpr> rowDims;
+    for (int64_t i = 0; i + 1 < mr; ++i)
+      rowDims.push_back(b.getAffineDimExpr(i));
+    AffineMap outMap = b.getMultiDimIdentityMap(mr - 1);
+    rowDims.push_back(b.getAffineConstantExpr(0));
+    AffineMap inMap = AffineMap::get(mr - 1, 0, rowDims, b.getContext());
+    SmallVector<utils::IteratorType> iters(mr - 1,
+                                           utils::IteratorType::parallel);
+    m = linalg::GenericOp::create(
+            b, loc, rowType, ValueRange{m}, ValueRange{init},
+            ArrayRef<AffineMap>{inMap, outMap}, iters,
+            [&](OpBuilder &nb, Location l, ValueRange a) {
+              Value v = a[0];
+              if (maskBool)
+                v = detail::buildApplyMask(
+                    nb, l,
+                    arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0f)),
+                    v, op.getMaskKind());
+              else if (!v.getType().isF32())
+                v = arith::ExtFOp::create(nb, l, nb.getF32Type(), v);
+              linalg::YieldOp::create(nb, l, ValueRange{v});
+            })
+            .getResult(0);
+    maskWidened = maskBool;
+    mask = toBuffer(m);
+    return;
+  }
   // i1 elements are bytes in memory but bits in a vector register: a vector
   // load of i1 would read 16 bits, not 16 bytes. A varying i1 mask is
   // therefore widened to f32 once per call (the mask's own shape, not the
@@ -1232,9 +1285,12 @@ void CpuFlashBuilder::prepareMask() {
 SmallVector<Value> CpuFlashBuilder::maskIndex(Value row, Value key) {
   auto mType = cast<MemRefType>(mask.getType());
   int64_t mr = mType.getRank();
+  // The rows of a mask broadcast along the keys have no key dim.
+  int64_t scoreRank = maskRows ? rank - 1 : rank;
   SmallVector<Value> idx;
   for (int64_t a = 0; a < mr; ++a) {
-    int64_t sd = rank - mr + a; // score dim of [B, H, Tq, Tk] (ranks 2-4)
+    // Score dim of [B, H, Tq, Tk] (ranks 2-4).
+    int64_t sd = scoreRank - mr + a;
     if (mType.getDimSize(a) == 1)
       idx.push_back(cIdx(0));
     else if (sd == rank - 1)
@@ -1280,10 +1336,23 @@ Value CpuFlashBuilder::keyMaskValue(Value key) {
   return memref::LoadOp::create(b, loc, mask, maskIndex(cIdx(0), key));
 }
 
+void CpuFlashBuilder::loadRowMask() {
+  // Rows past Tq read 0 (their outputs are never stored).
+  auto laneMask = VectorType::get({kLanes}, b.getI1Type());
+  rowMask.clear();
+  for (int64_t i = 0; i < qVecs; ++i) {
+    Value row0 = add(qStart, cIdx(i * kLanes));
+    Value inQ = vector::CreateMaskOp::create(
+        b, loc, laneMask, ValueRange{maxI(sub(tq, row0), cIdx(0))});
+    rowMask.push_back(vector::MaskedLoadOp::create(
+        b, loc, vecType, mask, maskIndex(row0, Value()), inQ, splat(0.0f)));
+  }
+}
+
 Value CpuFlashBuilder::applyMask(Value s, Value keyValue, Value stRow,
                                  int64_t i) {
   Value minusInf = splat(-std::numeric_limits<float>::infinity());
-  if (!maskVaries) {
+  if (!maskVaries && !maskRows) {
     Value m = keyValue;
     if (!maskBool)
       return arith::AddFOp::create(b, loc, s, bcast(m));
@@ -1292,7 +1361,7 @@ Value CpuFlashBuilder::applyMask(Value s, Value keyValue, Value stRow,
     return arith::SelectOp::create(b, loc, m, keepWhereTrue ? s : minusInf,
                                    keepWhereTrue ? minusInf : s);
   }
-  Value m = loadVec(mt, {stRow, cIdx(i * kLanes)});
+  Value m = maskRows ? rowMask[i] : loadVec(mt, {stRow, cIdx(i * kLanes)});
   if (!maskWidened)
     return arith::AddFOp::create(b, loc, s, m);
   Value hidden =

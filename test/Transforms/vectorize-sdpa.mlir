@@ -351,21 +351,56 @@ func.func @masked_bf16(%q: tensor<2x64x64xbf16>, %bias: tensor<2x64x64xbf16>) ->
   return %o : tensor<2x64x64xbf16>
 }
 
-// What the pass leaves to attn-fuse-softmax: a mask broadcast along the
-// keys (its last dim 1), dropout, other element types, head dims that are
-// not positive multiples of 16, decode steps (static Tq < 8).
+// Masks broadcast along the keys (last dim 1: one value per query row,
+// [B, 1, Tq, 1]) are widened once per call to f32 rows without the key dim
+// (0 / -inf for i1, a linalg.generic reading index 0 of the unit dim), and
+// each work item loads one vector per 16 of its rows (rows past Tq read 0)
+// before its key loop; every score vector of those rows then takes the
+// same vector. An additive one is added. A rank-0 mask is one value for
+// every score, loaded like a key-padding value.
+// CHECK-LABEL: func.func @masked_rows(
+// CHECK-SAME: %[[Q:.*]]: tensor<2x4x64x64xf32>, %[[ROWS:.*]]: tensor<2x1x64x1xi1>, %[[RBIAS:.*]]: tensor<64x1xf32>, %[[ALL:.*]]: tensor<i1>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], {{.*}} ins(%[[ROWS]] : tensor<2x1x64x1xi1>) outs(%{{.*}} : tensor<2x1x64xf32>)
+// CHECK: arith.select %{{.*}}, %cst{{.*}}, %cst{{.*}} : f32
+// CHECK: %[[RM:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x1x64xf32> to memref<2x1x64xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK: scf.forall (%[[B:.*]], %{{.*}}, %{{.*}}) in
+// CHECK: %[[INQ:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK: %[[RV:.*]] = vector.maskedload %[[RM]][%[[B]], %c0{{.*}}, %{{.*}}], %[[INQ]], %{{.*}} : memref<2x1x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: scf.for
+// CHECK: %[[RH:.*]] = arith.cmpf oeq, %[[RV]], %{{.*}} : vector<16xf32>
+// CHECK: arith.select %[[RH]], %{{.*}}, %{{.*}}#0 : vector<16xi1>, vector<16xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[RBIAS]] : tensor<64x1xf32>) outs(%{{.*}} : tensor<64xf32>)
+// CHECK: scf.forall
+// CHECK: %[[BV:.*]] = vector.maskedload %{{.*}} : memref<64xf32, strided<[1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: scf.for
+// CHECK: arith.addf %{{.*}}#0, %[[BV]] : vector<16xf32>
+// CHECK: %[[ALLM:.*]] = bufferization.to_buffer %[[ALL]] read_only : tensor<i1> to memref<i1, strided<[], offset: ?>>
+// CHECK: scf.forall
+// CHECK: %[[AV:.*]] = memref.load %[[ALLM]][] : memref<i1, strided<[], offset: ?>>
+// CHECK: arith.select %[[AV]], %{{.*}}, %{{.*}}#0 : vector<16xf32>
+// CHECK-NOT: attn.sdpa
+func.func @masked_rows(%q: tensor<2x4x64x64xf32>, %rows: tensor<2x1x64x1xi1>, %rbias: tensor<64x1xf32>, %all: tensor<i1>)
+    -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>) {
+  %a = attn.sdpa %q, %q, %q mask(%rows : attend_where_true) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x1x64x1xi1> -> tensor<2x4x64x64xf32>
+  %b = attn.sdpa %q, %q, %q mask(%rbias : additive) causal(top_left) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<64x1xf32> -> tensor<2x4x64x64xf32>
+  %c = attn.sdpa %q, %q, %q mask(%all : masked_where_true) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<i1> -> tensor<2x4x64x64xf32>
+  return %a, %b, %c : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>
+}
+
+// What the pass leaves to attn-fuse-softmax: dropout, other element types,
+// head dims that are not positive multiples of 16, decode steps (static
+// Tq < 8).
 // CHECK-LABEL: func.func @untouched(
 // CHECK-NOT: scf.forall
-// CHECK-COUNT-6: attn.sdpa
-func.func @untouched(%q: tensor<2x16x64xf32>, %m: tensor<16x1xi1>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>, %empty: tensor<2x16x0xf32>)
-    -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>) {
-  %a = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<16x1xi1> -> tensor<2x16x64xf32>
+// CHECK-COUNT-5: attn.sdpa
+func.func @untouched(%q: tensor<2x16x64xf32>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>, %empty: tensor<2x16x0xf32>)
+    -> (tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>) {
   %b = attn.sdpa %q, %q, %q {dropout_p = 0.1 : f32, seed = 1 : i64} : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x16x64xf32>
   %c = attn.sdpa %h, %h, %h : tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16> -> tensor<2x16x64xf16>
   %d = attn.sdpa %r, %r, %r : tensor<2x16x20xf32>, tensor<2x16x20xf32>, tensor<2x16x20xf32> -> tensor<2x16x20xf32>
   %e = attn.sdpa %one, %q, %q causal(bottom_right) : tensor<2x1x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x1x64xf32>
   %f = attn.sdpa %q, %q, %empty : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x0xf32> -> tensor<2x16x0xf32>
-  return %a, %b, %c, %d, %e, %f : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>
+  return %b, %c, %d, %e, %f : tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>
 }
 
 // bf16 with bf16-dot (CPUs with avx512_bf16): V is packed once with key

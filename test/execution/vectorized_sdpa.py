@@ -307,6 +307,23 @@ def main():
     case("mask hides inf/NaN values and a +inf score ([Tq,Tk], widened)", q, k, v,
          mask=(hide, "masked_where_true"))
 
+    # Masks broadcast along the keys (one value per query row): widened to
+    # f32 rows once per call, one vector per 16 rows loaded per work item.
+    # Dynamic sizes with rows whose every key is hidden (0), an additive one
+    # with -inf rows under GQA heads, and a rank-0 mask that hides every
+    # key (all outputs 0).
+    rows = rng.random((2, 1, 77, 1)) < 0.7
+    rows[0, 0, [0, 40, 76]] = False
+    case("mask rows attend_where_true [?,1,?,1] dynamic B=2 T=77 causal", normal(2, 2, 77, 64),
+         normal(2, 2, 77, 64), normal(2, 2, 77, 64), causal="top_left",
+         shapes=dyn + ((None, 1, None, 1),), mask=(rows, "attend_where_true"))
+    rbias = normal(70, 1)
+    rbias[[3, 69]] = -np.inf
+    case("mask rows additive [Tq,1] GQA 8/2 full Tq=70 Tk=150", normal(1, 8, 70, 32),
+         normal(1, 2, 150, 32), normal(1, 2, 150, 32), mask=(rbias, "additive"))
+    case("mask rank 0 masked_where_true (every key hidden)", normal(1, 2, 40, 16),
+         normal(1, 2, 40, 16), normal(1, 2, 40, 16), mask=(np.array(True), "masked_where_true"))
+
     # bf16 (vdpbf16ps for Q K^T and P V, f32 softmax and accumulation): odd
     # key counts (a key paired with zeros), diagonal blocks, GQA, seq_major,
     # dynamic sizes, and inf/NaN values under weight-0 keys.
@@ -336,6 +353,10 @@ def main():
     bias[rng.random(bias.shape) < 0.1] = -np.inf
     case("bf16 mask additive [1,H,Tq,Tk] Tq=33 Tk=301", normal(1, 3, 33, 64),
          normal(1, 3, 301, 64), normal(1, 3, 301, 64), mask=(bias, "additive"), elem="bf16")
+    rbias = normal(2, 1, 33, 1)
+    rbias[1, 0, 7] = -np.inf
+    case("bf16 mask rows additive [B,1,Tq,1] Tq=33 Tk=151", normal(2, 3, 33, 64),
+         normal(2, 3, 151, 64), normal(2, 3, 151, 64), mask=(rbias, "additive"), elem="bf16")
     checks.finish("vectorized_sdpa")
 
 

@@ -226,9 +226,8 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     head dims that are static multiples of 16 (causal of either alignment,
     explicit masks of the three kinds, GQA, both layouts, ranks 2-4,
     dynamic batch and sequence lengths); the others are left to
-    `attn-fuse-softmax` (so are masks broadcast along the keys, and decode
-    steps: a static query length below 8, where query rows in the lanes
-    would leave them mostly empty). A static query length below
+    `attn-fuse-softmax` (so are decode steps: a static query length below
+    8, where query rows in the lanes would leave them mostly empty). A static query length below
     `block-q` shrinks the work item to it (rounded up to 16 rows) and
     scales `register-keys` up accordingly.
 
@@ -260,7 +259,10 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     one that varies along the rows through a per-key-block copy Mt [Bc,
     block-q] transposed like Qt (an i1 one widened to 0 / -inf f32 once
     per call, then applied by select, so a hidden +inf or NaN score still
-    weighs 0; a bf16 additive mask widened to f32 likewise). Causal attention stops
+    weighs 0; a bf16 additive mask widened to f32 likewise); one broadcast
+    along the keys ([B, 1, Tq, 1]) widened once per call to f32 rows
+    without the key dim, one vector per 16 rows loaded per work item.
+    Causal attention stops
     the key loop at the block's last visible key and evaluates the element
     predicate only in blocks that cross the diagonal or the end of K; its
     items take a head's query blocks from the last to the first, so that a
