@@ -8,7 +8,9 @@
 // a "string" it writes in one copy. Both costs were most of the codegen
 // time of such a module (1.4 s of its 1.7 s compile). The bytes are the
 // same, and no use changes: the global's address is an opaque pointer, and
-// every llvm.getelementptr on it names its own element type.
+// every llvm.getelementptr on it names its own element type. (The bytes are
+// in the host's order, which is the target's: the pipeline compiles on and
+// for x86 only. A cross-endian target would need them swapped.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNBYTECONSTANTGLOBALSPASS
@@ -24,9 +27,15 @@ namespace mlir::attn {
 
 namespace {
 
-/// The size in bytes of a (nested) LLVM array of integers or floats whose
-/// width is a whole number of bytes; nullopt for anything else.
-std::optional<int64_t> byteSize(Type type) {
+/// A (nested) LLVM array of integers or floats of 1, 2, 4, 8 or 16 bytes:
+/// its size in bytes and its element's size. Those widths are stored in
+/// memory exactly as MLIR's dense data holds them; others are padded in
+/// memory (f80 takes 16 bytes, i24 4) and are not retyped.
+struct ByteLayout {
+  int64_t bytes;
+  int64_t elementBytes;
+};
+std::optional<ByteLayout> byteLayout(Type type) {
   int64_t count = 1;
   while (auto array = dyn_cast<LLVM::LLVMArrayType>(type)) {
     count *= array.getNumElements();
@@ -35,9 +44,9 @@ std::optional<int64_t> byteSize(Type type) {
   if (!isa<IntegerType, FloatType>(type))
     return std::nullopt;
   unsigned bits = type.getIntOrFloatBitWidth();
-  if (bits % 8 != 0)
+  if (bits < 8 || bits > 128 || !llvm::isPowerOf2_32(bits))
     return std::nullopt;
-  return count * (bits / 8);
+  return ByteLayout{count * (bits / 8), bits / 8};
 }
 
 /// The global's value as `bytes` i8 values, sharing a blob's storage; or
@@ -65,15 +74,20 @@ struct AttnByteConstantGlobalsPass
     getOperation().walk([&](LLVM::GlobalOp global) {
       if (!global.getConstant() || !global.getValueOrNull())
         return;
-      std::optional<int64_t> bytes = byteSize(global.getGlobalType());
-      if (!bytes || *bytes < minBytes)
+      std::optional<ByteLayout> layout = byteLayout(global.getGlobalType());
+      if (!layout || layout->bytes < minBytes)
         return;
-      Attribute value = asBytes(global.getValueOrNull(), *bytes);
+      Attribute value = asBytes(global.getValueOrNull(), layout->bytes);
       if (!value)
         return;
-      global.setGlobalType(
-          LLVM::LLVMArrayType::get(IntegerType::get(&getContext(), 8), *bytes));
+      global.setGlobalType(LLVM::LLVMArrayType::get(
+          IntegerType::get(&getContext(), 8), layout->bytes));
       global.setValueAttr(value);
+      // An i8 array's ABI alignment is 1: keep at least the element's
+      // (its size, for these widths), which LLVM gave the original type.
+      uint64_t align = global.getAlignment().value_or(0);
+      if (align < uint64_t(layout->elementBytes))
+        global.setAlignment(layout->elementBytes);
     });
   }
 };

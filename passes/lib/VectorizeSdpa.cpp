@@ -412,6 +412,16 @@ private:
   Value valueBlockCheck(Value j0, Value nk);
   void emitWorkItem(Value batch, Value head, Value qBlock);
   void packQ(Value q0);
+  /// Whether Q is scaled as it is packed. bf16 pairs are not: bf16(Q *
+  /// scale) would round the (already bf16) Q a second time, and at a large
+  /// scale (0.39 at d = 128) that error in the logits gave errors of 0.03
+  /// in the output. Their scores are scaled in the exponent instead, unless
+  /// an additive mask must be added to the scaled scores (or the scale is
+  /// not positive, which would turn the max into a min).
+  bool scaleInQ() {
+    bool additive = op.getMask() && op.getMaskKind() == MaskKind::additive;
+    return !bf16 || additive || !(op.getEffectiveScale() > 0.0);
+  }
   /// Transposes 16 vectors of 16 lanes (a 16 x 16 block) in place.
   void transpose16x16(SmallVector<Value> &m);
   SmallVector<Value> emitKeyBlock(Value j0, ValueRange state, bool masked);
@@ -801,11 +811,13 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
 
 void CpuFlashBuilder::packQ(Value q0) {
   // Qt[c, r] = Q[q0 + r, c] * scale (bf16: qtPairs[c / 2, 2 r + c % 2] =
-  // bf16(Q[q0 + r, c] * scale)); rows past Tq repeat the last row (their
+  // Q[q0 + r, c], scaled only with an additive mask, see scaleInQ); rows
+  // past Tq repeat the last row (their
   // outputs are never stored). In 16 x 16 blocks transposed in registers
   // (16 row loads, 64 two-source shuffles, 16 stores): scalar copies became
   // scatters, 2.5% of the causal core.
-  Value scaleVec = splat(static_cast<float>(op.getEffectiveScale()));
+  Value scaleVec =
+      splat(scaleInQ() ? static_cast<float>(op.getEffectiveScale()) : 1.0f);
   Value lastRow = sub(tq, cIdx(1));
   loop(cIdx(0), cIdx(br), kLanes, {}, [&](Value r0, ValueRange) {
     loop(cIdx(0), cIdx(d), kLanes, {}, [&](Value c0, ValueRange) {
@@ -997,7 +1009,11 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
   // alpha = 2^(fl(m log2(e)) - m2), each the value its block used.
   float negInf = -std::numeric_limits<float>::infinity();
   Value minusInf = splat(negInf), zeroVec = splat(0.0f);
-  Value log2e = splat(static_cast<float>(1.4426950408889634));
+  // Scores of unscaled Q (scaleInQ false) take the scale here, exactly
+  // inside the FMA as log2(e) is; the max of the unscaled scores is the
+  // scaled ones' max over the scale (> 0).
+  double expScale = scaleInQ() ? 1.0 : op.getEffectiveScale();
+  Value log2e = splat(static_cast<float>(1.4426950408889634 * expScale));
   auto safeMax = [&](Value m) {
     Value none =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);

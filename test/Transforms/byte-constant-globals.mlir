@@ -21,9 +21,21 @@ llvm.mlir.global private constant @blob(dense_resource<weights> : tensor<2x2xf32
 // CHECK: llvm.mlir.global private constant @bf16(dense<[-128, 63, 0, 64, 64, 64, -128, 64, -96, 64, -64, 64, -32, 64, 0, 65]> : tensor<16xi8>) {{.*}} : !llvm.array<16 x i8>
 llvm.mlir.global private constant @bf16(dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xbf16>) {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<8 x bf16>
 
-// Left alone: a splat (LLVM writes it as a fill), i1 values (bit-packed in
+// An i8 array's ABI alignment is 1: the element's (4 for f32) is kept when
+// the global has none or less.
+// CHECK: llvm.mlir.global private constant @unaligned(dense<{{.*}}> : tensor<16xi8>) {addr_space = 0 : i32, alignment = 4 : i64} : !llvm.array<16 x i8>
+llvm.mlir.global private constant @unaligned(dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>) {addr_space = 0 : i32} : !llvm.array<4 x f32>
+// CHECK: llvm.mlir.global private constant @align2(dense<{{.*}}> : tensor<16xi8>) {addr_space = 0 : i32, alignment = 4 : i64} : !llvm.array<16 x i8>
+llvm.mlir.global private constant @align2(dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>) {addr_space = 0 : i32, alignment = 2 : i64} : !llvm.array<4 x f32>
+
+// Left alone: widths padded in memory (f80 takes 16 bytes, i24 4, but 10
+// and 3 in the attribute), a splat (LLVM writes it as a fill), i1 values (bit-packed in
 // the attribute, a byte each in memory), a mutable global, one below
 // min-bytes, and one with an initializer region.
+// CHECK: llvm.mlir.global private constant @f80(dense<{{.*}}> : tensor<2xf80>) {{.*}} : !llvm.array<2 x f80>
+llvm.mlir.global private constant @f80(dense<[1.0, 2.0]> : tensor<2xf80>) {addr_space = 0 : i32} : !llvm.array<2 x f80>
+// CHECK: llvm.mlir.global private constant @i24(dense<{{.*}}> : tensor<6xi24>) {{.*}} : !llvm.array<6 x i24>
+llvm.mlir.global private constant @i24(dense<[1, 2, 3, 4, 5, 6]> : tensor<6xi24>) {addr_space = 0 : i32} : !llvm.array<6 x i24>
 // CHECK: llvm.mlir.global private constant @splat(dense<0.000000e+00> : tensor<4x4xf32>) {{.*}} : !llvm.array<4 x array<4 x f32>>
 llvm.mlir.global private constant @splat(dense<0.0> : tensor<4x4xf32>) {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<4 x array<4 x f32>>
 // CHECK: llvm.mlir.global private constant @bits(dense<{{.*}}> : tensor<32xi1>) {{.*}} : !llvm.array<32 x i1>

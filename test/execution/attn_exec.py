@@ -145,7 +145,8 @@ def round_to_bf16(x):
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
     out = rounded.view(np.float32).copy()
     out[nan] = np.nan
-    return out
+    # ascontiguousarray makes a 0-d array 1-d: keep the shape (rank-0 masks).
+    return out.reshape(np.shape(x))
 
 
 def round_to(x, dtype):

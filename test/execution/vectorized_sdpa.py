@@ -310,19 +310,21 @@ def main():
     # Masks broadcast along the keys (one value per query row): widened to
     # f32 rows once per call, one vector per 16 rows loaded per work item.
     # Dynamic sizes with rows whose every key is hidden (0), an additive one
-    # with -inf rows under GQA heads, and a rank-0 mask that hides every
-    # key (all outputs 0).
+    # per query head with -inf rows under GQA heads, and rank-0 masks that
+    # hide every key (all outputs 0) and none.
     rows = rng.random((2, 1, 77, 1)) < 0.7
     rows[0, 0, [0, 40, 76]] = False
     case("mask rows attend_where_true [?,1,?,1] dynamic B=2 T=77 causal", normal(2, 2, 77, 64),
          normal(2, 2, 77, 64), normal(2, 2, 77, 64), causal="top_left",
          shapes=dyn + ((None, 1, None, 1),), mask=(rows, "attend_where_true"))
-    rbias = normal(70, 1)
-    rbias[[3, 69]] = -np.inf
-    case("mask rows additive [Tq,1] GQA 8/2 full Tq=70 Tk=150", normal(1, 8, 70, 32),
+    rbias = normal(1, 8, 70, 1)
+    rbias[0, [1, 6], [3, 69]] = -np.inf
+    case("mask rows additive [1,Hq,Tq,1] GQA 8/2 full Tq=70 Tk=150", normal(1, 8, 70, 32),
          normal(1, 2, 150, 32), normal(1, 2, 150, 32), mask=(rbias, "additive"))
     case("mask rank 0 masked_where_true (every key hidden)", normal(1, 2, 40, 16),
          normal(1, 2, 40, 16), normal(1, 2, 40, 16), mask=(np.array(True), "masked_where_true"))
+    case("mask rank 0 attend_where_true (every key seen)", normal(1, 2, 40, 16),
+         normal(1, 2, 40, 16), normal(1, 2, 40, 16), mask=(np.array(True), "attend_where_true"))
 
     # bf16 (vdpbf16ps for Q K^T and P V, f32 softmax and accumulation): odd
     # key counts (a key paired with zeros), diagonal blocks, GQA, seq_major,
@@ -338,6 +340,11 @@ def main():
          layout="seq_major", elem="bf16")
     case("bf16 dynamic B=2 T=77 causal", normal(2, 2, 77, 64), normal(2, 2, 77, 64),
          normal(2, 2, 77, 64), causal="top_left", shapes=dyn, elem="bf16")
+    # A large scale (4.4x 1/sqrt(d)): the bf16 Q pairs are not scaled and
+    # rounded again (the exponent takes the scale); that second rounding
+    # gave errors of 0.03 here.
+    case("bf16 GQA 6/2 d=128 scale=0.39", normal(1, 6, 100, 128), normal(1, 2, 100, 128),
+         normal(1, 2, 100, 128), scale=0.3925904, elem="bf16")
     # 21 keys: the last one is paired with zeros.
     weight_zero_case("bf16 inf/NaN values of weight 0", 21, 32, "bf16")
     guarded_block_case("bf16 seq_major GQA 6/2 B=2 T=150, one non-finite key block", "bf16")

@@ -459,8 +459,11 @@ def AttnByteConstantGlobalsPass
     which LLVM holds as one byte string and writes in one copy. A blob is
     shared, not copied. Uses need no change: pointers are opaque, and the
     `llvm.getelementptr`s on the global's address carry their own element
-    type. Splat values, i1 data (bit-packed in MLIR, a byte per element in
-    memory) and globals with an initializer region are left alone.
+    type; the alignment is raised to the element's size where it was
+    lower (an i8 array's ABI alignment is 1). Splat values, i1 data
+    (bit-packed in MLIR, a byte per element in memory), widths that memory
+    pads (f80, i24: only elements of 1, 2, 4, 8 or 16 bytes are retyped)
+    and globals with an initializer region are left alone.
 
     Before:
     ```mlir
