@@ -106,7 +106,6 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
   if (qt.getRank() < 2 || qt.getRank() > 4 || kt.getRank() != qt.getRank() ||
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
-  int64_t seqDim = detail::SdpaIndexing(op).seqDim();
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout";
   if (op.getWindowLeft() || op.getWindowRight())
@@ -120,6 +119,7 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
   }
   // Decode steps: with fewer query rows than half the vector lanes, the
   // row-wise linalg form (one row, keys along the lanes) is faster.
+  int64_t seqDim = detail::SdpaIndexing(op).seqDim();
   if (!qt.isDynamicDim(seqDim) && qt.getDimSize(seqDim) < kMinQueryRows)
     return "fewer than 8 query rows";
   int64_t d = qt.getShape().back(), dk = kt.getShape().back(),
@@ -433,6 +433,9 @@ private:
   /// The explicit mask: the operand as a buffer (an i1 mask that varies
   /// along the query rows widened to f32 first).
   void prepareMask();
+  /// `m` as f32 (0 / -inf for an i1 mask with toZeroInf), without its last
+  /// (key) dim with dropKeyDim, computed once per call.
+  Value widenMask(Value m, bool dropKeyDim, bool toZeroInf);
   /// Mt[c, r] = mask[q0 + r, j0 + c] for the key block at j0 (rows past Tq
   /// read the last row, keys past Tk read 0).
   void packMask(Value j0);
@@ -1222,80 +1225,54 @@ void CpuFlashBuilder::prepareMask() {
     maskVaries = false;
     maskRows = true;
   }
-  if (maskRows) {
-    // f32 rows [.., Tq] (the key dim dropped), contiguous for vector
-    // loads: 0 / -inf for an i1 mask (applied by select, as a widened
-    // varying one), the values of an additive one.
-    SmallVector<Value> dyn;
-    for (int64_t i = 0; i + 1 < mr; ++i)
-      if (mType.isDynamicDim(i))
-        dyn.push_back(tensor::DimOp::create(b, loc, m, i));
-    auto rowType =
-        RankedTensorType::get(mType.getShape().drop_back(), b.getF32Type());
-    Value init = tensor::EmptyOp::create(b, loc, rowType, dyn);
-    SmallVector<AffineExpr> rowDims;
-    for (int64_t i = 0; i + 1 < mr; ++i)
-      rowDims.push_back(b.getAffineDimExpr(i));
-    AffineMap outMap = b.getMultiDimIdentityMap(mr - 1);
-    rowDims.push_back(b.getAffineConstantExpr(0));
-    AffineMap inMap = AffineMap::get(mr - 1, 0, rowDims, b.getContext());
-    SmallVector<utils::IteratorType> iters(mr - 1,
-                                           utils::IteratorType::parallel);
-    m = linalg::GenericOp::create(
-            b, loc, rowType, ValueRange{m}, ValueRange{init},
-            ArrayRef<AffineMap>{inMap, outMap}, iters,
-            [&](OpBuilder &nb, Location l, ValueRange a) {
-              Value v = a[0];
-              if (maskBool)
-                v = detail::buildApplyMask(
-                    nb, l,
-                    arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0f)),
-                    v, op.getMaskKind());
-              else if (!v.getType().isF32())
-                v = arith::ExtFOp::create(nb, l, nb.getF32Type(), v);
-              linalg::YieldOp::create(nb, l, ValueRange{v});
-            })
-            .getResult(0);
-    maskWidened = maskBool;
-    mask = toBuffer(m);
-    return;
-  }
   // i1 elements are bytes in memory but bits in a vector register: a vector
-  // load of i1 would read 16 bits, not 16 bytes. A varying i1 mask is
-  // therefore widened to f32 once per call (the mask's own shape, not the
-  // broadcast one), and so is a bf16 additive mask (then f32 values like
-  // the scores).
-  bool widenBool = maskVaries && maskBool;
-  if (widenBool || (!maskBool && !mType.getElementType().isF32())) {
-    SmallVector<Value> dyn;
-    for (int64_t i = 0; i < mr; ++i)
-      if (mType.isDynamicDim(i))
-        dyn.push_back(tensor::DimOp::create(b, loc, m, i));
-    auto fType = RankedTensorType::get(mType.getShape(), b.getF32Type());
-    Value init = tensor::EmptyOp::create(b, loc, fType, dyn);
-    SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(mr));
-    SmallVector<utils::IteratorType> iters(mr, utils::IteratorType::parallel);
-    m = linalg::GenericOp::create(
-            b, loc, fType, ValueRange{m}, ValueRange{init}, maps, iters,
-            [&](OpBuilder &nb, Location l, ValueRange a) {
-              if (!widenBool) {
-                linalg::YieldOp::create(nb, l,
-                                        ValueRange{arith::ExtFOp::create(
-                                            nb, l, nb.getF32Type(), a[0])});
-                return;
-              }
-              // The plain lowering's mask on a score of 0: 0 or -inf.
-              Value zero =
-                  arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0f));
-              linalg::YieldOp::create(
-                  nb, l,
-                  ValueRange{detail::buildApplyMask(nb, l, zero, a[0],
-                                                    op.getMaskKind())});
-            })
-            .getResult(0);
-    maskWidened = widenBool;
-  }
+  // load of i1 would read 16 bits, not 16 bytes. An i1 mask that is loaded
+  // as vectors (varying, or rows) is therefore widened to f32 0 / -inf once
+  // per call (the mask's own shape, not the broadcast one), and so is a
+  // bf16 additive mask (then f32 values like the scores). A mask broadcast
+  // along the keys becomes f32 rows [.., Tq] without the key dim, contiguous
+  // along the rows for vector loads, whatever its element type.
+  bool widenBool = maskBool && (maskVaries || maskRows);
+  if (widenBool || maskRows || (!maskBool && !mType.getElementType().isF32()))
+    m = widenMask(m, /*dropKeyDim=*/maskRows, widenBool);
+  maskWidened = widenBool;
   mask = toBuffer(m);
+}
+
+Value CpuFlashBuilder::widenMask(Value m, bool dropKeyDim, bool toZeroInf) {
+  auto mType = cast<RankedTensorType>(m.getType());
+  int64_t outRank = mType.getRank() - (dropKeyDim ? 1 : 0);
+  SmallVector<Value> dyn;
+  SmallVector<AffineExpr> inExprs;
+  for (int64_t i = 0; i < outRank; ++i) {
+    if (mType.isDynamicDim(i))
+      dyn.push_back(tensor::DimOp::create(b, loc, m, i));
+    inExprs.push_back(b.getAffineDimExpr(i));
+  }
+  if (dropKeyDim)
+    inExprs.push_back(b.getAffineConstantExpr(0));
+  auto fType = RankedTensorType::get(mType.getShape().take_front(outRank),
+                                     b.getF32Type());
+  Value init = tensor::EmptyOp::create(b, loc, fType, dyn);
+  AffineMap inMap = AffineMap::get(outRank, 0, inExprs, b.getContext());
+  SmallVector<AffineMap> maps{inMap, b.getMultiDimIdentityMap(outRank)};
+  SmallVector<utils::IteratorType> iters(outRank,
+                                         utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, fType, ValueRange{m}, ValueRange{init}, maps, iters,
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               Value v = a[0];
+               if (toZeroInf)
+                 // The plain lowering's mask on a score of 0: 0 or -inf.
+                 v = detail::buildApplyMask(
+                     nb, l,
+                     arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0f)),
+                     v, op.getMaskKind());
+               else if (!v.getType().isF32())
+                 v = arith::ExtFOp::create(nb, l, nb.getF32Type(), v);
+               linalg::YieldOp::create(nb, l, ValueRange{v});
+             })
+      .getResult(0);
 }
 
 SmallVector<Value> CpuFlashBuilder::maskIndex(Value row, Value key) {
