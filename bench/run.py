@@ -64,17 +64,20 @@ def t(shape):
 # Cases: (name, flops, attn MLIR, ONNX model builder, inputs)
 # ---------------------------------------------------------------------------
 
-def core_case(b, h, tt, d, causal, rng):
-    """SDPA core. Causal: ORT's standard Attention (opset 23, is_causal=1) on
-    [B, H, T, d]. Not causal: com.microsoft.MultiHeadAttention on [B, T, H*d]
-    (ours reads the same memory as [B, T, H, d], layout(seq_major))."""
+def core_case(b, h, tt, d, causal, rng, softcap=None):
+    """SDPA core. Causal: ORT's standard Attention (opset 23, is_causal=1,
+    `softcap` as its attribute) on [B, H, T, d]. Not causal:
+    com.microsoft.MultiHeadAttention on [B, T, H*d] (ours reads the same
+    memory as [B, T, H, d], layout(seq_major))."""
     if causal:
         shape = (b, h, tt, d)
+        attrs = " {softcap = %r : f32}" % softcap if softcap else ""
         mlir = ("func.func @main(%q: {0}, %k: {0}, %v: {0}) -> {0} {{\n"
-                "  %o = attn.sdpa %q, %k, %v causal(top_left) : {0}, {0}, {0} -> {0}\n"
-                "  return %o : {0}\n}}\n").format(t(shape))
+                "  %o = attn.sdpa %q, %k, %v causal(top_left){1} : {0}, {0}, {0} -> {0}\n"
+                "  return %o : {0}\n}}\n").format(t(shape), attrs)
         ins = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n in "QKV"]
-        node = helper.make_node("Attention", ["Q", "K", "V"], ["Y"], is_causal=1)
+        extra = {"softcap": softcap} if softcap else {}
+        node = helper.make_node("Attention", ["Q", "K", "V"], ["Y"], is_causal=1, **extra)
         graph = helper.make_graph([node], "attention", ins,
                                   [helper.make_tensor_value_info("Y", TensorProto.FLOAT, shape)])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
@@ -437,7 +440,9 @@ def main():
              ("core + padding mask (bool [B,1,T,T]) B=1 H=12 T=1024 d=64",
               masked_core_case(1, 12, 1024, 64, "padding", rng)),
              ("core + additive bias ([1,H,T,T]) B=1 H=12 T=1024 d=64",
-              masked_core_case(1, 12, 1024, 64, "bias", rng))]
+              masked_core_case(1, 12, 1024, 64, "bias", rng)),
+             ("causal core + softcap 50 B=1 H=12 T=1024 d=64",
+              core_case(1, 12, 1024, 64, True, rng, softcap=50.0))]
     headline = len(cases)
     if args.sweep:
         for dm, h in ((768, 12), (1600, 25)):

@@ -4,7 +4,7 @@
 Each case draws a module (an attn.multi_head_attention block or an
 attn.sdpa core: random sizes, static or dynamic T; the cores also GQA,
 explicit masks of the three kinds and broadcast shapes (rank 0 and
-broadcast along the keys too), scales, dropout,
+broadcast along the keys too), sliding windows, softcap, scales, dropout,
 f16 and bf16), random pipeline options (register and cache tiles of
 attn-vectorize-sdpa and attn-vectorize-contractions, packing, N splitting,
 flash blocks, the vectorized core on or off) and a thread count, runs it
@@ -157,6 +157,11 @@ def sdpa_case(rng):
     mask = mask_for(rng, b, hq, tq, tk, elem) if not dynamic and rng.random() < 0.3 else None
     scale = float(np.float32(rng.uniform(0.05, 0.5))) if rng.random() < 0.3 else None
     dropout = (pick(rng, [0.1, 0.5]), int(rng.integers(0, 1000))) if rng.random() < 0.15 else None
+    window = (None, None)
+    if rng.random() < 0.25:
+        reach = lambda: pick(rng, [None, 0, 1, 7, 16, 40, 100, 300])  # noqa: E731
+        window = (reach(), None if causal else reach())
+    softcap = pick(rng, [2.0, 5.0, 30.0]) if rng.random() < 0.15 else None
     ty = lambda shape, dyn=None, e=elem: tensor(shape, dyn, e)  # noqa: E731
     tt = [ty(a.shape, 2 if dynamic else None) for a in (q, k, v)]
     tout = ty((b, hq, tq, dv), 2 if dynamic else None)
@@ -175,6 +180,11 @@ def sdpa_case(rng):
         attrs.append("scale = %r : f32" % scale)
     if dropout:
         attrs.append("dropout_p = %r : f32, seed = %d : i64" % dropout)
+    for side, reach in zip(("left", "right"), window):
+        if reach is not None:
+            attrs.append("window_%s = %d : i64" % (side, reach))
+    if softcap is not None:
+        attrs.append("softcap = %r : f32" % softcap)
     if attrs:
         op += " {%s}" % ", ".join(attrs)
     text = ("func.func @main(%s) -> %s {\n  %%o = %s : %s -> %s\n  return %%o : %s\n}\n") % (
@@ -185,9 +195,12 @@ def sdpa_case(rng):
         if mask[0] == "additive" else mask[1],
         mask_kind="masked_where_true" if mask is None else mask[0], causal=causal,
         scale=scale, dropout_p=dropout[0] if dropout else 0.0,
-        seed=dropout[1] if dropout else 0)
-    name = "sdpa %s B=%d Hq=%d Hkv=%d Tq=%d Tk=%d d=%d dv=%d%s%s%s%s%s" % (
+        seed=dropout[1] if dropout else 0, window_left=window[0], window_right=window[1],
+        softcap=softcap)
+    name = "sdpa %s B=%d Hq=%d Hkv=%d Tq=%d Tk=%d d=%d dv=%d%s%s%s%s%s%s%s" % (
         elem, b, hq, hkv, tq, tk, d, dv, " causal(%s)" % causal if causal else "",
+        " window(%s, %s)" % window if window != (None, None) else "",
+        " softcap=%g" % softcap if softcap is not None else "",
         " mask(%s %s)" % (mask[0], "x".join(map(str, mask[1].shape))) if mask else "",
         " scale=%g" % scale if scale is not None else "",
         " dropout p=%g seed=%d" % dropout if dropout else "",

@@ -26,11 +26,14 @@
 //
 // and finally out[i, :] = O[i, :] / l[i] (0 where l = 0: a row that sees no
 // key). Causal attention stops the key loop at the last key the block's
-// last row sees and evaluates the element predicate only in blocks that
-// cross the diagonal or the end of K; a key row past the end of K is read
-// clamped to the last row and masked. Everything the item touches besides
-// K and V (Qt, St, O: 64 KiB at Br = 64, Bc = 128, d = 64) is its own,
-// so the pass needs no Tq x Tk buffer and no transpose of K or V.
+// last row sees, and a sliding window starts it at the first key its first
+// row sees; the element predicate is evaluated only in blocks that cross
+// the diagonal, a window edge or the end of K; a key row past the end of K
+// is read clamped to the last row and masked. Soft-capped scores (c tanh(s
+// / c), math.tanh approximated later) are capped before any mask. Everything
+// the item touches besides K and V (Qt, St, O: 64 KiB at Br = 64, Bc = 128, d =
+// 64) is its own, so the pass needs no Tq x Tk buffer and no transpose of K or
+// V.
 //
 // An explicit mask is applied to the score tiles before their max. A mask
 // that is the same for every query row (key padding, [B, 1, 1, Tk]) is one
@@ -108,10 +111,6 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
     return "rank is not 2 to 4";
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "dropout";
-  if (op.getWindowLeft() || op.getWindowRight())
-    return "sliding window";
-  if (op.getSoftcap())
-    return "softcap";
   if (qt.getRank() >= 3) {
     int64_t h = op.getHeadDimIndex();
     if (qt.isDynamicDim(h) || kt.isDynamicDim(h) || vt.isDynamicDim(h))
@@ -145,6 +144,16 @@ public:
         bc(blockKV), polynomialExp(polynomialExp), avx512Scalef(avx512Scalef) {
     // Streaming stores only for a result that leaves the function as it
     // is: a consumer in the module would read the lines back from memory.
+    // The band of keys row i sees around its diagonal key i + offset.
+    // (Bounds beyond any sequence length are clamped so that the index
+    // arithmetic cannot overflow.)
+    constexpr uint64_t kFarKey = uint64_t(1) << 40;
+    if (op.getCausal() != CausalKind::none)
+      bandRight = 0;
+    else if (op.getWindowRight())
+      bandRight = static_cast<int64_t>(std::min(*op.getWindowRight(), kFarKey));
+    if (op.getWindowLeft())
+      bandLeft = static_cast<int64_t>(std::min(*op.getWindowLeft(), kFarKey));
     streamOut = streamingStores &&
                 llvm::all_of(op.getResult().getUsers(), [](Operation *u) {
                   return isa<func::ReturnOp>(u);
@@ -420,7 +429,8 @@ private:
   /// not positive, which would turn the max into a min).
   bool scaleInQ() {
     bool additive = op.getMask() && op.getMaskKind() == MaskKind::additive;
-    return !bf16 || additive || !(op.getEffectiveScale() > 0.0);
+    return !bf16 || additive || op.getSoftcap() ||
+           !(op.getEffectiveScale() > 0.0);
   }
   /// Transposes 16 vectors of 16 lanes (a 16 x 16 block) in place.
   void transpose16x16(SmallVector<Value> &m);
@@ -452,11 +462,22 @@ private:
   /// the explicit mask: `keyValue` (keyMaskValue), Mt's row or the row
   /// mask vector.
   Value applyMask(Value s, Value keyValue, Value stRow, int64_t i);
+  /// c * tanh(s / c) on scaled scores (the op's softcap c).
+  Value softcap(Value s) {
+    double c = op.getSoftcap()->convertToDouble();
+    Value t = math::TanhOp::create(
+        b, loc, arith::MulFOp::create(b, loc, s, splat(float(1.0 / c))));
+    return arith::MulFOp::create(b, loc, t, splat(float(c)));
+  }
 
   OpBuilder &b;
   Location loc;
   SdpaOp op;
   int64_t br, bc;         // query rows per item, keys per block
+  // Row i sees keys j with -bandLeft <= j - (i + offset) <= bandRight (-1:
+  // no bound on that side): causal is bandRight 0, a sliding window sets
+  // either side.
+  int64_t bandLeft = -1, bandRight = -1;
   bool polynomialExp;     // 2^x inline (exp2NonPositive) or math.exp2
   bool avx512Scalef;      // exp2NonPositive's 2^n by vscalefps (AVX-512F)
   bool streamOut = false; // the output written with non-temporal stores
@@ -783,21 +804,26 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
     return SmallVector<Value>{};
   });
 
-  // Keys [0, kEnd) can be visible to some row of the item; blocks
-  // [0, nFull) are visible to all of them.
+  // Keys [kBegin, kEnd) can be visible to some row of the item (rows
+  // q0 + offset .. q0 + offset + br - 1 on the diagonal), keys [fullLo,
+  // fullHi) to all of them. Blocks [b1, b2) lie inside the latter and skip
+  // the lane predicate; blocks [b0, b1) (a sliding window's left edge) and
+  // [b2, b3) (the diagonal, a right window edge, the end of K) evaluate it;
+  // blocks before b0 or from b3 on are not visited at all.
   Value zero = cIdx(0), bcV = cIdx(bc);
-  Value nFull;
-  if (op.getCausal() != CausalKind::none) {
-    Value lastRowLimit = add(add(q0, offset), br); // last row's keys + 1
-    kEnd = maxI(minI(lastRowLimit, tk), zero);
-    Value firstRowLimit = add(add(q0, offset), 1);
-    nFull = arith::FloorDivSIOp::create(b, loc, firstRowLimit, bcV);
-    nFull = minI(maxI(nFull, zero), arith::DivUIOp::create(b, loc, tk, bcV));
-  } else {
-    kEnd = tk;
-    nFull = arith::DivUIOp::create(b, loc, tk, bcV);
+  Value firstDiag = add(q0, offset), lastDiag = add(firstDiag, br - 1);
+  auto clampToK = [&](Value key) { return minI(maxI(key, zero), tk); };
+  kEnd = bandRight >= 0 ? clampToK(add(lastDiag, bandRight + 1)) : tk;
+  Value fullHi = bandRight >= 0 ? clampToK(add(firstDiag, bandRight + 1)) : tk;
+  Value b3 = arith::CeilDivUIOp::create(b, loc, kEnd, bcV);
+  Value b0 = zero, b1 = zero;
+  if (bandLeft >= 0) {
+    Value kBegin = clampToK(add(firstDiag, -bandLeft));
+    Value fullLo = clampToK(add(lastDiag, -bandLeft));
+    b0 = minI(arith::DivUIOp::create(b, loc, kBegin, bcV), b3);
+    b1 = minI(maxI(arith::CeilDivUIOp::create(b, loc, fullLo, bcV), b0), b3);
   }
-  Value nBlocks = arith::CeilDivUIOp::create(b, loc, kEnd, bcV);
+  Value b2 = minI(maxI(arith::DivUIOp::create(b, loc, fullHi, bcV), b1), b3);
 
   SmallVector<Value> init(qVecs,
                           splat(-std::numeric_limits<float>::infinity()));
@@ -807,8 +833,11 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
       return emitKeyBlock(mul(blk, bc), s, masked);
     });
   };
-  SmallVector<Value> state = keyLoop(zero, nFull, init, /*masked=*/false);
-  state = keyLoop(nFull, nBlocks, state, /*masked=*/true);
+  SmallVector<Value> state(init.begin(), init.end());
+  if (bandLeft >= 0)
+    state = keyLoop(b0, b1, state, /*masked=*/true);
+  state = keyLoop(b1, b2, state, /*masked=*/false);
+  state = keyLoop(b2, b3, state, /*masked=*/true);
   emitEpilogue(q0, ArrayRef<Value>(state).drop_front(qVecs));
 }
 
@@ -933,26 +962,36 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                                     tk);
       for (int64_t i = firstVec; i < qVecs; ++i) {
         Value s = tile[r * nVecs + i - firstVec];
+        // The cap before any mask (an additive mask is not capped).
+        if (op.getSoftcap())
+          s = softcap(s);
         // The mask first, as in the plain lowering: a key the causal
         // predicate or the end of K hides is -inf whatever its mask says.
         if (mask)
           s = applyMask(s, keyMask, add(jt, r), i);
         if (masked) {
-          // Lane l (row q0 + 16 i + l) sees the key iff
-          // l >= key - q0 - 16 i - offset (causal), and the key is in K.
-          Value threshold;
-          if (op.getCausal() != CausalKind::none)
-            threshold = sub(sub(keys[r], add(qStart, i * kLanes)), offset);
-          else
-            threshold = cIdx(-kNoLane);
-          threshold =
-              arith::SelectOp::create(b, loc, inK, threshold, cIdx(kNoLane));
-          Value t32 =
-              arith::IndexCastOp::create(b, loc, b.getI32Type(), threshold);
-          Value sees = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::sge, iota,
-              vector::BroadcastOp::create(
-                  b, loc, VectorType::get({kLanes}, b.getI32Type()), t32));
+          // Lane l (row q0 + 16 i + l) sees the key iff the key is in K
+          // and -bandLeft <= key - (q0 + 16 i + l + offset) <= bandRight:
+          // l >= key - q0 - 16 i - offset - bandRight (the diagonal, a
+          // right window edge) and l <= key - q0 - 16 i - offset +
+          // bandLeft (a left window edge).
+          Value diagKey = sub(sub(keys[r], add(qStart, i * kLanes)), offset);
+          auto lanes = [&](Value threshold) {
+            threshold = minI(maxI(threshold, cIdx(-kNoLane)), cIdx(kNoLane));
+            return vector::BroadcastOp::create(
+                b, loc, VectorType::get({kLanes}, b.getI32Type()),
+                arith::IndexCastOp::create(b, loc, b.getI32Type(), threshold));
+          };
+          Value from =
+              bandRight >= 0 ? add(diagKey, -bandRight) : cIdx(-kNoLane);
+          from = arith::SelectOp::create(b, loc, inK, from, cIdx(kNoLane));
+          Value sees = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                             iota, lanes(from));
+          if (bandLeft >= 0)
+            sees = arith::AndIOp::create(
+                b, loc, sees,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, iota,
+                                      lanes(add(diagKey, bandLeft))));
           s = arith::SelectOp::create(b, loc, sees, s, minusInf);
         }
         storeVec(s, st, {add(jt, r), cIdx(i * kLanes)});
@@ -961,14 +1000,15 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
     }
     return nextMax;
   };
-  if (!masked || op.getCausal() == CausalKind::none) {
+  if (!masked || bandRight < 0) {
     blockMax =
         loop(cIdx(0), nkTiles, rKeys, maxInit,
              [&](Value jt, ValueRange mx) { return tileBody(jt, mx, 0); });
     return;
   }
-  // A causal block on the diagonal: row vector i sees no key past
-  // q0 + 16 i + 15 + offset, so the tiles are split into runs by the first
+  // A block on the diagonal (or a right window edge): row vector i sees no
+  // key past q0 + 16 i + 15 + offset + bandRight, so the tiles are split
+  // into runs by the first
   // vector that sees any of their keys, and each run computes only the
   // vectors from there on (the key tiles of the upper triangle's 16 x 16
   // sub-blocks are not computed at all).
@@ -976,7 +1016,8 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
   blockMax = maxInit;
   for (int64_t first = 0; first < qVecs; ++first) {
     // Tiles starting before `end` have a key vector `first` sees.
-    Value end = sub(add(add(qStart, cIdx((first + 1) * kLanes)), offset), j0);
+    Value end = sub(
+        add(add(qStart, cIdx((first + 1) * kLanes + bandRight)), offset), j0);
     end =
         mul(arith::CeilDivUIOp::create(b, loc, maxI(end, cIdx(0)), cIdx(rKeys)),
             rKeys);
@@ -1105,14 +1146,22 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk, bool masked,
   // O[i, :] = O[i, :] * alpha[i] + sum_j P[j, i] V[j, :], in register tiles
   // of rRows rows x vVecs vectors held across the block's keys.
   loop(cIdx(0), cIdx(br), rRows, {}, [&](Value i0, ValueRange) {
-    // Causal blocks on the diagonal: the tile's rows see no key past
-    // q0 + i0 + rRows - 1 + offset, whose weights are all 0 and add
-    // nothing; stopping there saves half of the block's FMAs.
+    // Blocks on the diagonal: the tile's rows see no key past
+    // q0 + i0 + rRows - 1 + offset + bandRight, whose weights are all 0
+    // and add nothing; stopping there saves half of the block's FMAs.
     Value nkRows = nk;
-    if (masked && op.getCausal() != CausalKind::none)
-      nkRows = minI(
-          nk, maxI(cIdx(0),
-                   sub(add(add(qStart, i0), add(offset, cIdx(rRows))), j0)));
+    if (masked && bandRight >= 0)
+      nkRows =
+          minI(nk, maxI(cIdx(0), sub(add(add(qStart, i0),
+                                         add(offset, cIdx(rRows + bandRight))),
+                                     j0)));
+    // Blocks on a left window edge: the tile's rows see no key before
+    // q0 + i0 + offset - bandLeft either; bf16 starts at that key's pair.
+    Value firstKey = cIdx(0);
+    if (masked && bandLeft >= 0)
+      firstKey = minI(
+          maxI(cIdx(0), sub(add(add(qStart, i0), add(offset, -bandLeft)), j0)),
+          nkRows);
     for (int64_t c0 = 0; c0 < dv; c0 += vVecs * kLanes) {
       SmallVector<Value> init;
       for (int64_t r = 0; r < rRows; ++r) {
@@ -1140,10 +1189,10 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk, bool masked,
       };
       SmallVector<Value> tile =
           bf16 && !guardZeroWeights
-              ? loop(cIdx(0),
+              ? loop(arith::DivUIOp::create(b, loc, firstKey, cIdx(2)),
                      arith::CeilDivUIOp::create(b, loc, nkRows, cIdx(2)), 1,
                      init, dotPairs)
-              : loop(cIdx(0), nkRows, 1, init, [&](Value j, ValueRange o) {
+              : loop(firstKey, nkRows, 1, init, [&](Value j, ValueRange o) {
                   SmallVector<Value> vRow;
                   for (int64_t c = 0; c < vVecs; ++c)
                     vRow.push_back(loadRow(v, at(batch, kvHead, add(j0, j),

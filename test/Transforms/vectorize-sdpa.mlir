@@ -387,6 +387,45 @@ func.func @masked_rows(%q: tensor<2x4x64x64xf32>, %rows: tensor<2x1x64x1xi1>, %r
   return %a, %b, %c : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>
 }
 
+// A causal sliding window of 256 keys (window_left = 255) with soft-capped
+// scores. The item's rows (diagonal keys first .. first + 63) may see keys
+// [first - 255, kEnd), and all of them keys [first + 63 - 255, first + 1):
+// the blocks [b0, b1) on the window's left edge and [b2, b3) on the diagonal
+// take the lane predicate (left edge: lane <= key - row0 + 255), the blocks
+// [b1, b2) between them do not, and blocks left of b0 are never visited.
+// Every score is capped, 30 tanh(s / 30), before the predicate and the max.
+// CHECK-LABEL: func.func @window(
+// CHECK: scf.forall
+// CHECK: scf.forall
+// CHECK: %[[LAST:.*]] = arith.addi %[[FIRST:.*]], %c63 : index
+// CHECK: %[[B3:.*]] = arith.ceildivui %{{.*}}, %c128 : index
+// CHECK: arith.addi %[[FIRST]], %c-255 : index
+// CHECK: arith.addi %[[LAST]], %c-255 : index
+// CHECK: %[[B0:.*]] = arith.minsi %{{.*}}, %[[B3]] : index
+// CHECK: %[[B1:.*]] = arith.minsi %{{.*}}, %[[B3]] : index
+// CHECK: %[[B2:.*]] = arith.minsi %{{.*}}, %[[B3]] : index
+// CHECK: scf.for %{{.*}} = %[[B0]] to %[[B1]] step %c1 iter_args
+// CHECK: %[[INV:.*]] = arith.constant dense<0.0333333351> : vector<16xf32>
+// CHECK: %[[X:.*]] = arith.mulf %{{.*}}, %[[INV]] : vector<16xf32>
+// CHECK: %[[T:.*]] = math.tanh %[[X]] : vector<16xf32>
+// CHECK: %[[CAP:.*]] = arith.constant dense<3.000000e+01> : vector<16xf32>
+// CHECK: %[[S:.*]] = arith.mulf %[[T]], %[[CAP]] : vector<16xf32>
+// CHECK: %[[FROM:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: %[[TO:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: %[[SEES:.*]] = arith.andi %[[FROM]], %[[TO]] : vector<16xi1>
+// CHECK: arith.select %[[SEES]], %[[S]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: scf.for %{{.*}} = %[[B1]] to %[[B2]] step %c1 iter_args
+// CHECK: math.tanh
+// CHECK-NOT: arith.cmpi sle
+// CHECK: scf.for %{{.*}} = %[[B2]] to %[[B3]] step %c1 iter_args
+// CHECK: math.tanh
+// CHECK: arith.andi
+// CHECK-NOT: attn.sdpa
+func.func @window(%q: tensor<1x2x512x64xf32>, %k: tensor<1x2x512x64xf32>, %v: tensor<1x2x512x64xf32>) -> tensor<1x2x512x64xf32> {
+  %0 = attn.sdpa %q, %k, %v causal(top_left) {window_left = 255 : i64, softcap = 30.0 : f32} : tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32>, tensor<1x2x512x64xf32> -> tensor<1x2x512x64xf32>
+  return %0 : tensor<1x2x512x64xf32>
+}
+
 // What the pass leaves to attn-fuse-softmax: dropout, other element types,
 // head dims that are not positive multiples of 16, decode steps (static
 // Tq < 8).

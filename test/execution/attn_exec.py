@@ -218,12 +218,16 @@ def _softmax_rows(scores, allowed):
 
 
 def ref_sdpa(q, k, v, mask=None, mask_kind="masked_where_true", causal=None,
-             scale=None, dropout_p=0.0, seed=0, return_weights=False):
+             scale=None, dropout_p=0.0, seed=0, return_weights=False,
+             window_left=None, window_right=None, softcap=None):
     """float64 reference of attn.sdpa.
 
     q [B..., Hq, Tq, d], k [B..., Hkv, Tk, d], v [B..., Hkv, Tk, dv]; rank-2
-    operands are one head. Returns the output (and the post-dropout weights
-    when `return_weights`)."""
+    operands are one head. `window_left` L / `window_right` R: row i sees
+    key j only if -L <= j - (i + off) <= R (off = Tk - Tq for bottom_right);
+    `softcap` c: scaled scores become c tanh(s / c) before the mask.
+    Returns the output (and the post-dropout weights when
+    `return_weights`)."""
     q = np.asarray(q, dtype=np.float64)
     k = np.asarray(k, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
@@ -240,8 +244,16 @@ def ref_sdpa(q, k, v, mask=None, mask_kind="masked_where_true", causal=None,
     if scale is None:
         scale = 1.0 / np.sqrt(d)
     scores = float(scale) * np.matmul(q, np.swapaxes(k, -1, -2))
+    if softcap is not None:
+        scores = softcap * np.tanh(scores / softcap)
     score_shape = scores.shape
     allowed = np.ones(score_shape, dtype=bool)
+    diag = np.arange(tk)[None, :] - np.arange(tq)[:, None] - (
+        tk - tq if causal == "bottom_right" else 0)
+    if window_left is not None:
+        allowed &= diag >= -window_left
+    if window_right is not None:
+        allowed &= diag <= window_right
     if causal is not None:
         i = np.arange(tq)[:, None]
         j = np.arange(tk)[None, :]

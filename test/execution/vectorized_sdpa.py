@@ -9,7 +9,8 @@
 # custom scale; logits of +-1e4; an inf and a NaN value under keys of weight 0
 # (they must add nothing) and a NaN value under a visible key (it must
 # propagate); an inf in one key block of one batch and K/V head among many
-# (the per-call table of guarded blocks). Each case runs with the default
+# (the per-call table of guarded blocks); sliding windows (left, right, both,
+# under causal, with masks) and soft-capped scores. Each case runs with the default
 # tiles, with the tiles of each host (AVX-512: 64 x 128 blocks and 24
 # accumulators; AVX2: 32 x 64 and 4), and with small, odd tiles (16-row items,
 # 5- and 3-key blocks, other register tiles), so that partial key tiles,
@@ -55,12 +56,20 @@ VARIANTS = [
 
 
 def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f32",
-           mask=None):
+           mask=None, window=None, softcap=None):
     """`mask`: (shape, kind) of an explicit mask operand (i1, or `elem` for
-    additive)."""
+    additive); `window`: (left, right), either None."""
     ty = lambda s: attn_exec.tensor_type(s, elem)
     oshape = tuple(qshape[:-1]) + (vshape[-1],)
-    attrs = "{scale = %r : f32} " % scale if scale is not None else ""
+    parts = []
+    if scale is not None:
+        parts.append("scale = %r : f32" % scale)
+    for side, reach in zip(("left", "right"), window or (None, None)):
+        if reach is not None:
+            parts.append("window_%s = %d : i64" % (side, reach))
+    if softcap is not None:
+        parts.append("softcap = %r : f32" % softcap)
+    attrs = "{%s} " % ", ".join(parts) if parts else ""
     marg = mclause = mtype = ""
     if mask:
         # An additive mask has the operands' element type.
@@ -75,11 +84,14 @@ def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f
         ty(qshape), ty(kshape), ty(vshape), mtype, ty(oshape), ty(oshape))
 
 
-def reference(q, k, v, causal=None, layout=None, scale=None, mask=None):
+def reference(q, k, v, causal=None, layout=None, scale=None, mask=None, window=None,
+              softcap=None):
     """float64 reference; zero-weight keys add nothing even for inf/NaN values.
     `mask`: (values, kind), broadcast to the scores [B..., Hq, Tq, Tk] (in
-    either layout): additive values are added to the scaled scores, an i1
-    mask hides keys (-inf) before the causal predicate."""
+    either layout): additive values are added to the scaled (and soft-capped:
+    c tanh(s / c)) scores, an i1 mask hides keys (-inf) before the causal
+    predicate. `window`: (left, right), key j visible to row i iff -left <=
+    j - (i + off) <= right (off = Tk - Tq for bottom_right, else 0)."""
     if layout == "seq_major":  # [B, T, H, d] -> [B, H, T, d] and back
         q, k, v = (np.swapaxes(a, -2, -3) for a in (q, k, v))
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
@@ -92,6 +104,8 @@ def reference(q, k, v, causal=None, layout=None, scale=None, mask=None):
     scale = 1 / np.sqrt(d) if scale is None else scale
     with np.errstate(invalid="ignore", over="ignore"):
         s = scale * (q @ np.swapaxes(k, -1, -2))
+        if softcap is not None:
+            s = softcap * np.tanh(s / softcap)
         if mask is not None:
             m, kind = mask
             m = np.asarray(m)
@@ -101,9 +115,15 @@ def reference(q, k, v, causal=None, layout=None, scale=None, mask=None):
             else:
                 hidden = m if kind == "masked_where_true" else ~m
                 s = np.where(hidden, -np.inf, s)
+        off = tk - tq if causal == "bottom_right" else 0
+        diag = np.arange(tk)[None, :] - (np.arange(tq)[:, None] + off)
         if causal:
-            off = tk - tq if causal == "bottom_right" else 0
-            s = np.where(np.arange(tk)[None, :] > np.arange(tq)[:, None] + off, -np.inf, s)
+            s = np.where(diag > 0, -np.inf, s)
+        left, right = window or (None, None)
+        if left is not None:
+            s = np.where(diag < -left, -np.inf, s)
+        if right is not None:
+            s = np.where(diag > right, -np.inf, s)
         m = s.max(-1, keepdims=True)
         dead = m == -np.inf
         e = np.where(dead, 0.0, np.exp(s - np.where(dead, 0.0, m)))
@@ -129,7 +149,7 @@ def main():
         else "are widened to f32"))
 
     def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None, elem="f32",
-             mask=None):
+             mask=None, window=None, softcap=None, tol=None):
         """Runs one module; `shapes` overrides the static types (dynamic dims;
         with a mask, a fourth entry for its type). bf16: inputs rounded to
         bf16, tolerance 2e-2 (atol and rtol). `mask`: (values, kind)."""
@@ -137,14 +157,14 @@ def main():
         mask_type = None
         if mask is not None:
             mask_type = (shapes[3] if shapes and len(shapes) > 3 else mask[0].shape, mask[1])
-        text = module(qs, ks, vs, causal, layout, scale, elem, mask_type)
-        tol = 1e-5
+        text = module(qs, ks, vs, causal, layout, scale, elem, mask_type, window, softcap)
+        tol = tol or 1e-5
         if elem == "bf16":
             q, k, v = (attn_exec.round_to_bf16(a) for a in (q, k, v))
             if mask is not None and mask[1] == "additive":
                 mask = (attn_exec.round_to_bf16(mask[0]), mask[1])
             tol = 2e-2
-        want = reference(q, k, v, causal, layout, scale, mask)
+        want = reference(q, k, v, causal, layout, scale, mask, window, softcap)
         if q.ndim == 2:
             want = want[0]
         # bf16: both forms of the kernel, vdpbf16ps dot products and f32
@@ -326,6 +346,40 @@ def main():
     case("mask rank 0 attend_where_true (every key seen)", normal(1, 2, 40, 16),
          normal(1, 2, 40, 16), normal(1, 2, 40, 16), mask=(np.array(True), "attend_where_true"))
 
+    # Sliding windows: blocks left of the window are skipped, blocks on its
+    # left edge take the lane predicate like the diagonal's; right windows
+    # without causal; windows narrower than a block or an item; with masks,
+    # GQA, seq_major and dynamic sizes. Soft-capped scores (c tanh(s / c))
+    # alone, under a window and under an additive mask.
+    case("window causal L=70 T=300 d=64", normal(1, 2, 300, 64), normal(1, 2, 300, 64),
+         normal(1, 2, 300, 64), causal="top_left", window=(70, None))
+    case("window L=50 R=20 full Tq=200 Tk=260 d=32", normal(2, 2, 200, 32),
+         normal(2, 2, 260, 32), normal(2, 2, 260, 32), window=(50, 20))
+    case("window R=30 full T=150 d=16", normal(1, 2, 150, 16), normal(1, 2, 150, 16),
+         normal(1, 2, 150, 16), window=(None, 30))
+    case("window L=0 R=0 (each row sees itself) T=64 d=16", normal(1, 1, 64, 16),
+         normal(1, 1, 64, 16), normal(1, 1, 64, 16), window=(0, 0))
+    case("window L=10 bottom_right Tq=150 Tk=70 (rows without keys)", normal(1, 2, 150, 16),
+         normal(1, 2, 70, 16), normal(1, 2, 70, 16), causal="bottom_right", window=(10, None))
+    case("window L=300 R=4000 (wider than K) Tq=100 Tk=200 d=32", normal(1, 2, 100, 32),
+         normal(1, 2, 200, 32), normal(1, 2, 200, 32), window=(300, 4000))
+    wpad = rng.random((2, 1, 1, 300)) < 0.8
+    case("window L=40 GQA 8/2 bottom_right Tq=70 Tk=300 key padding", normal(2, 8, 70, 64),
+         normal(2, 2, 300, 64), normal(2, 2, 300, 64), causal="bottom_right", window=(40, None),
+         mask=(wpad, "attend_where_true"))
+    case("window L=100 seq_major B=2 T=260 H=3 d=32 causal", normal(2, 260, 3, 32),
+         normal(2, 260, 3, 32), normal(2, 260, 3, 32), causal="top_left", layout="seq_major",
+         window=(100, None))
+    case("window L=33 R=9 dynamic B=3 T=129", normal(3, 2, 129, 64), normal(3, 2, 129, 64),
+         normal(3, 2, 129, 64), window=(33, 9), shapes=dyn)
+    case("softcap 5 causal T=200 d=64", normal(1, 2, 200, 64) * 3, normal(1, 2, 200, 64) * 3,
+         normal(1, 2, 200, 64), causal="top_left", softcap=5.0)
+    wbias = normal(1, 2, 90, 180)
+    wbias[rng.random(wbias.shape) < 0.2] = -np.inf
+    case("softcap 2 window L=64 additive mask Tq=90 Tk=180 d=32", normal(1, 2, 90, 32) * 3,
+         normal(1, 2, 180, 32) * 3, normal(1, 2, 180, 32), causal="bottom_right",
+         window=(64, None), softcap=2.0, mask=(wbias, "additive"))
+
     # bf16 (vdpbf16ps for Q K^T and P V, f32 softmax and accumulation): odd
     # key counts (a key paired with zeros), diagonal blocks, GQA, seq_major,
     # dynamic sizes, and inf/NaN values under weight-0 keys.
@@ -364,6 +418,9 @@ def main():
     rbias[1, 0, 7] = -np.inf
     case("bf16 mask rows additive [B,1,Tq,1] Tq=33 Tk=151", normal(2, 3, 33, 64),
          normal(2, 3, 151, 64), normal(2, 3, 151, 64), mask=(rbias, "additive"), elem="bf16")
+    case("bf16 window L=90 softcap 8 causal T=260 d=64", normal(1, 2, 260, 64) * 2,
+         normal(1, 2, 260, 64) * 2, normal(1, 2, 260, 64), causal="top_left", window=(90, None),
+         softcap=8.0, elem="bf16")
     checks.finish("vectorized_sdpa")
 
 

@@ -222,10 +222,10 @@ def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
 def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
   let summary = "Lower f32 attn.sdpa to a register-blocked flash-attention loop nest in vector IR (CPU)";
   let description = [{
-    Takes every f32 `attn.sdpa` without dropout, window or softcap, with
-    head dims that are static multiples of 16 (causal of either alignment,
-    explicit masks of the three kinds, GQA, both layouts, ranks 2-4,
-    dynamic batch and sequence lengths); the others are left to
+    Takes every f32 `attn.sdpa` without dropout, with head dims that are
+    static multiples of 16 (causal of either alignment, sliding windows,
+    softcap, explicit masks of the three kinds, GQA, both layouts, ranks
+    2-4, dynamic batch and sequence lengths); the others are left to
     `attn-fuse-softmax` (so are decode steps: a static query length below
     8, where query rows in the lanes would leave them mostly empty). A static query length below
     `block-q` shrinks the work item to it (rounded up to 16 rows) and
@@ -262,9 +262,11 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     weighs 0; a bf16 additive mask widened to f32 likewise); one broadcast
     along the keys ([B, 1, Tq, 1]) widened once per call to f32 rows
     without the key dim, one vector per 16 rows loaded per work item.
-    Causal attention stops
-    the key loop at the block's last visible key and evaluates the element
-    predicate only in blocks that cross the diagonal or the end of K; its
+    Soft-capped scores (c tanh(s / c)) are capped as the tile is stored,
+    before the mask. Causal attention and windows visit only the key
+    blocks some row of the item sees (from the window's left edge to the
+    block's last visible key) and evaluate the element predicate only in
+    blocks that cross the diagonal, a window edge or the end of K; causal
     items take a head's query blocks from the last to the first, so that a
     thread's next item reads a prefix of the keys it just read, and the
     cheapest items come last. A key
