@@ -92,7 +92,8 @@ Value buildApplyMask(OpBuilder &b, Location loc, Value s, Value m,
 Value buildWeightedAdd(OpBuilder &b, Location loc, Value w, Value v, Value acc);
 
 /// Philox-4x32-10 of the 64-bit `counter` under `seed`, mapped to a uniform
-/// f32 in [0, 1) from the top 24 bits of the first output word.
+/// f32 in [0, 1) from the top 24 bits of the first output word. A vector
+/// of i64 counters gives a vector of f32 (lane by lane the same numbers).
 Value buildPhiloxUniform(OpBuilder &b, Location loc, Value counter,
                          uint64_t seed);
 

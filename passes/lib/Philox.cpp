@@ -10,13 +10,73 @@
 #include "LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
 
 namespace mlir::attn::detail {
 
+namespace {
+
+/// The vector form: each lane's four 32-bit words live in the low halves
+/// of i64 lanes, so that every 32 x 32 -> 64-bit product is one i64
+/// multiply of operands masked to 32 bits (vpmuludq, which reads only the
+/// low halves: the masks fold away) and its high word one shift. The high
+/// halves of the other words carry garbage that no product or result
+/// reads. (arith.mului_extended on i32 vectors widens, multiplies and
+/// narrows every operand: about twice the instructions.)
+Value philoxUniformVector(OpBuilder &b, Location loc, Value counter,
+                          uint64_t seed) {
+  auto vecType = cast<VectorType>(counter.getType());
+  auto splat = [&](Type scalar, Attribute v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get(vecType.getShape(), scalar), v));
+  };
+  Type i64 = b.getI64Type();
+  auto c64 = [&](uint64_t v) { return splat(i64, b.getIntegerAttr(i64, v)); };
+  Value low32 = c64(0xFFFFFFFFu), shift32 = c64(32);
+  auto mulWide = [&](uint32_t m, Value x) {
+    Value xLow = arith::AndIOp::create(b, loc, x, low32);
+    return arith::MulIOp::create(b, loc, c64(m), xLow).getResult();
+  };
+  Value ctr[4] = {counter, arith::ShRUIOp::create(b, loc, counter, shift32),
+                  c64(0), c64(0)};
+  uint32_t key0 = static_cast<uint32_t>(seed),
+           key1 = static_cast<uint32_t>(seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    Value p0 = mulWide(0xD2511F53u, ctr[0]);
+    Value p1 = mulWide(0xCD9E8D57u, ctr[2]);
+    Value hi0 = arith::ShRUIOp::create(b, loc, p0, shift32);
+    Value hi1 = arith::ShRUIOp::create(b, loc, p1, shift32);
+    Value n0 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, hi1, ctr[1]), c64(key0));
+    Value n2 = arith::XOrIOp::create(
+        b, loc, arith::XOrIOp::create(b, loc, hi0, ctr[3]), c64(key1));
+    ctr[0] = n0;
+    ctr[1] = p1;
+    ctr[2] = n2;
+    ctr[3] = p0;
+    key0 += 0x9E3779B9u;
+    key1 += 0xBB67AE85u;
+  }
+  // Bits 8-31 of the first word -> [0, 1), as the scalar form.
+  Value top = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, ctr[0], c64(8)), c64(0xFFFFFF));
+  Value top32 = arith::TruncIOp::create(
+      b, loc, VectorType::get(vecType.getShape(), b.getI32Type()), top);
+  Value f = arith::SIToFPOp::create(
+      b, loc, VectorType::get(vecType.getShape(), b.getF32Type()), top32);
+  return arith::MulFOp::create(
+      b, loc, f, splat(b.getF32Type(), b.getF32FloatAttr(1.0f / 16777216.0f)));
+}
+
+} // namespace
+
 Value buildPhiloxUniform(OpBuilder &b, Location loc, Value counter,
                          uint64_t seed) {
+  if (isa<VectorType>(counter.getType()))
+    return philoxUniformVector(b, loc, counter, seed);
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
   auto c32 = [&](uint32_t v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getIntegerAttr(i32, v));

@@ -30,7 +30,10 @@
 // row sees; the element predicate is evaluated only in blocks that cross
 // the diagonal, a window edge or the end of K; a key row past the end of K
 // is read clamped to the last row and masked. Soft-capped scores (c tanh(s
-// / c), math.tanh approximated later) are capped before any mask. Everything
+// / c), math.tanh approximated later) are capped before any mask. Dropout
+// zeroes weights after the row sums took them, before P V: Philox-4x32-10
+// on each weight's flat index in [B, Hq, Tq, Tk], 16 lanes at a time, the
+// same numbers as attn-fuse-softmax and the plain lowering draw. Everything
 // the item touches besides K and V (Qt, St, O: 64 KiB at Br = 64, Bc = 128, d =
 // 64) is its own, so the pass needs no Tq x Tk buffer and no transpose of K or
 // V.
@@ -109,8 +112,6 @@ std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
   if (qt.getRank() < 2 || qt.getRank() > 4 || kt.getRank() != qt.getRank() ||
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
-  if (op.getDropoutP().convertToDouble() != 0.0)
-    return "dropout";
   if (qt.getRank() >= 3) {
     int64_t h = op.getHeadDimIndex();
     if (qt.isDynamicDim(h) || kt.isDynamicDim(h) || vt.isDynamicDim(h))
@@ -231,6 +232,7 @@ private:
   Value mul(Value x, int64_t c) {
     return arith::MulIOp::create(b, loc, x, cIdx(c));
   }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value minI(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
   Value maxI(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
   Value dimOf(Value memref, int64_t i) {
@@ -462,6 +464,11 @@ private:
   /// the explicit mask: `keyValue` (keyMaskValue), Mt's row or the row
   /// mask vector.
   Value applyMask(Value s, Value keyValue, Value stRow, int64_t i);
+  /// Dropout on the weights `p` of row vector `i` for key `key`: each is
+  /// kept (times 1 / (1 - p)) iff the Philox number of its flat index in
+  /// [B, Hq, Tq, Tk] is >= p, the counters of attn-fuse-softmax and the
+  /// plain lowering, so every form drops the same weights.
+  Value dropWeights(Value p, Value key, int64_t i);
   /// c * tanh(s / c) on scaled scores (the op's softcap c).
   Value softcap(Value s) {
     double c = op.getSoftcap()->convertToDouble();
@@ -510,6 +517,9 @@ private:
        maskWidened = false;
   SmallVector<Value> rowMask;
   Value iota;               // [0, 1, ..., 15] : vector<16xi32>
+  // Dropout: the item's first score counter ((batch Hq + head) Tq + q0) Tk
+  // and the lanes' offsets l Tk (vector<16xi64>; see dropWeights).
+  Value dropBase, dropLanes;
 };
 
 Value CpuFlashBuilder::toBuffer(Value tensor) {
@@ -782,6 +792,15 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
       b, loc,
       DenseElementsAttr::get(VectorType::get({kLanes}, b.getI32Type()),
                              ArrayRef<int32_t>(lanes)));
+  if (op.getDropoutP().convertToDouble() != 0.0) {
+    int64_t hq = rank >= 3 ? op.getQuery().getType().getDimSize(headDim()) : 1;
+    dropBase = mul(add(mul(add(mul(batch, hq), head), tq), q0), tk);
+    auto i64Vec = VectorType::get({kLanes}, b.getI64Type());
+    Value tk64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), tk);
+    dropLanes = arith::MulIOp::create(
+        b, loc, arith::ExtSIOp::create(b, loc, i64Vec, iota),
+        vector::BroadcastOp::create(b, loc, i64Vec, tk64));
+  }
 
   if (bf16) {
     qtPairs = scratchBuffer({d / 2, 2 * br}, b.getBF16Type());
@@ -1097,8 +1116,12 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
                      /*roundedToBf16=*/bf16));
           }
           if (!bf16) {
-            storeVec(ps[0], st, {j, cIdx(i * kLanes)});
+            // l sums every weight; dropout then zeroes some of those that
+            // reach V.
             next.push_back(arith::AddFOp::create(b, loc, part[i], ps[0]));
+            if (dropBase)
+              ps[0] = dropWeights(ps[0], add(j0, j), i);
+            storeVec(ps[0], st, {j, cIdx(i * kLanes)});
             continue;
           }
           // The weights P V multiplies are bf16, and l sums the same
@@ -1107,8 +1130,12 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
           // half back to f32 and adding it). (The guarded path reads P
           // from the pairs, so St keeps the scores.)
           Value pairs = roundToPairs(ps[0], ps[1]);
-          storeVec(pairs, pPairs, {pairRow(j), cIdx(2 * i * kLanes)});
           next.push_back(dot(part[i], pairs, onePairs));
+          // Dropout: P V takes the pairs of the kept weights.
+          if (dropBase)
+            pairs = roundToPairs(dropWeights(ps[0], add(j0, j), i),
+                                 dropWeights(ps[1], add(add(j0, j), 1), i));
+          storeVec(pairs, pPairs, {pairRow(j), cIdx(2 * i * kLanes)});
         }
         return next;
       });
@@ -1322,6 +1349,26 @@ Value CpuFlashBuilder::widenMask(Value m, bool dropKeyDim, bool toZeroInf) {
                linalg::YieldOp::create(nb, l, ValueRange{v});
              })
       .getResult(0);
+}
+
+Value CpuFlashBuilder::dropWeights(Value p, Value key, int64_t i) {
+  // Lane l: counter dropBase + (16 i + l) Tk + key.
+  Value first = add(add(dropBase, mul(cIdx(i * kLanes), tk)), key);
+  auto i64Vec = VectorType::get({kLanes}, b.getI64Type());
+  Value counters = arith::AddIOp::create(
+      b, loc,
+      vector::BroadcastOp::create(
+          b, loc, i64Vec,
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), first)),
+      dropLanes);
+  Value u = detail::buildPhiloxUniform(b, loc, counters,
+                                       static_cast<uint64_t>(op.getSeed()));
+  float dropP = op.getDropoutP().convertToFloat();
+  Value keep =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, u, splat(dropP));
+  Value kept =
+      arith::MulFOp::create(b, loc, p, splat(float(1.0 / (1.0 - dropP))));
+  return arith::SelectOp::create(b, loc, keep, kept, splat(0.0f));
 }
 
 SmallVector<Value> CpuFlashBuilder::maskIndex(Value row, Value key) {

@@ -426,20 +426,67 @@ func.func @window(%q: tensor<1x2x512x64xf32>, %k: tensor<1x2x512x64xf32>, %v: te
   return %0 : tensor<1x2x512x64xf32>
 }
 
-// What the pass leaves to attn-fuse-softmax: dropout, other element types,
-// head dims that are not positive multiples of 16, decode steps (static
-// Tq < 8).
+// Dropout: each weight that reaches V is kept (times 1 / (1 - 0.25)) iff
+// the Philox-4x32-10 number of its flat index in [B, Hq, Tq, Tk] is >= 0.25,
+// after the row sum took it. Lane l of row vector i at key j has the counter
+// ((b Hq + h) Tq + q0) Tk + (16 i + l) Tk + j; the generator's 32-bit words
+// live in i64 lanes, each product one i64 multiply of operands masked to 32
+// bits (vpmuludq).
+// CHECK-LABEL: func.func @dropout(
+// CHECK: scf.forall
+// CHECK: %[[LANES:.*]] = arith.extsi %{{.*}} : vector<16xi32> to vector<16xi64>
+// CHECK: %[[STRIDE:.*]] = arith.muli %[[LANES]], %{{.*}} : vector<16xi64>
+// CHECK: %[[SUM:.*]] = arith.addf %arg{{[0-9]+}}, %[[P:.*]] : vector<16xf32>
+// CHECK-NEXT: arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = vector.broadcast %{{.*}} : i64 to vector<16xi64>
+// CHECK: %[[CTR:.*]] = arith.addi %[[FIRST]], %[[STRIDE]] : vector<16xi64>
+// CHECK: %[[LOW32:.*]] = arith.constant dense<4294967295> : vector<16xi64>
+// CHECK: %[[SH32:.*]] = arith.constant dense<32> : vector<16xi64>
+// CHECK: arith.shrui %[[CTR]], %[[SH32]] : vector<16xi64>
+// CHECK: %[[C0:.*]] = arith.andi %[[CTR]], %[[LOW32]] : vector<16xi64>
+// CHECK: %[[M0:.*]] = arith.constant dense<3528531795> : vector<16xi64>
+// CHECK: arith.muli %[[M0]], %[[C0]] : vector<16xi64>
+// CHECK-COUNT-19: arith.muli %{{.*}} : vector<16xi64>
+// CHECK: %[[U:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[PDROP:.*]] = arith.constant dense<2.500000e-01> : vector<16xf32>
+// CHECK: %[[KEEP:.*]] = arith.cmpf oge, %[[U]], %[[PDROP]] : vector<16xf32>
+// CHECK: %[[INV:.*]] = arith.constant dense<1.33333337> : vector<16xf32>
+// CHECK: %[[KEPT:.*]] = arith.mulf %[[P]], %[[INV]] : vector<16xf32>
+// CHECK: %[[W:.*]] = arith.select %[[KEEP]], %[[KEPT]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.store %[[W]], %{{.*}} : memref<128x64xf32>, vector<16xf32>
+// (The bf16 op needs bf16-dot or bf16-widen.)
+// CHECK: attn.sdpa {{.*}} -> tensor<2x4x64x64xbf16>
+// bf16 with dot products: the row sums take the pairs of every weight, P V
+// those of the kept ones; widened, it is the f32 loop nest above.
+// BF16-LABEL: func.func @dropout(
+// BF16-NOT: attn.sdpa
+// BF16: %[[ALL:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16
+// BF16: x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// BF16: arith.cmpf oge
+// BF16: arith.cmpf oge
+// BF16: x86vector.avx512.cvt.packed.f32_to_bf16
+// BF16: vector.store %{{.*}} : memref<{{.*}}xbf16>, vector<32xbf16>
+// WIDEN-LABEL: func.func @dropout(
+// WIDEN-NOT: attn.sdpa
+// WIDEN: arith.cmpf oge
+func.func @dropout(%q: tensor<2x4x64x64xf32>, %h: tensor<2x4x64x64xbf16>) -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xbf16>) {
+  %0 = attn.sdpa %q, %q, %q causal(top_left) {dropout_p = 0.25 : f32, seed = 7 : i64} : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32> -> tensor<2x4x64x64xf32>
+  %1 = attn.sdpa %h, %h, %h causal(top_left) {dropout_p = 0.25 : f32, seed = 7 : i64} : tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16>, tensor<2x4x64x64xbf16> -> tensor<2x4x64x64xbf16>
+  return %0, %1 : tensor<2x4x64x64xf32>, tensor<2x4x64x64xbf16>
+}
+
+// What the pass leaves to attn-fuse-softmax: other element types, head
+// dims that are not positive multiples of 16, decode steps (static Tq < 8).
 // CHECK-LABEL: func.func @untouched(
 // CHECK-NOT: scf.forall
-// CHECK-COUNT-5: attn.sdpa
-func.func @untouched(%q: tensor<2x16x64xf32>, %h: tensor<2x16x64xf16>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>, %empty: tensor<2x16x0xf32>)
-    -> (tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>) {
-  %b = attn.sdpa %q, %q, %q {dropout_p = 0.1 : f32, seed = 1 : i64} : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x16x64xf32>
+// CHECK-COUNT-4: attn.sdpa
+func.func @untouched(%h: tensor<2x16x64xf16>, %q: tensor<2x16x64xf32>, %r: tensor<2x16x20xf32>, %one: tensor<2x1x64xf32>, %empty: tensor<2x16x0xf32>)
+    -> (tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>) {
   %c = attn.sdpa %h, %h, %h : tensor<2x16x64xf16>, tensor<2x16x64xf16>, tensor<2x16x64xf16> -> tensor<2x16x64xf16>
   %d = attn.sdpa %r, %r, %r : tensor<2x16x20xf32>, tensor<2x16x20xf32>, tensor<2x16x20xf32> -> tensor<2x16x20xf32>
   %e = attn.sdpa %one, %q, %q causal(bottom_right) : tensor<2x1x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32> -> tensor<2x1x64xf32>
   %f = attn.sdpa %q, %q, %empty : tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x0xf32> -> tensor<2x16x0xf32>
-  return %b, %c, %d, %e, %f : tensor<2x16x64xf32>, tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>
+  return %c, %d, %e, %f : tensor<2x16x64xf16>, tensor<2x16x20xf32>, tensor<2x1x64xf32>, tensor<2x16x0xf32>
 }
 
 // bf16 with bf16-dot (CPUs with avx512_bf16): V is packed once with key
@@ -491,8 +538,8 @@ func.func @untouched(%q: tensor<2x16x64xf32>, %h: tensor<2x16x64xf16>, %r: tenso
 // BF16: %[[P0:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16 %{{.*}} : vector<16xf32> -> vector<16xbf16>
 // BF16: %[[P1:.*]] = x86vector.avx512.cvt.packed.f32_to_bf16 %{{.*}} : vector<16xf32> -> vector<16xbf16>
 // BF16: %[[PAIR:.*]] = vector.interleave %[[P0]], %[[P1]] : vector<16xbf16> -> vector<32xbf16>
-// BF16: vector.store %[[PAIR]], %[[PP]]
 // BF16: x86vector.avx512.dot %{{.*}}, %[[PAIR]], %[[ONES]] : vector<32xbf16> -> vector<16xf32>
+// BF16: vector.store %[[PAIR]], %[[PP]]
 // BF16: scf.if
 // BF16: vector.load %[[VP]]
 // BF16: vector.load %[[PP]]

@@ -10,7 +10,8 @@
 # (they must add nothing) and a NaN value under a visible key (it must
 # propagate); an inf in one key block of one batch and K/V head among many
 # (the per-call table of guarded blocks); sliding windows (left, right, both,
-# under causal, with masks) and soft-capped scores. Each case runs with the default
+# under causal, with masks), soft-capped scores and dropout (the Philox
+# keep-mask of every other form). Each case runs with the default
 # tiles, with the tiles of each host (AVX-512: 64 x 128 blocks and 24
 # accumulators; AVX2: 32 x 64 and 4), and with small, odd tiles (16-row items,
 # 5- and 3-key blocks, other register tiles), so that partial key tiles,
@@ -56,9 +57,9 @@ VARIANTS = [
 
 
 def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f32",
-           mask=None, window=None, softcap=None):
+           mask=None, window=None, softcap=None, dropout=None):
     """`mask`: (shape, kind) of an explicit mask operand (i1, or `elem` for
-    additive); `window`: (left, right), either None."""
+    additive); `window`: (left, right), either None; `dropout`: (p, seed)."""
     ty = lambda s: attn_exec.tensor_type(s, elem)
     oshape = tuple(qshape[:-1]) + (vshape[-1],)
     parts = []
@@ -69,6 +70,8 @@ def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f
             parts.append("window_%s = %d : i64" % (side, reach))
     if softcap is not None:
         parts.append("softcap = %r : f32" % softcap)
+    if dropout is not None:
+        parts.append("dropout_p = %r : f32, seed = %d : i64" % dropout)
     attrs = "{%s} " % ", ".join(parts) if parts else ""
     marg = mclause = mtype = ""
     if mask:
@@ -85,13 +88,15 @@ def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f
 
 
 def reference(q, k, v, causal=None, layout=None, scale=None, mask=None, window=None,
-              softcap=None):
+              softcap=None, dropout=None):
     """float64 reference; zero-weight keys add nothing even for inf/NaN values.
     `mask`: (values, kind), broadcast to the scores [B..., Hq, Tq, Tk] (in
     either layout): additive values are added to the scaled (and soft-capped:
     c tanh(s / c)) scores, an i1 mask hides keys (-inf) before the causal
     predicate. `window`: (left, right), key j visible to row i iff -left <=
-    j - (i + off) <= right (off = Tk - Tq for bottom_right, else 0)."""
+    j - (i + off) <= right (off = Tk - Tq for bottom_right, else 0).
+    `dropout`: (p, seed), attn_exec's Philox keep-mask over the scores
+    [B..., Hq, Tq, Tk] (either layout), kept weights times 1 / (1 - p)."""
     if layout == "seq_major":  # [B, T, H, d] -> [B, H, T, d] and back
         q, k, v = (np.swapaxes(a, -2, -3) for a in (q, k, v))
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
@@ -129,6 +134,9 @@ def reference(q, k, v, causal=None, layout=None, scale=None, mask=None, window=N
         e = np.where(dead, 0.0, np.exp(s - np.where(dead, 0.0, m)))
         l = e.sum(-1, keepdims=True)
         p = np.where(l == 0, 0.0, e / np.where(l == 0, 1.0, l))
+        if dropout is not None:
+            keep = attn_exec.dropout_keep_mask(p.shape, dropout[0], dropout[1])
+            p = np.where(keep, p / (1.0 - float(np.float32(dropout[0]))), 0.0)
         out = np.where(p[..., None] == 0, 0.0, p[..., None] * v[..., None, :, :]).sum(-2)
     if layout == "seq_major":
         out = np.swapaxes(out, -2, -3)
@@ -149,7 +157,7 @@ def main():
         else "are widened to f32"))
 
     def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None, elem="f32",
-             mask=None, window=None, softcap=None, tol=None):
+             mask=None, window=None, softcap=None, tol=None, dropout=None):
         """Runs one module; `shapes` overrides the static types (dynamic dims;
         with a mask, a fourth entry for its type). bf16: inputs rounded to
         bf16, tolerance 2e-2 (atol and rtol). `mask`: (values, kind)."""
@@ -157,14 +165,15 @@ def main():
         mask_type = None
         if mask is not None:
             mask_type = (shapes[3] if shapes and len(shapes) > 3 else mask[0].shape, mask[1])
-        text = module(qs, ks, vs, causal, layout, scale, elem, mask_type, window, softcap)
+        text = module(qs, ks, vs, causal, layout, scale, elem, mask_type, window, softcap,
+                      dropout)
         tol = tol or 1e-5
         if elem == "bf16":
             q, k, v = (attn_exec.round_to_bf16(a) for a in (q, k, v))
             if mask is not None and mask[1] == "additive":
                 mask = (attn_exec.round_to_bf16(mask[0]), mask[1])
             tol = 2e-2
-        want = reference(q, k, v, causal, layout, scale, mask, window, softcap)
+        want = reference(q, k, v, causal, layout, scale, mask, window, softcap, dropout)
         if q.ndim == 2:
             want = want[0]
         # bf16: both forms of the kernel, vdpbf16ps dot products and f32
@@ -379,6 +388,19 @@ def main():
     case("softcap 2 window L=64 additive mask Tq=90 Tk=180 d=32", normal(1, 2, 90, 32) * 3,
          normal(1, 2, 180, 32) * 3, normal(1, 2, 180, 32), causal="bottom_right",
          window=(64, None), softcap=2.0, mask=(wbias, "additive"))
+    # Dropout: the weights' Philox keep-mask on their flat index in
+    # [B, Hq, Tq, Tk], as every other form draws it.
+    case("dropout 0.3 causal GQA 6/2 B=2 T=150 d=64", normal(2, 6, 150, 64),
+         normal(2, 2, 150, 64), normal(2, 2, 150, 64), causal="top_left", dropout=(0.3, 1234))
+    case("dropout 0.5 seq_major full B=2 Tq=70 Tk=130 H=3 d=32", normal(2, 70, 3, 32),
+         normal(2, 130, 3, 32), normal(2, 130, 3, 32), layout="seq_major", dropout=(0.5, 99))
+    case("dropout 0.1 rank 2 window L=20 softcap 4 T=90 d=16", normal(90, 16), normal(90, 16),
+         normal(90, 16), causal="bottom_right", window=(20, None), softcap=4.0,
+         dropout=(0.1, 2**40 + 3))
+    case("dropout 0.25 key padding dynamic B=3 T=129", normal(3, 2, 129, 64),
+         normal(3, 2, 129, 64), normal(3, 2, 129, 64), dropout=(0.25, 7),
+         mask=(rng.random((3, 1, 1, 129)) < 0.8, "attend_where_true"),
+         shapes=dyn + ((None, 1, 1, None),))
 
     # bf16 (vdpbf16ps for Q K^T and P V, f32 softmax and accumulation): odd
     # key counts (a key paired with zeros), diagonal blocks, GQA, seq_major,
@@ -418,6 +440,9 @@ def main():
     rbias[1, 0, 7] = -np.inf
     case("bf16 mask rows additive [B,1,Tq,1] Tq=33 Tk=151", normal(2, 3, 33, 64),
          normal(2, 3, 151, 64), normal(2, 3, 151, 64), mask=(rbias, "additive"), elem="bf16")
+    case("bf16 dropout 0.2 causal T=100 d=64", normal(1, 2, 100, 64),
+         normal(1, 2, 100, 64), normal(1, 2, 100, 64), causal="top_left", dropout=(0.2, 5),
+         elem="bf16")
     case("bf16 window L=90 softcap 8 causal T=260 d=64", normal(1, 2, 260, 64) * 2,
          normal(1, 2, 260, 64) * 2, normal(1, 2, 260, 64), causal="top_left", window=(90, None),
          softcap=8.0, elem="bf16")

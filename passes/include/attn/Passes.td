@@ -222,10 +222,10 @@ def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
 def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
   let summary = "Lower f32 attn.sdpa to a register-blocked flash-attention loop nest in vector IR (CPU)";
   let description = [{
-    Takes every f32 `attn.sdpa` without dropout, with head dims that are
-    static multiples of 16 (causal of either alignment, sliding windows,
-    softcap, explicit masks of the three kinds, GQA, both layouts, ranks
-    2-4, dynamic batch and sequence lengths); the others are left to
+    Takes every f32 `attn.sdpa` with head dims that are static multiples
+    of 16 (causal of either alignment, sliding windows, softcap, dropout,
+    explicit masks of the three kinds, GQA, both layouts, ranks 2-4,
+    dynamic batch and sequence lengths); the others are left to
     `attn-fuse-softmax` (so are decode steps: a static query length below
     8, where query rows in the lanes would leave them mostly empty). A static query length below
     `block-q` shrinks the work item to it (rounded up to 16 rows) and
@@ -263,7 +263,9 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     along the keys ([B, 1, Tq, 1]) widened once per call to f32 rows
     without the key dim, one vector per 16 rows loaded per work item.
     Soft-capped scores (c tanh(s / c)) are capped as the tile is stored,
-    before the mask. Causal attention and windows visit only the key
+    before the mask. Dropout zeroes weights after the row sum and before
+    P V, with the Philox keep-mask (flat index in [B, Hq, Tq, Tk]) of the
+    other lowerings, 16 lanes at a time. Causal attention and windows visit only the key
     blocks some row of the item sees (from the window's left edge to the
     block's last visible key) and evaluate the element predicate only in
     blocks that cross the diagonal, a window edge or the end of K; causal
