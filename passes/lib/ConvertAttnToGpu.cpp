@@ -73,8 +73,6 @@ std::string unsupportedReason(SdpaOp op) {
            "masking only (attn-fold-mask turns triangular masks into it)";
   if (op.getDropoutP().convertToDouble() != 0.0)
     return "has dropout; the GPU kernel is inference-only";
-  if (op.getWindowLeft() || op.getWindowRight())
-    return "has a sliding window, which the GPU kernel does not implement";
   if (op.getSoftcap())
     return "has a softcap, which the GPU kernel does not implement";
   if (qt.getRank() >= 3) {
@@ -245,6 +243,8 @@ private:
   Value tid, lane, g, t, batch, head, kvHead, tq, tk, rowA, rowB, offset;
   Value log2Scale, kvLimit, prologueGroup;
   SmallVector<Value> qFrags;
+  // The keys row i sees around its diagonal key i + offset.
+  detail::KeyBand band{op};
 };
 
 /// (row, column) in a staged tile of `width` columns of the 8-element
@@ -386,13 +386,17 @@ SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
           Value key = add(add(kv0, twoT), nt * 8 + e);
           Value ok =
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key, tk);
-          if (op.getCausal() != CausalKind::none) {
-            Value limit = add(r ? rowB : rowA, offset);
+          Value diag = add(r ? rowB : rowA, offset);
+          if (band.right >= 0)
             ok = arith::AndIOp::create(
                 b, loc, ok,
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key,
-                                      limit));
-          }
+                                      add(diag, band.right)));
+          if (band.left >= 0)
+            ok = arith::AndIOp::create(
+                b, loc, ok,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key,
+                                      add(diag, -band.left)));
           val = arith::SelectOp::create(b, loc, ok, val, negInfV);
         }
         x[nt].push_back(val);
@@ -564,34 +568,26 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
     qFrags.push_back(frag);
   }
 
-  // Key tiles: [0, nFull) need no mask, [nFull, nTiles) do (the causal
-  // diagonal, the end of the keys). Tiles wholly above the diagonal are
-  // never visited.
-  Value bn = cIdx(blockKV);
-  Value zeroIdx = cIdx(0);
-  Value kvEnd = tk, nFull;
-  if (op.getCausal() != CausalKind::none) {
-    // The block's last row sees keys <= its index + offset.
-    kvEnd = arith::MinSIOp::create(b, loc, tk,
-                                   add(add(blockRow0, offset), kBlockQ));
-    kvEnd = arith::MaxSIOp::create(b, loc, kvEnd, zeroIdx);
-    // Its first row sees a whole tile j when (j + 1) * BN - 1 <= row0 + off.
-    nFull =
-        arith::FloorDivSIOp::create(b, loc, add(add(blockRow0, offset), 1), bn);
-    nFull = arith::MaxSIOp::create(b, loc, nFull, zeroIdx);
-    nFull = arith::MinSIOp::create(b, loc, nFull,
-                                   arith::DivUIOp::create(b, loc, tk, bn));
-  } else {
-    nFull = arith::DivUIOp::create(b, loc, tk, bn);
-  }
-  Value nTiles = arith::CeilDivUIOp::create(b, loc, kvEnd, bn);
+  // Key tiles: the block's rows lie on the diagonal keys row0 + offset ..
+  // row0 + offset + BQ - 1. Tiles [t1, nFull), seen whole by every row,
+  // need no mask; [t0, t1) (a window's left edge) and [nFull, nTiles) (the
+  // causal diagonal, a right window edge, the end of the keys) do; tiles
+  // outside [t0, nTiles) are never loaded.
+  detail::KeyBand::Blocks tiles =
+      band.blocks(b, loc, add(blockRow0, offset), kBlockQ, tk, blockKV);
+  Value t0 = tiles.first, t1 = tiles.full, nFull = tiles.fullEnd,
+        nTiles = tiles.end;
   kvLimit = mul(nTiles, blockKV);
   if (async) {
-    // Prologue: tile 0 into buffer 0.
-    Value yes = arith::ConstantIntOp::create(b, loc, 1, 1);
+    // Prologue: the first visited tile into its buffer (none if the block
+    // sees no key).
+    Value first = mul(t0, blockKV);
+    Value firstBuf = arith::RemUIOp::create(b, loc, t0, cIdx(2));
+    Value any =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t0, nTiles);
     SmallVector<Value> tokens =
-        stageTileAsync(k, kSmem, d, zeroIdx, zeroIdx, yes);
-    tokens.append(stageTileAsync(v, vSmem, dv, zeroIdx, zeroIdx, yes));
+        stageTileAsync(k, kSmem, d, first, firstBuf, any);
+    tokens.append(stageTileAsync(v, vSmem, dv, first, firstBuf, any));
     prologueGroup = nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
   }
@@ -614,7 +610,10 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
     scf::YieldOp::create(b, loc, nextState);
     return SmallVector<Value>(loop.getResults());
   };
-  SmallVector<Value> state = loopOver(zeroIdx, nFull, init, false);
+  SmallVector<Value> state(init.begin(), init.end());
+  if (band.left >= 0)
+    state = loopOver(t0, t1, state, true);
+  state = loopOver(t1, nFull, state, false);
   state = loopOver(nFull, nTiles, state, true);
   if (async) // no copy group left pending at exit (the last prefetch)
     nvgpu::DeviceAsyncWaitOp::create(b, loc, prologueGroup, IntegerAttr());

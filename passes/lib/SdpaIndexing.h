@@ -1,8 +1,9 @@
 //===- SdpaIndexing.h - indexing shared by the SDPA code generators -------===//
 //
 // Where batch, head, token and column sit in an attn.sdpa operand of rank 2
-// to 4, in either head layout. Used by the passes that emit their own loop
-// nests on memrefs (convert-attn-to-gpu, attn-vectorize-sdpa).
+// to 4, in either head layout, and which keys a query row sees. Used by the
+// passes that emit their own loop nests on memrefs (convert-attn-to-gpu,
+// attn-vectorize-sdpa).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +50,69 @@ struct SdpaIndexing {
     idx[seqDim()] = tok;
     idx[rank - 1] = col;
     return idx;
+  }
+};
+
+/// The keys query row i sees: -left <= j - (i + offset) <= right, offset =
+/// Tk - Tq for causal(bottom_right) and 0 otherwise; -1 is no bound on that
+/// side. Causal is right = 0, a sliding window sets either side. Bounds
+/// beyond any sequence length are clamped to 2^40, so that index arithmetic
+/// on them cannot overflow.
+struct KeyBand {
+  int64_t left = -1, right = -1;
+
+  explicit KeyBand(SdpaOp op) {
+    constexpr uint64_t kFarKey = uint64_t(1) << 40;
+    if (op.getCausal() != CausalKind::none)
+      right = 0;
+    else if (op.getWindowRight())
+      right = static_cast<int64_t>(std::min(*op.getWindowRight(), kFarKey));
+    if (op.getWindowLeft())
+      left = static_cast<int64_t>(std::min(*op.getWindowLeft(), kFarKey));
+  }
+
+  /// Block indices for query rows whose diagonal keys are firstDiag ..
+  /// firstDiag + rows - 1: some row sees keys [kBegin, kEnd) and every row
+  /// those in [fullLo, fullHi), so the blocks of `blockKeys` keys [first,
+  /// full) (a left window edge) and [fullEnd, end) (the diagonal, a right
+  /// edge, the end of K) need the key predicate, [full, fullEnd) do not,
+  /// and no row sees a key outside [first, end). first = full = 0 without
+  /// a left bound; first <= full <= fullEnd <= end always.
+  struct Blocks {
+    Value first, full, fullEnd, end, kEnd;
+  };
+  Blocks blocks(OpBuilder &b, Location loc, Value firstDiag, int64_t rows,
+                Value tk, int64_t blockKeys) const {
+    auto cIdx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    auto minI = [&](Value x, Value y) {
+      return arith::MinSIOp::create(b, loc, x, y).getResult();
+    };
+    auto maxI = [&](Value x, Value y) {
+      return arith::MaxSIOp::create(b, loc, x, y).getResult();
+    };
+    auto plus = [&](Value x, int64_t c) {
+      return c ? arith::AddIOp::create(b, loc, x, cIdx(c)).getResult() : x;
+    };
+    Value zero = cIdx(0), bk = cIdx(blockKeys);
+    auto clampToK = [&](Value key) { return minI(maxI(key, zero), tk); };
+    Value lastDiag = plus(firstDiag, rows - 1);
+    Blocks r;
+    r.kEnd = right >= 0 ? clampToK(plus(lastDiag, right + 1)) : tk;
+    Value fullHi = right >= 0 ? clampToK(plus(firstDiag, right + 1)) : tk;
+    r.end = arith::CeilDivUIOp::create(b, loc, r.kEnd, bk);
+    r.first = r.full = zero;
+    if (left >= 0) {
+      Value kBegin = clampToK(plus(firstDiag, -left));
+      Value fullLo = clampToK(plus(lastDiag, -left));
+      r.first = minI(arith::DivUIOp::create(b, loc, kBegin, bk), r.end);
+      r.full = minI(
+          maxI(arith::CeilDivUIOp::create(b, loc, fullLo, bk), r.first), r.end);
+    }
+    r.fullEnd =
+        minI(maxI(arith::DivUIOp::create(b, loc, fullHi, bk), r.full), r.end);
+    return r;
   }
 };
 

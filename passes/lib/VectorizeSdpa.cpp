@@ -142,19 +142,10 @@ public:
                   int64_t accumulators, bool polynomialExp, bool avx512Scalef,
                   bool bf16Dot, bool streamingStores)
       : SdpaIndexing(op), b(builder), loc(op.getLoc()), op(op), br(blockQ),
-        bc(blockKV), polynomialExp(polynomialExp), avx512Scalef(avx512Scalef) {
+        bc(blockKV), band(op), polynomialExp(polynomialExp),
+        avx512Scalef(avx512Scalef) {
     // Streaming stores only for a result that leaves the function as it
     // is: a consumer in the module would read the lines back from memory.
-    // The band of keys row i sees around its diagonal key i + offset.
-    // (Bounds beyond any sequence length are clamped so that the index
-    // arithmetic cannot overflow.)
-    constexpr uint64_t kFarKey = uint64_t(1) << 40;
-    if (op.getCausal() != CausalKind::none)
-      bandRight = 0;
-    else if (op.getWindowRight())
-      bandRight = static_cast<int64_t>(std::min(*op.getWindowRight(), kFarKey));
-    if (op.getWindowLeft())
-      bandLeft = static_cast<int64_t>(std::min(*op.getWindowLeft(), kFarKey));
     streamOut = streamingStores &&
                 llvm::all_of(op.getResult().getUsers(), [](Operation *u) {
                   return isa<func::ReturnOp>(u);
@@ -481,10 +472,8 @@ private:
   Location loc;
   SdpaOp op;
   int64_t br, bc;         // query rows per item, keys per block
-  // Row i sees keys j with -bandLeft <= j - (i + offset) <= bandRight (-1:
-  // no bound on that side): causal is bandRight 0, a sliding window sets
-  // either side.
-  int64_t bandLeft = -1, bandRight = -1;
+  // The keys row i sees around its diagonal key i + offset.
+  detail::KeyBand band;
   bool polynomialExp;     // 2^x inline (exp2NonPositive) or math.exp2
   bool avx512Scalef;      // exp2NonPositive's 2^n by vscalefps (AVX-512F)
   bool streamOut = false; // the output written with non-temporal stores
@@ -823,26 +812,14 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
     return SmallVector<Value>{};
   });
 
-  // Keys [kBegin, kEnd) can be visible to some row of the item (rows
-  // q0 + offset .. q0 + offset + br - 1 on the diagonal), keys [fullLo,
-  // fullHi) to all of them. Blocks [b1, b2) lie inside the latter and skip
-  // the lane predicate; blocks [b0, b1) (a sliding window's left edge) and
-  // [b2, b3) (the diagonal, a right window edge, the end of K) evaluate it;
-  // blocks before b0 or from b3 on are not visited at all.
-  Value zero = cIdx(0), bcV = cIdx(bc);
-  Value firstDiag = add(q0, offset), lastDiag = add(firstDiag, br - 1);
-  auto clampToK = [&](Value key) { return minI(maxI(key, zero), tk); };
-  kEnd = bandRight >= 0 ? clampToK(add(lastDiag, bandRight + 1)) : tk;
-  Value fullHi = bandRight >= 0 ? clampToK(add(firstDiag, bandRight + 1)) : tk;
-  Value b3 = arith::CeilDivUIOp::create(b, loc, kEnd, bcV);
-  Value b0 = zero, b1 = zero;
-  if (bandLeft >= 0) {
-    Value kBegin = clampToK(add(firstDiag, -bandLeft));
-    Value fullLo = clampToK(add(lastDiag, -bandLeft));
-    b0 = minI(arith::DivUIOp::create(b, loc, kBegin, bcV), b3);
-    b1 = minI(maxI(arith::CeilDivUIOp::create(b, loc, fullLo, bcV), b0), b3);
-  }
-  Value b2 = minI(maxI(arith::DivUIOp::create(b, loc, fullHi, bcV), b1), b3);
+  // The item's rows lie on the diagonal keys q0 + offset .. + br - 1. Key
+  // blocks [full, fullEnd), seen whole by every row, skip the lane
+  // predicate; [first, full) (a sliding window's left edge) and [fullEnd,
+  // end) (the diagonal, a right window edge, the end of K) evaluate it;
+  // the blocks outside [first, end) are not visited at all.
+  detail::KeyBand::Blocks blocks =
+      band.blocks(b, loc, add(q0, offset), br, tk, bc);
+  kEnd = blocks.kEnd;
 
   SmallVector<Value> init(qVecs,
                           splat(-std::numeric_limits<float>::infinity()));
@@ -853,10 +830,10 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
     });
   };
   SmallVector<Value> state(init.begin(), init.end());
-  if (bandLeft >= 0)
-    state = keyLoop(b0, b1, state, /*masked=*/true);
-  state = keyLoop(b1, b2, state, /*masked=*/false);
-  state = keyLoop(b2, b3, state, /*masked=*/true);
+  if (band.left >= 0)
+    state = keyLoop(blocks.first, blocks.full, state, /*masked=*/true);
+  state = keyLoop(blocks.full, blocks.fullEnd, state, /*masked=*/false);
+  state = keyLoop(blocks.fullEnd, blocks.end, state, /*masked=*/true);
   emitEpilogue(q0, ArrayRef<Value>(state).drop_front(qVecs));
 }
 
@@ -990,10 +967,10 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
           s = applyMask(s, keyMask, add(jt, r), i);
         if (masked) {
           // Lane l (row q0 + 16 i + l) sees the key iff the key is in K
-          // and -bandLeft <= key - (q0 + 16 i + l + offset) <= bandRight:
-          // l >= key - q0 - 16 i - offset - bandRight (the diagonal, a
+          // and -band.left <= key - (q0 + 16 i + l + offset) <= band.right:
+          // l >= key - q0 - 16 i - offset - band.right (the diagonal, a
           // right window edge) and l <= key - q0 - 16 i - offset +
-          // bandLeft (a left window edge).
+          // band.left (a left window edge).
           Value diagKey = sub(sub(keys[r], add(qStart, i * kLanes)), offset);
           auto lanes = [&](Value threshold) {
             threshold = minI(maxI(threshold, cIdx(-kNoLane)), cIdx(kNoLane));
@@ -1002,15 +979,15 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
                 arith::IndexCastOp::create(b, loc, b.getI32Type(), threshold));
           };
           Value from =
-              bandRight >= 0 ? add(diagKey, -bandRight) : cIdx(-kNoLane);
+              band.right >= 0 ? add(diagKey, -band.right) : cIdx(-kNoLane);
           from = arith::SelectOp::create(b, loc, inK, from, cIdx(kNoLane));
           Value sees = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                              iota, lanes(from));
-          if (bandLeft >= 0)
+          if (band.left >= 0)
             sees = arith::AndIOp::create(
                 b, loc, sees,
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, iota,
-                                      lanes(add(diagKey, bandLeft))));
+                                      lanes(add(diagKey, band.left))));
           s = arith::SelectOp::create(b, loc, sees, s, minusInf);
         }
         storeVec(s, st, {add(jt, r), cIdx(i * kLanes)});
@@ -1019,14 +996,14 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
     }
     return nextMax;
   };
-  if (!masked || bandRight < 0) {
+  if (!masked || band.right < 0) {
     blockMax =
         loop(cIdx(0), nkTiles, rKeys, maxInit,
              [&](Value jt, ValueRange mx) { return tileBody(jt, mx, 0); });
     return;
   }
   // A block on the diagonal (or a right window edge): row vector i sees no
-  // key past q0 + 16 i + 15 + offset + bandRight, so the tiles are split
+  // key past q0 + 16 i + 15 + offset + band.right, so the tiles are split
   // into runs by the first
   // vector that sees any of their keys, and each run computes only the
   // vectors from there on (the key tiles of the upper triangle's 16 x 16
@@ -1036,7 +1013,7 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
   for (int64_t first = 0; first < qVecs; ++first) {
     // Tiles starting before `end` have a key vector `first` sees.
     Value end = sub(
-        add(add(qStart, cIdx((first + 1) * kLanes + bandRight)), offset), j0);
+        add(add(qStart, cIdx((first + 1) * kLanes + band.right)), offset), j0);
     end =
         mul(arith::CeilDivUIOp::create(b, loc, maxI(end, cIdx(0)), cIdx(rKeys)),
             rKeys);
@@ -1174,20 +1151,20 @@ void CpuFlashBuilder::emitOutputTiles(Value j0, Value nk, bool masked,
   // of rRows rows x vVecs vectors held across the block's keys.
   loop(cIdx(0), cIdx(br), rRows, {}, [&](Value i0, ValueRange) {
     // Blocks on the diagonal: the tile's rows see no key past
-    // q0 + i0 + rRows - 1 + offset + bandRight, whose weights are all 0
+    // q0 + i0 + rRows - 1 + offset + band.right, whose weights are all 0
     // and add nothing; stopping there saves half of the block's FMAs.
     Value nkRows = nk;
-    if (masked && bandRight >= 0)
+    if (masked && band.right >= 0)
       nkRows =
           minI(nk, maxI(cIdx(0), sub(add(add(qStart, i0),
-                                         add(offset, cIdx(rRows + bandRight))),
+                                         add(offset, cIdx(rRows + band.right))),
                                      j0)));
     // Blocks on a left window edge: the tile's rows see no key before
-    // q0 + i0 + offset - bandLeft either; bf16 starts at that key's pair.
+    // q0 + i0 + offset - band.left either; bf16 starts at that key's pair.
     Value firstKey = cIdx(0);
-    if (masked && bandLeft >= 0)
+    if (masked && band.left >= 0)
       firstKey = minI(
-          maxI(cIdx(0), sub(add(add(qStart, i0), add(offset, -bandLeft)), j0)),
+          maxI(cIdx(0), sub(add(add(qStart, i0), add(offset, -band.left)), j0)),
           nkRows);
     for (int64_t c0 = 0; c0 < dv; c0 += vVecs * kLanes) {
       SmallVector<Value> init;

@@ -17,13 +17,15 @@ TOLERANCE = {"f16": 1e-2, "bf16": 2e-2, "f32": 2e-2}
 
 class Case:
     def __init__(self, name, B, Hq, Tq, d, dtype, causal="none", Hk=None,
-                 Tk=None, dv=None, layout="heads_major", rank=4, scale=None):
+                 Tk=None, dv=None, layout="heads_major", rank=4, scale=None,
+                 window=(None, None)):
         self.name, self.B, self.Hq, self.Tq, self.d = name, B, Hq, Tq, d
         self.dtype, self.causal = dtype, causal
         self.Hk = Hq if Hk is None else Hk
         self.Tk = Tq if Tk is None else Tk
         self.dv = d if dv is None else dv
         self.layout, self.rank, self.scale = layout, rank, scale
+        self.window = window  # (window_left, window_right), either None
 
     # Shapes of q, k, v and the result as the module declares them.
     def _shape(self, H, T, width):
@@ -45,7 +47,10 @@ class Case:
             attrs.append(" causal(%s)" % self.causal)
         if self.layout != "heads_major":
             attrs.append(" layout(%s)" % self.layout)
-        scale = " {scale = %r : f32}" % self.scale if self.scale else ""
+        named = ["scale = %r : f32" % self.scale] if self.scale else []
+        named += ["window_%s = %d : i64" % (side, reach)
+                  for side, reach in zip(("left", "right"), self.window) if reach is not None]
+        scale = " {%s}" % ", ".join(named) if named else ""
         return ("func.func @%s(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
                 "  %%o = attn.sdpa %%q, %%k, %%v%s%s : %s, %s, %s -> %s\n"
                 "  return %%o : %s\n}\n" % (entry, q, k, v, o, "".join(attrs), scale,
@@ -55,7 +60,24 @@ class Case:
         """Useful FLOPs: 2 (Q K^T) + 2 (P V) per visible score; causal counts
         the visible half (the FlashAttention convention)."""
         full = 2.0 * self.B * self.Hq * self.Tq * self.Tk * (self.d + self.dv)
+        if self.window != (None, None):  # the visible pairs, counted
+            return 2.0 * self.B * self.Hq * self.visible(np.arange(self.Tq)).sum() * (
+                self.d + self.dv)
         return full / 2 if self.causal != "none" else full
+
+    def visible(self, rows):
+        """[len(rows), Tk]: which keys each query row sees (causal, window)."""
+        off = self.Tk - self.Tq if self.causal == "bottom_right" else 0
+        diag = np.arange(self.Tk)[None, :] - (np.asarray(rows)[:, None] + off)
+        seen = np.ones(diag.shape, bool)
+        if self.causal != "none":
+            seen &= diag <= 0
+        left, right = self.window
+        if left is not None:
+            seen &= diag >= -left
+        if right is not None:
+            seen &= diag <= right
+        return seen
 
     def inputs(self, seed=0):
         """q, k, v as float32 arrays holding exactly representable values of
@@ -93,11 +115,7 @@ class Case:
         v = np.repeat(v, group, axis=1)
         scale = self.scale if self.scale else 1.0 / math.sqrt(self.d)
         s = np.matmul(q, k.swapaxes(-1, -2)) * scale
-        if self.causal != "none":
-            off = self.Tk - self.Tq if self.causal == "bottom_right" else 0
-            keys = np.arange(self.Tk)[None, :]
-            visible = keys <= (np.asarray(rows)[:, None] + off)
-            s = np.where(visible, s, -np.inf)
+        s = np.where(self.visible(rows), s, -np.inf)
         m = s.max(axis=-1, keepdims=True)
         m = np.where(np.isfinite(m), m, 0.0)
         p = np.exp(s - m)
@@ -130,6 +148,12 @@ CORRECTNESS = [
     Case("dv_128_f16", 1, 2, 192, 64, "f16", "top_left", dv=128, scale=0.2),
     Case("decode_step_f16", 1, 4, 1, 64, "f16", "bottom_right", Tk=1000),
     Case("xl_heads_causal_bf16", 1, 25, 1024, 64, "bf16", "top_left"),
+    # Sliding windows: tiles left of the window skipped, its left edge
+    # masked, two-sided, rows without keys.
+    Case("window_causal_f16", 1, 4, 300, 64, "f16", "top_left", window=(100, None)),
+    Case("window_two_sided_bf16", 1, 2, 200, 64, "bf16", window=(40, 17)),
+    Case("window_rows_without_keys_f16", 1, 2, 130, 64, "f16", "bottom_right", Tk=50,
+         window=(10, None)),
 ]
 
 

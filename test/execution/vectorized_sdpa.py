@@ -364,6 +364,11 @@ def main():
          normal(1, 2, 300, 64), causal="top_left", window=(70, None))
     case("window L=50 R=20 full Tq=200 Tk=260 d=32", normal(2, 2, 200, 32),
          normal(2, 2, 260, 32), normal(2, 2, 260, 32), window=(50, 20))
+    # Rows 512-575 see keys 212-575: blocks 1-2 on the left edge, block 3
+    # whole, block 4 on the diagonal (64 x 128 tiles).
+    case("window causal L=300 T=600 d=32 (unmasked blocks between the edges)",
+         normal(1, 1, 600, 32), normal(1, 1, 600, 32), normal(1, 1, 600, 32), causal="top_left",
+         window=(300, None))
     case("window R=30 full T=150 d=16", normal(1, 2, 150, 16), normal(1, 2, 150, 16),
          normal(1, 2, 150, 16), window=(None, 30))
     case("window L=0 R=0 (each row sees itself) T=64 d=16", normal(1, 1, 64, 16),
@@ -442,6 +447,11 @@ def main():
          normal(2, 3, 151, 64), normal(2, 3, 151, 64), mask=(rbias, "additive"), elem="bf16")
     case("bf16 dropout 0.2 causal T=100 d=64", normal(1, 2, 100, 64),
          normal(1, 2, 100, 64), normal(1, 2, 100, 64), causal="top_left", dropout=(0.2, 5),
+         elem="bf16")
+    # A right window without causal on the pair path, dropout with an odd
+    # key count (the last key is paired with zeros).
+    case("bf16 window L=30 R=50 dropout 0.2 full Tq=90 Tk=181 d=32", normal(1, 2, 90, 32),
+         normal(1, 2, 181, 32), normal(1, 2, 181, 32), window=(30, 50), dropout=(0.2, 11),
          elem="bf16")
     case("bf16 window L=90 softcap 8 causal T=260 d=64", normal(1, 2, 260, 64) * 2,
          normal(1, 2, 260, 64) * 2, normal(1, 2, 260, 64), causal="top_left", window=(90, None),

@@ -573,8 +573,8 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
 
     Supported: f16, bf16 and f32 operands of rank 2 to 4, either head layout, head
     dims that are multiples of 16 up to 256, any sequence lengths, causal
-    none/top_left/bottom_right, any scale. Anything else (an explicit mask,
-    dropout, windows, softcap, other ops in the function) is
+    none/top_left/bottom_right, sliding windows, any scale. Anything else
+    (an explicit mask, dropout, softcap, other ops in the function) is
     an error naming the op and what the GPU path would need.
 
     Before: `func.func @f(%q: tensor<1x12x1024x64xf16>, ...) -> tensor<...>`

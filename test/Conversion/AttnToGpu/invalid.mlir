@@ -35,9 +35,9 @@ func.func @head_dim(%q: tensor<1x2x64x40xf16>, %k: tensor<1x2x64x40xf16>, %v: te
 
 // -----
 
-func.func @window(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
-  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has a sliding window}}
-  %o = attn.sdpa %q, %k, %v causal(top_left) {window_left = 16 : i64} : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+func.func @softcap(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has a softcap}}
+  %o = attn.sdpa %q, %k, %v causal(top_left) {softcap = 30.0 : f32} : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
   return %o : tensor<1x2x64x64xf16>
 }
 
