@@ -103,7 +103,7 @@ def save_inputs(case, arrays, prefix):
         p = "%s_in%d.npy" % (prefix, i)
         # bf16 travels as float32 .npy (the runtime rounds to nearest even;
         # the values are already bf16-exact).
-        np.save(p, a if case.dtype == "f16" else a.astype(np.float32))
+        np.save(p, a if a.dtype in (np.float16, np.bool_) else a.astype(np.float32))
         paths.append(p)
     return paths
 
@@ -184,16 +184,16 @@ def run(args):
     for case, options, name in all_builds():
         if any(case is c for c in BENCH):
             continue
-        q, k, v = case.inputs(seed=1)
+        ins = case.inputs(seed=1)
         prefix = os.path.join(work, name)
         out_path = prefix + "_out.npy"
         _, error = run_module(args, os.path.join(args.out, name + ".so"),
-                              save_inputs(case, (q, k, v), prefix), out_path, 0)
+                              save_inputs(case, ins, prefix), out_path, 0)
         if error:
             print("FAIL %-40s %s" % (name, error))
             failures += 1
             continue
-        err, ok = gpu_cases.check(case, np.load(out_path), q, k, v)
+        err, ok = gpu_cases.check(case, np.load(out_path), *ins)
         failures += not ok
         print("%s %-40s max_abs_err=%.3g (tolerance %g, float64 reference)"
               % ("PASS" if ok else "FAIL", name, err, gpu_cases.TOLERANCE[case.dtype]))

@@ -22,9 +22,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgBuilders.h"
+#include "SdpaIndexing.h"
 #include "attn/AttnOps.h"
 #include "attn/Passes.h"
-#include "SdpaIndexing.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -68,13 +69,6 @@ std::string unsupportedReason(SdpaOp op) {
   if (qt.getRank() < 2 || qt.getRank() > 4)
     return "has rank-" + std::to_string(qt.getRank()) +
            " operands; the GPU kernel takes ranks 2 to 4 ([B, H, T, d])";
-  if (op.getMask())
-    return "has an explicit mask operand; the GPU kernel supports causal "
-           "masking only (attn-fold-mask turns triangular masks into it)";
-  if (op.getDropoutP().convertToDouble() != 0.0)
-    return "has dropout; the GPU kernel is inference-only";
-  if (op.getSoftcap())
-    return "has a softcap, which the GPU kernel does not implement";
   if (qt.getRank() >= 3) {
     // GQA reads head h / (Hq / Hk): both head counts must be known.
     int64_t h = op.getHeadDimIndex();
@@ -131,7 +125,7 @@ public:
   /// The kernel's gpu.func inside `kernels`, named `name`.
   gpu::GPUFuncOp buildKernel(gpu::GPUModuleOp kernels, StringRef name,
                              TypeRange argTypes);
-  /// Launches `kernel` on `args` (q, k, v, out memrefs) at `b`.
+  /// Launches `kernel` on `args` (q, k, v, [mask,] out memrefs) at `b`.
   void buildLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                    ValueRange args);
 
@@ -227,6 +221,9 @@ private:
                                     Value kv0, Value buf, Value wanted);
   SmallVector<Value> emitKeyTile(Value kv0, Value buf, ValueRange state,
                                  bool masked);
+  Value logitLog2(Value s);
+  Value applyMask(Value x, Value row, Value key);
+  Value dropWeight(Value p, int64_t r, Value key);
 
   SdpaOp op;
   bool useLdmatrix;
@@ -239,9 +236,14 @@ private:
   // Kernel-body state, valid while buildKernel runs.
   OpBuilder b{op.getContext()};
   Location loc = op.getLoc();
-  Value q, k, v, out, kSmem, vSmem;
+  Value q, k, v, mask, out, kSmem, vSmem;
   Value tid, lane, g, t, batch, head, kvHead, tq, tk, rowA, rowB, offset;
+  // rowA, rowB clamped to the last query row (rows past Tq read it; their
+  // results are never stored).
+  Value rowAc, rowBc;
   Value log2Scale, kvLimit, prologueGroup;
+  // Dropout: the flat score index of key 0 in rows rowA and rowB.
+  Value dropRowBase[2];
   SmallVector<Value> qFrags;
   // The keys row i sees around its diagonal key i + offset.
   detail::KeyBand band{op};
@@ -381,9 +383,19 @@ SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
       for (int64_t e = 0; e < 2; ++e) {
         Value val =
             vector::ExtractOp::create(b, loc, s[nt], ArrayRef<int64_t>{r, e});
-        val = arith::MulFOp::create(b, loc, val, log2Scale);
+        val = logitLog2(val);
+        Value key = add(add(kv0, twoT), nt * 8 + e);
+        if (mask) {
+          // Keys past Tk (masked tiles only) read the last key's entry;
+          // the end-of-keys predicate below hides them.
+          Value maskKey = masked
+                              ? Value(arith::MinUIOp::create(
+                                    b, loc, key,
+                                    arith::SubIOp::create(b, loc, tk, cIdx(1))))
+                              : key;
+          val = applyMask(val, r ? rowBc : rowAc, maskKey);
+        }
         if (masked) {
-          Value key = add(add(kv0, twoT), nt * 8 + e);
           Value ok =
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key, tk);
           Value diag = add(r ? rowB : rowA, offset);
@@ -453,9 +465,15 @@ SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
     SmallVector<Value, 8> elems;
     for (int64_t half = 0; half < 2; ++half)
       for (int64_t r = 0; r < 2; ++r)
-        for (int64_t e = 0; e < 2; ++e)
-          elems.push_back(arith::TruncFOp::create(b, loc, elem,
-                                                  p[2 * kk + half][2 * r + e]));
+        for (int64_t e = 0; e < 2; ++e) {
+          // The row sums took every weight; dropout then zeroes some of
+          // the P V operands and scales the rest.
+          Value pe = p[2 * kk + half][2 * r + e];
+          if (dropRowBase[0])
+            pe =
+                dropWeight(pe, r, add(add(kv0, twoT), (2 * kk + half) * 8 + e));
+          elems.push_back(arith::TruncFOp::create(b, loc, elem, pe));
+        }
     pFrags.push_back(vector::FromElementsOp::create(b, loc, fragA, elems));
   }
 
@@ -489,6 +507,72 @@ SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
   return next;
 }
 
+/// A raw score of the S = Q K^T product as the log2-domain logit the
+/// online softmax takes: s * scale * log2(e), or with a softcap c,
+/// c tanh(s * scale / c) * log2(e). tanh(y) = 1 - 2 / (e^{2y} + 1) runs on
+/// the exp2 the softmax already uses (ex2.approx): it saturates to +-1
+/// through e^{2y} = inf or 0, and near 0 it loses only the absolute
+/// error of 1 (about 6e-8 of c), far below what rounding P to 16 bits
+/// costs.
+Value FlashKernelBuilder::logitLog2(Value s) {
+  std::optional<APFloat> cap = op.getSoftcap();
+  if (!cap)
+    return arith::MulFOp::create(b, loc, s, log2Scale);
+  float c = cap->convertToFloat();
+  float scale = static_cast<float>(op.getEffectiveScale());
+  Value y2 = arith::MulFOp::create(
+      b, loc, s, cF32(2.0f * static_cast<float>(M_LOG2E) * scale / c));
+  Value e = math::Exp2Op::create(b, loc, y2);
+  Value tanh = arith::SubFOp::create(
+      b, loc, cF32(1.0f),
+      arith::DivFOp::create(b, loc, cF32(2.0f),
+                            arith::AddFOp::create(b, loc, e, cF32(1.0f))));
+  return arith::MulFOp::create(b, loc, tanh,
+                               cF32(c * static_cast<float>(M_LOG2E)));
+}
+
+/// The explicit mask applied to log2-domain logit `x` of (row, key): a
+/// bool mask hides it (-inf) where true (masked_where_true) or false
+/// (attend_where_true), an additive one adds its value times log2(e). Mask dims
+/// align with the trailing dims of the scores [B, Hq, Tq, Tk]; a dim of size 1
+/// broadcasts.
+Value FlashKernelBuilder::applyMask(Value x, Value row, Value key) {
+  Value m = memref::LoadOp::create(b, loc, mask,
+                                   maskAt(cast<MemRefType>(mask.getType()),
+                                          /*noKeyDim=*/false, cIdx(0), batch,
+                                          head, row, key));
+  if (op.getMaskKind() == MaskKind::additive) {
+    if (!m.getType().isF32())
+      m = arith::ExtFOp::create(b, loc, b.getF32Type(), m);
+    m = arith::MulFOp::create(b, loc, m, cF32(static_cast<float>(M_LOG2E)));
+  }
+  return detail::buildApplyMask(b, loc, x, m, op.getMaskKind());
+}
+
+/// Dropout of weight `p` of row (r ? rowB : rowA), key `key`: kept, scaled
+/// by 1 / (1 - p), iff the Philox-4x32-10 uniform of its flat index in
+/// [B, Hq, Tq, Tk] is >= p; the CPU forms draw the same numbers.
+Value FlashKernelBuilder::dropWeight(Value p, int64_t r, Value key) {
+  Value counter = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                             add(dropRowBase[r], key));
+  // mul.hi.u32 for the high words: arith.mului_extended lowers to 64-bit
+  // products, and LLVM then widens the generator's xors to 64 bits too.
+  auto mulHi = [](OpBuilder &nb, Location l, Value x, Value y) -> Value {
+    return LLVM::CallIntrinsicOp::create(nb, l, nb.getI32Type(),
+                                         nb.getStringAttr("llvm.nvvm.mulhi.ui"),
+                                         ValueRange{x, y})
+        .getResult(0);
+  };
+  Value u = detail::buildPhiloxUniform(
+      b, loc, counter, static_cast<uint64_t>(op.getSeed()), mulHi);
+  float dropP = op.getDropoutP().convertToFloat();
+  Value keep =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, u, cF32(dropP));
+  Value kept = arith::MulFOp::create(
+      b, loc, p, cF32(static_cast<float>(1.0 / (1.0 - dropP))));
+  return arith::SelectOp::create(b, loc, keep, kept, cF32(0.0f));
+}
+
 gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
                                                StringRef name,
                                                TypeRange argTypes) {
@@ -518,7 +602,9 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
   q = fn.getArgument(0);
   k = fn.getArgument(1);
   v = fn.getArgument(2);
-  out = fn.getArgument(3);
+  if (op.getMask())
+    mask = fn.getArgument(3);
+  out = fn.getArgument(fn.getNumArguments() - 1);
   kSmem = fn.getWorkgroupAttributions()[0];
   vSmem = fn.getWorkgroupAttributions()[1];
 
@@ -548,12 +634,20 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
   rowB = add(rowA, 8);
   float scale = static_cast<float>(op.getEffectiveScale());
   log2Scale = cF32(scale * static_cast<float>(M_LOG2E));
+  if (op.getDropoutP().convertToDouble() != 0.0) {
+    Value hq = rank >= 3 ? dimOf(q, headDim()) : cIdx(1);
+    Value plane = arith::MulIOp::create(
+        b, loc, add(arith::MulIOp::create(b, loc, batch, hq), head), tq);
+    for (int64_t r = 0; r < 2; ++r)
+      dropRowBase[r] =
+          arith::MulIOp::create(b, loc, add(plane, r ? rowB : rowA), tk);
+  }
 
   // Q fragments for the whole head dim, loaded once (rows past Tq read the
   // last row; their results are never stored).
   Value lastQ = arith::SubIOp::create(b, loc, tq, cIdx(1));
-  Value rowAc = arith::MinUIOp::create(b, loc, rowA, lastQ);
-  Value rowBc = arith::MinUIOp::create(b, loc, rowB, lastQ);
+  rowAc = arith::MinUIOp::create(b, loc, rowA, lastQ);
+  rowBc = arith::MinUIOp::create(b, loc, rowB, lastQ);
   auto fragA = VectorType::get({4, 2}, elem);
   Value twoT = mul(t, 2);
   for (int64_t ks = 0; ks < d / 16; ++ks) {
@@ -767,8 +861,10 @@ struct ConvertAttnToGpuPass
         return newBody->getArgument(cast<BlockArgument>(x).getArgNumber());
       };
       SmallVector<Value> args{argOf(sdpa.getQuery()), argOf(sdpa.getKey()),
-                              argOf(sdpa.getValue()),
-                              newBody->getArgument(numIn + i)};
+                              argOf(sdpa.getValue())};
+      if (Value m = sdpa.getMask())
+        args.push_back(argOf(m));
+      args.push_back(newBody->getArgument(numIn + i));
       FlashKernelBuilder builder(sdpa, useLdmatrix, f32AsF16, warps, blockKV,
                                  stages);
       std::string name = (fn.getSymName() + "_sdpa" + Twine(i)).str();

@@ -91,11 +91,18 @@ Value buildApplyMask(OpBuilder &b, Location loc, Value s, Value m,
 /// (a masked, dropped or underflowed key does not reach the output).
 Value buildWeightedAdd(OpBuilder &b, Location loc, Value w, Value v, Value acc);
 
+/// Builds the high 32 bits of the 32 x 32-bit product of two i32 values.
+using MulHiBuilder =
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)>;
+
 /// Philox-4x32-10 of the 64-bit `counter` under `seed`, mapped to a uniform
 /// f32 in [0, 1) from the top 24 bits of the first output word. A vector
 /// of i64 counters gives a vector of f32 (lane by lane the same numbers).
+/// A scalar counter's products are arith.mului_extended, or with `mulHi`
+/// (a target's multiply-high instruction) arith.muli for the low words and
+/// `mulHi` for the high ones.
 Value buildPhiloxUniform(OpBuilder &b, Location loc, Value counter,
-                         uint64_t seed);
+                         uint64_t seed, MulHiBuilder mulHi = nullptr);
 
 } // namespace mlir::attn::detail
 

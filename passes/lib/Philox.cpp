@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -74,7 +75,7 @@ Value philoxUniformVector(OpBuilder &b, Location loc, Value counter,
 } // namespace
 
 Value buildPhiloxUniform(OpBuilder &b, Location loc, Value counter,
-                         uint64_t seed) {
+                         uint64_t seed, MulHiBuilder mulHi) {
   if (isa<VectorType>(counter.getType()))
     return philoxUniformVector(b, loc, counter, seed);
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
@@ -90,17 +91,27 @@ Value buildPhiloxUniform(OpBuilder &b, Location loc, Value counter,
   Value ctr[4] = {lo, hi, c32(0), c32(0)};
   uint32_t key0 = static_cast<uint32_t>(seed),
            key1 = static_cast<uint32_t>(seed >> 32);
+  // (low, high) words of m * x.
+  auto mulWide = [&](uint32_t m, Value x) -> std::pair<Value, Value> {
+    if (matchPattern(x, m_Zero())) // round 0's third word
+      return {c32(0), c32(0)};
+    if (mulHi)
+      return {arith::MulIOp::create(b, loc, c32(m), x),
+              mulHi(b, loc, c32(m), x)};
+    auto p = arith::MulUIExtendedOp::create(b, loc, c32(m), x);
+    return {p.getLow(), p.getHigh()};
+  };
   for (int round = 0; round < 10; ++round) {
-    auto p0 = arith::MulUIExtendedOp::create(b, loc, c32(0xD2511F53u), ctr[0]);
-    auto p1 = arith::MulUIExtendedOp::create(b, loc, c32(0xCD9E8D57u), ctr[2]);
+    auto [lo0, hi0] = mulWide(0xD2511F53u, ctr[0]);
+    auto [lo1, hi1] = mulWide(0xCD9E8D57u, ctr[2]);
     Value n0 = arith::XOrIOp::create(
-        b, loc, arith::XOrIOp::create(b, loc, p1.getHigh(), ctr[1]), c32(key0));
+        b, loc, arith::XOrIOp::create(b, loc, hi1, ctr[1]), c32(key0));
     Value n2 = arith::XOrIOp::create(
-        b, loc, arith::XOrIOp::create(b, loc, p0.getHigh(), ctr[3]), c32(key1));
+        b, loc, arith::XOrIOp::create(b, loc, hi0, ctr[3]), c32(key1));
     ctr[0] = n0;
-    ctr[1] = p1.getLow();
+    ctr[1] = lo1;
     ctr[2] = n2;
-    ctr[3] = p0.getLow();
+    ctr[3] = lo0;
     key0 += 0x9E3779B9u;
     key1 += 0xBB67AE85u;
   }

@@ -51,6 +51,31 @@ struct SdpaIndexing {
     idx[rank - 1] = col;
     return idx;
   }
+  /// Indices into an explicit mask of type `maskType` for the score of
+  /// (batch, head, row, key): the mask's dims align with the trailing dims
+  /// of the scores [B, Hq, Tq, Tk] (of this rank, less the key dim when
+  /// `noKeyDim`), and a dim of size 1 is read at `zero`.
+  SmallVector<Value> maskAt(MemRefType maskType, bool noKeyDim, Value zero,
+                            Value batch, Value head, Value row,
+                            Value key) const {
+    int64_t mr = maskType.getRank();
+    int64_t scoreRank = noKeyDim ? rank - 1 : rank;
+    SmallVector<Value> idx;
+    for (int64_t a = 0; a < mr; ++a) {
+      int64_t sd = scoreRank - mr + a; // score dim of [B, H, Tq, Tk]
+      if (maskType.getDimSize(a) == 1)
+        idx.push_back(zero);
+      else if (sd == rank - 1)
+        idx.push_back(key);
+      else if (sd == rank - 2)
+        idx.push_back(row);
+      else if (sd == rank - 3)
+        idx.push_back(head);
+      else
+        idx.push_back(batch);
+    }
+    return idx;
+  }
 };
 
 /// The keys query row i sees: -left <= j - (i + offset) <= right, offset =

@@ -1349,26 +1349,9 @@ Value CpuFlashBuilder::dropWeights(Value p, Value key, int64_t i) {
 }
 
 SmallVector<Value> CpuFlashBuilder::maskIndex(Value row, Value key) {
-  auto mType = cast<MemRefType>(mask.getType());
-  int64_t mr = mType.getRank();
   // The rows of a mask broadcast along the keys have no key dim.
-  int64_t scoreRank = maskRows ? rank - 1 : rank;
-  SmallVector<Value> idx;
-  for (int64_t a = 0; a < mr; ++a) {
-    // Score dim of [B, H, Tq, Tk] (ranks 2-4).
-    int64_t sd = scoreRank - mr + a;
-    if (mType.getDimSize(a) == 1)
-      idx.push_back(cIdx(0));
-    else if (sd == rank - 1)
-      idx.push_back(key);
-    else if (sd == rank - 2)
-      idx.push_back(row);
-    else if (sd == rank - 3)
-      idx.push_back(head);
-    else
-      idx.push_back(batch);
-  }
-  return idx;
+  return maskAt(cast<MemRefType>(mask.getType()), /*noKeyDim=*/maskRows,
+                cIdx(0), batch, head, row, key);
 }
 
 void CpuFlashBuilder::packMask(Value j0) {

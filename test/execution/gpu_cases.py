@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+import attn_exec
+
 # Tolerances on |out - ref| (inputs of unit scale, outputs of size ~0.1):
 # f16 and bf16 round the probabilities fed to the P V product.
 TOLERANCE = {"f16": 1e-2, "bf16": 2e-2, "f32": 2e-2}
@@ -18,7 +20,7 @@ TOLERANCE = {"f16": 1e-2, "bf16": 2e-2, "f32": 2e-2}
 class Case:
     def __init__(self, name, B, Hq, Tq, d, dtype, causal="none", Hk=None,
                  Tk=None, dv=None, layout="heads_major", rank=4, scale=None,
-                 window=(None, None)):
+                 window=(None, None), softcap=None, dropout=None, mask=None):
         self.name, self.B, self.Hq, self.Tq, self.d = name, B, Hq, Tq, d
         self.dtype, self.causal = dtype, causal
         self.Hk = Hq if Hk is None else Hk
@@ -26,6 +28,12 @@ class Case:
         self.dv = d if dv is None else dv
         self.layout, self.rank, self.scale = layout, rank, scale
         self.window = window  # (window_left, window_right), either None
+        self.softcap = softcap
+        self.dropout = dropout  # (dropout_p, seed) or None
+        # (kind, shape): an explicit mask operand of kind
+        # "attend_where_true", "masked_where_true" (i1) or "additive" whose
+        # dims align with the trailing dims of the scores [B, Hq, Tq, Tk].
+        self.mask = mask
 
     # Shapes of q, k, v and the result as the module declares them.
     def _shape(self, H, T, width):
@@ -43,6 +51,13 @@ class Case:
         q, k, v, o = ("tensor<%sx%s>" % ("x".join(map(str, s)), self.dtype)
                       for s in self.shapes())
         attrs = []
+        marg = mtype = ""
+        if self.mask is not None:
+            kind, shape = self.mask
+            mt = "tensor<%sx%s>" % ("x".join(map(str, shape)),
+                                    self.dtype if kind == "additive" else "i1")
+            marg, mtype = ", %%m: %s" % mt, ", " + mt
+            attrs.append(" mask(%%m : %s)" % kind)
         if self.causal != "none":
             attrs.append(" causal(%s)" % self.causal)
         if self.layout != "heads_major":
@@ -50,11 +65,15 @@ class Case:
         named = ["scale = %r : f32" % self.scale] if self.scale else []
         named += ["window_%s = %d : i64" % (side, reach)
                   for side, reach in zip(("left", "right"), self.window) if reach is not None]
+        if self.softcap is not None:
+            named.append("softcap = %r : f32" % self.softcap)
+        if self.dropout is not None:
+            named.append("dropout_p = %r : f32, seed = %d : i64" % self.dropout)
         scale = " {%s}" % ", ".join(named) if named else ""
-        return ("func.func @%s(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
-                "  %%o = attn.sdpa %%q, %%k, %%v%s%s : %s, %s, %s -> %s\n"
-                "  return %%o : %s\n}\n" % (entry, q, k, v, o, "".join(attrs), scale,
-                                            q, k, v, o, o))
+        return ("func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
+                "  %%o = attn.sdpa %%q, %%k, %%v%s%s : %s, %s, %s%s -> %s\n"
+                "  return %%o : %s\n}\n" % (entry, q, k, v, marg, o, "".join(attrs), scale,
+                                            q, k, v, mtype, o, o))
 
     def flops(self):
         """Useful FLOPs: 2 (Q K^T) + 2 (P V) per visible score; causal counts
@@ -80,18 +99,30 @@ class Case:
         return seen
 
     def inputs(self, seed=0):
-        """q, k, v as float32 arrays holding exactly representable values of
-        the case's dtype (f16 cases are returned as float16)."""
+        """q, k, v (and the mask, if any) as float32 arrays holding exactly
+        representable values of the case's dtype (f16 cases are returned as
+        float16); a bool mask is true for about one key in five, an
+        additive one adds N(0, 2), and -inf to about one in ten."""
         rng = np.random.default_rng(seed)
         out = []
         for s in self.shapes()[:3]:
-            a = rng.standard_normal(s, dtype=np.float32)
-            if self.dtype == "f16":
-                a = a.astype(np.float16)
-            elif self.dtype == "bf16":
-                a = round_bf16(a)
-            out.append(a)
+            out.append(self._round(rng.standard_normal(s, dtype=np.float32)))
+        if self.mask is not None:
+            kind, shape = self.mask
+            if kind != "additive":
+                out.append(rng.random(shape) < 0.2)
+            else:
+                a = rng.standard_normal(shape, dtype=np.float32) * 2
+                a[rng.random(shape) < 0.1] = -np.inf
+                out.append(self._round(a))
         return out
+
+    def _round(self, a):
+        if self.dtype == "f16":
+            return a.astype(np.float16)
+        if self.dtype == "bf16":
+            return round_bf16(a)
+        return a
 
     def to_bhtd(self, a):
         """An operand or result in [B, H, T, width] order."""
@@ -102,7 +133,7 @@ class Case:
             return a.transpose(0, 2, 1, 3)
         return a
 
-    def reference(self, q, k, v, rows=None):
+    def reference(self, q, k, v, mask=None, rows=None):
         """float64 attention in [B, H, Tq, dv]; `rows` restricts the query
         rows (all if None)."""
         q, k, v = (self.to_bhtd(x).astype(np.float64) for x in (q, k, v))
@@ -115,11 +146,33 @@ class Case:
         v = np.repeat(v, group, axis=1)
         scale = self.scale if self.scale else 1.0 / math.sqrt(self.d)
         s = np.matmul(q, k.swapaxes(-1, -2)) * scale
+        if self.softcap is not None:  # before the mask
+            s = self.softcap * np.tanh(s / self.softcap)
+        if mask is not None:
+            m = np.asarray(mask)
+            m = m.reshape((1,) * (4 - m.ndim) + m.shape)
+            m = np.broadcast_to(m, (s.shape[0], self.Hq, self.Tq, self.Tk))[:, :, rows]
+            if self.mask[0] == "additive":
+                s = s + m.astype(np.float64)
+            else:
+                s = np.where(m == (self.mask[0] == "attend_where_true"), s, -np.inf)
         s = np.where(self.visible(rows), s, -np.inf)
         m = s.max(axis=-1, keepdims=True)
         m = np.where(np.isfinite(m), m, 0.0)
         p = np.exp(s - m)
         l = p.sum(axis=-1, keepdims=True)
+        if self.dropout is not None:
+            # After the row sums: weight (b, h, row, key) is kept, times
+            # 1 / (1 - p), iff the Philox uniform of its flat index in
+            # [B, Hq, Tq, Tk] is >= p (the f32 attribute value).
+            drop_p = float(np.float32(self.dropout[0]))
+            B = q.shape[0]
+            flat = ((np.arange(B)[:, None, None, None] * self.Hq
+                     + np.arange(self.Hq)[None, :, None, None]) * self.Tq
+                    + np.asarray(rows)[None, None, :, None]) * self.Tk \
+                + np.arange(self.Tk)[None, None, None, :]
+            u = attn_exec.philox_uniform(flat.astype(np.uint64), self.dropout[1])
+            p = np.where(u >= drop_p, p / (1.0 - drop_p), 0.0)
         # A query row that sees no key yields 0 (ONNX / PyTorch semantics).
         return np.matmul(p, v) / np.where(l > 0, l, np.inf)
 
@@ -154,12 +207,38 @@ CORRECTNESS = [
     Case("window_two_sided_bf16", 1, 2, 200, 64, "bf16", window=(40, 17)),
     Case("window_rows_without_keys_f16", 1, 2, 130, 64, "f16", "bottom_right", Tk=50,
          window=(10, None)),
+    # Softcaps small enough to bend most scores (tanh saturates), with a
+    # window, and with scale 1 (scores of size 8 against a cap of 3).
+    Case("softcap_causal_bf16", 1, 4, 200, 64, "bf16", "top_left", softcap=2.0),
+    Case("softcap_window_f16", 2, 2, 150, 32, "f16", "bottom_right", Tk=190, scale=1.0,
+         window=(60, None), softcap=3.0),
+    # Dropout: Philox keep-masks on the flat [B, Hq, Tq, Tk] index (GQA
+    # heads, seq_major rows, a 64-bit seed, tails, a softcap and a window).
+    Case("dropout_causal_f16", 2, 3, 130, 64, "f16", "top_left", dropout=(0.2, 7)),
+    Case("dropout_gqa_bf16", 1, 6, 100, 32, "bf16", "bottom_right", Hk=2, Tk=170,
+         dropout=(0.5, 2**40 + 12345)),
+    Case("dropout_seq_major_softcap_f16", 2, 2, 90, 64, "f16", layout="seq_major",
+         window=(30, 30), softcap=5.0, dropout=(0.1, 99)),
+    # Explicit masks (dims of size 1 broadcast): key padding, a full
+    # additive mask with -inf entries under GQA, a rank-2 mask with causal
+    # and a window, rows hidden whole by a mask without a key dim (they
+    # give 0), and an additive mask with a softcap and dropout.
+    Case("mask_key_padding_f16", 2, 4, 150, 64, "f16",
+         mask=("masked_where_true", (2, 1, 1, 150))),
+    Case("mask_additive_gqa_bf16", 1, 4, 100, 64, "bf16", "bottom_right", Hk=2, Tk=130,
+         mask=("additive", (1, 4, 100, 130))),
+    Case("mask_rank2_window_f16", 1, 1, 77, 32, "f16", "top_left", rank=2,
+         window=(40, None), mask=("masked_where_true", (77, 77))),
+    Case("mask_hidden_rows_f32", 2, 2, 90, 64, "f32", layout="seq_major",
+         mask=("attend_where_true", (90, 1))),
+    Case("mask_additive_softcap_dropout_f16", 2, 2, 64, 32, "f16", Tk=96, softcap=5.0,
+         dropout=(0.15, 3), mask=("additive", (2, 1, 64, 96))),
 ]
 
 
-def check(case, out, q, k, v, rows=None):
+def check(case, out, q, k, v, mask=None, rows=None):
     """Max |out - ref| and whether it is within the case's tolerance."""
-    ref = case.reference(q, k, v, rows)
+    ref = case.reference(q, k, v, mask, rows)
     got = case.to_bhtd(np.asarray(out, dtype=np.float64))
     if rows is not None:
         got = got[:, :, rows]

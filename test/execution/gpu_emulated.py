@@ -44,13 +44,13 @@ for case in gpu_cases.CORRECTNESS:
 
 passed = failed = 0
 for case, options in runs:
-    q, k, v = case.inputs(seed=1)
+    ins = case.inputs(seed=1)
     tag = "%s_%d" % (case.name, len(options))
     paths = []
-    for i, a in enumerate((q, k, v)):
+    for i, a in enumerate(ins):
         p = os.path.join(workdir, "%s_in%d.npy" % (tag, i))
         # bf16 values travel as float32 (exactly representable).
-        np.save(p, a if case.dtype == "f16" else a.astype(np.float32))
+        np.save(p, a if a.dtype in (np.float16, np.bool_) else a.astype(np.float32))
         paths.append(p)
     module = os.path.join(workdir, tag + ".mlir")
     with open(module, "w") as f:
@@ -66,7 +66,7 @@ for case, options in runs:
         print("FAIL %s: emulator exit %d\n%s" % (label, proc.returncode, proc.stdout))
         failed += 1
         continue
-    err, ok = gpu_cases.check(case, np.load(out), q, k, v)
+    err, ok = gpu_cases.check(case, np.load(out), *ins)
     print("%s %s: max_abs_err=%.3g (tolerance %g)"
           % ("PASS" if ok else "FAIL", label, err, gpu_cases.TOLERANCE[case.dtype]))
     passed += ok

@@ -25,12 +25,12 @@ runs = [(c, "") for c in gpu_cases.CORRECTNESS]
 runs += [(c, "ldmatrix=false") for c in gpu_cases.CORRECTNESS
          if c.name in ("gpt2_causal_f16", "gqa_causal_bf16")]
 for case, options in runs:
-    q, k, v = case.inputs(seed=1)
+    ins = case.inputs(seed=1)
     args = ["--target", "cuda"]
     if options:
         args += ["--pipeline-options", options]
-    (out,) = attn_exec.run(case.module(), "main", [q, k, v], workdir, extra_args=args)
-    err, ok = gpu_cases.check(case, out, q, k, v)
+    (out,) = attn_exec.run(case.module(), "main", ins, workdir, extra_args=args)
+    err, ok = gpu_cases.check(case, out, *ins)
     label = case.name + (" [%s]" % options if options else "")
     print("%s %s: max_abs_err=%.3g (tolerance %g)"
           % ("PASS" if ok else "FAIL", label, err, gpu_cases.TOLERANCE[case.dtype]))

@@ -15,6 +15,7 @@
 //     .trans (rows 2(l%4), +1, col l/4).
 //   - shfl.bfly: lane l reads lane l ^ offset.
 //   - cp.async: copies srcElements, zero-fills the rest (completes at once).
+//   - mul.hi.u32 (llvm.nvvm.mulhi.ui): the high word of the product.
 // f32 arithmetic is rounded to f32 after each op; truncf rounds to
 // f16/bf16 (nearest even); i32 registers holding two 16-bit values are bit
 // patterns, as on the hardware.
@@ -83,6 +84,21 @@ uint32_t bitsOf(Type t, double x) {
 double fromBits(bool bf16, uint32_t bits) {
   return bf16 ? attnrt::bf16ToFloat(bits & 0xFFFF)
               : attnrt::f16ToFloat(bits & 0xFFFF);
+}
+
+/// Integers narrower than 64 bits (other than i1) are held as their
+/// unsigned bit pattern (exact in a double up to 32 bits), as the bit
+/// operations of the dropout generator need; i1, i64 and index values are
+/// held as signed numbers (the kernels' indices stay far below 2^53).
+bool isNarrowInt(Type t) {
+  auto it = dyn_cast<IntegerType>(t);
+  return it && it.getWidth() > 1 && it.getWidth() < 64;
+}
+double wrapTo(Type t, int64_t x) {
+  if (!isNarrowInt(t))
+    return static_cast<double>(x);
+  unsigned w = cast<IntegerType>(t).getWidth();
+  return static_cast<double>(static_cast<uint64_t>(x) & ((1ull << w) - 1));
 }
 
 Type elementOf(Type t) {
@@ -398,6 +414,8 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
     if (auto i = dyn_cast<IntegerAttr>(attr))
       elems.push_back(i.getType().isInteger(1)
                           ? (i.getValue().getBoolValue() ? 1 : 0)
+                      : isNarrowInt(i.getType())
+                          ? static_cast<double>(i.getValue().getZExtValue())
                           : static_cast<double>(i.getInt()));
     else if (auto f = dyn_cast<FloatAttr>(attr))
       elems.push_back(f.getValueAsDouble());
@@ -457,8 +475,8 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
         r.data[l * r.width + i] =
             isa<FloatType>(t)
                 ? roundTo(t, floatBinary(name, a, b))
-                : static_cast<double>(intBinary(name, static_cast<int64_t>(a),
-                                                static_cast<int64_t>(b)));
+                : wrapTo(t, intBinary(name, static_cast<int64_t>(a),
+                                      static_cast<int64_t>(b)));
       }
     });
     return;
@@ -470,6 +488,51 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
       for (int64_t i = 0; i < r.width; ++i)
         r.data[l * r.width + i] = roundTo(t, at(op.getOperand(0), l, i));
     });
+    return;
+  }
+  if (auto m = dyn_cast<arith::MulUIExtendedOp>(op)) {
+    // 32 x 32 -> 64 bits: the low and high words (mul.lo / mul.hi).
+    if (!elementOf(m.getLhs().getType()).isInteger(32))
+      die("arith.mului_extended on other than i32");
+    Val &lo = def(m.getLow());
+    Val &hi = def(m.getHigh());
+    lanes([&](int64_t l) {
+      uint64_t p = static_cast<uint64_t>(at(m.getLhs(), l)) *
+                   static_cast<uint64_t>(at(m.getRhs(), l));
+      lo.data[l] = static_cast<double>(p & 0xFFFFFFFFu);
+      hi.data[l] = static_cast<double>(p >> 32);
+    });
+    return;
+  }
+  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
+    // mul.hi.u32: the high word of the 64-bit product.
+    if (call.getIntrin() != "llvm.nvvm.mulhi.ui")
+      die("unsupported intrinsic " + call.getIntrin().str());
+    Val &r = def(call.getResult(0));
+    lanes([&](int64_t l) {
+      uint64_t p = static_cast<uint64_t>(at(call.getOperand(0), l)) *
+                   static_cast<uint64_t>(at(call.getOperand(1), l));
+      r.data[l] = static_cast<double>(p >> 32);
+    });
+    return;
+  }
+  if (isa<arith::TruncIOp, arith::ExtUIOp>(op)) {
+    // Non-negative values only (counters, bit patterns): zero extension
+    // and truncation keep the low bits.
+    Type t = elementOf(op.getResult(0).getType());
+    Val &r = def(op.getResult(0));
+    lanes([&](int64_t l) {
+      double x = at(op.getOperand(0), l);
+      if (x < 0)
+        die(op.getName().getStringRef().str() + " of a negative value");
+      r.data[l] = wrapTo(t, static_cast<int64_t>(x));
+    });
+    return;
+  }
+  if (isa<arith::UIToFPOp>(op)) {
+    Type t = elementOf(op.getResult(0).getType());
+    Val &r = def(op.getResult(0));
+    lanes([&](int64_t l) { r.data[l] = roundTo(t, at(op.getOperand(0), l)); });
     return;
   }
   if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op)) {
@@ -848,14 +911,21 @@ int main(int argc, char **argv) {
       attnrt::Tensor t;
       if (attnrt::Status s = attnrt::readNpy(inputs[i], t); !s)
         die(s.message());
-      if (t.dtype() != attnrt::DType::F32 && t.dtype() != attnrt::DType::F16)
-        die(inputs[i] + ": expected f32 or f16 data");
+      attnrt::DType dt = t.dtype();
+      if (dt != attnrt::DType::F32 && dt != attnrt::DType::F16 &&
+          dt != attnrt::DType::Bool)
+        die(inputs[i] + ": expected f32, f16 or bool data");
+      if ((dt == attnrt::DType::Bool) != b->elem.isInteger(1))
+        die(inputs[i] + ": bool data goes to i1 buffers only");
       b->shape = t.shape();
       for (int64_t e = 0; e < t.numElements(); ++e)
         b->data.push_back(
-            roundTo(b->elem, t.dtype() == attnrt::DType::F32
-                                 ? t.as<float>()[e]
-                                 : attnrt::f16ToFloat(t.as<uint16_t>()[e])));
+            dt == attnrt::DType::Bool
+                ? (t.as<uint8_t>()[e] ? 1.0 : 0.0)
+                : roundTo(b->elem,
+                          dt == attnrt::DType::F32
+                              ? t.as<float>()[e]
+                              : attnrt::f16ToFloat(t.as<uint16_t>()[e])));
     }
     host.bufs[fn.getArgument(i)] = b.get();
     storage.push_back(std::move(b));

@@ -2,15 +2,18 @@
 //
 // Dropout keeps a weight iff the Philox-4x32-10 uniform of its flat index in
 // [B, H, Tq, Tk] is >= p (detail::buildPhiloxUniform). The scalar form keeps
-// the counter's two 32-bit words in i32 values; the vector form of
-// attn-vectorize-sdpa keeps each word in the low half of an i64 lane. The
-// high counter word only becomes non-zero past 2^32 scores, which no
-// executable test can allocate, so this tool checks the generator directly:
+// the counter's two 32-bit words in i32 values, its products either
+// arith.mului_extended (the CPU lowerings) or low words by arith.muli and
+// high words by a target hook (the GPU kernel's mul.hi.u32; here an
+// equivalent built from arith ops); the vector form of attn-vectorize-sdpa
+// keeps each word in the low half of an i64 lane. The high counter word
+// only becomes non-zero past 2^32 scores, which no executable test can
+// allocate, so this tool checks the generator directly:
 //
 //   1. A plain C++ Philox-4x32-10 reproduces the Random123 known-answer
 //      vectors.
 //   2. For a set of seeds (0, 32-bit, 64-bit) and counters (small, around
-//      2^32, up to 2^63 - 1), both IR forms are built over constant
+//      2^32, up to 2^63 - 1), the three IR forms are built over constant
 //      counters and folded to constants by the canonicalizer (arith's
 //      folders evaluate exactly what the ops mean); every lane must equal
 //      the C++ uniform bit for bit.
@@ -95,12 +98,28 @@ bool knownAnswers() {
   return ok;
 }
 
-/// The uniforms the IR gives for `counters` under `seed`: one scalar
-/// generator per counter and one vector generator over all of them, folded
-/// to constants. Returns false (with a message) if anything did not fold.
+/// The forms of the generator, in the order foldedUniforms returns them.
+constexpr const char *kForms[] = {"scalar", "scalar+mulhi", "vector"};
+
+/// The high word of x * y from 64-bit arith ops: a stand-in for a target's
+/// multiply-high instruction that the folders evaluate.
+Value mulHiFromArith(OpBuilder &b, Location loc, Value x, Value y) {
+  Type i64 = b.getI64Type();
+  Value wide =
+      arith::MulIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i64, x),
+                            arith::ExtUIOp::create(b, loc, i64, y));
+  Value high = arith::ShRUIOp::create(
+      b, loc, wide,
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 32)));
+  return arith::TruncIOp::create(b, loc, b.getI32Type(), high);
+}
+
+/// The uniforms the IR gives for `counters` under `seed`, per form of
+/// kForms: scalar generators per counter and one vector generator over all
+/// of them, folded to constants. Returns false (with a message) if anything
+/// did not fold.
 bool foldedUniforms(MLIRContext &ctx, ArrayRef<uint64_t> counters,
-                    uint64_t seed, std::vector<float> &scalar,
-                    std::vector<float> &vector) {
+                    uint64_t seed, std::vector<float> (&forms)[3]) {
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -108,18 +127,22 @@ bool foldedUniforms(MLIRContext &ctx, ArrayRef<uint64_t> counters,
   int64_t n = counters.size();
   Type i64 = b.getI64Type(), f32 = b.getF32Type();
   auto vecI64 = VectorType::get({n}, i64), vecF32 = VectorType::get({n}, f32);
-  SmallVector<Type> results(n, f32);
+  SmallVector<Type> results(2 * n, f32);
   results.push_back(vecF32);
   auto func =
       func::FuncOp::create(b, loc, "uniforms", b.getFunctionType({}, results));
   b.setInsertionPointToStart(func.addEntryBlock());
   SmallVector<Value> values;
   SmallVector<APInt> lanes;
-  for (uint64_t c : counters) {
-    Value ctr = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, c));
-    values.push_back(attn::detail::buildPhiloxUniform(b, loc, ctr, seed));
-    lanes.push_back(APInt(64, c));
-  }
+  for (bool hook : {false, true})
+    for (uint64_t c : counters) {
+      Value ctr = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, c));
+      values.push_back(attn::detail::buildPhiloxUniform(
+          b, loc, ctr, seed,
+          hook ? attn::detail::MulHiBuilder(mulHiFromArith) : nullptr));
+      if (!hook)
+        lanes.push_back(APInt(64, c));
+    }
   Value ctrVec =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecI64, lanes));
   values.push_back(attn::detail::buildPhiloxUniform(b, loc, ctrVec, seed));
@@ -133,21 +156,22 @@ bool foldedUniforms(MLIRContext &ctx, ArrayRef<uint64_t> counters,
     return false;
   }
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
-  scalar.clear();
-  vector.clear();
-  for (int64_t i = 0; i <= n; ++i) {
+  for (std::vector<float> &f : forms)
+    f.clear();
+  for (int64_t i = 0; i <= 2 * n; ++i) {
     Attribute attr;
     if (auto cst = ret.getOperand(i).getDefiningOp<arith::ConstantOp>())
       attr = cst.getValue();
-    if (i < n) {
+    if (i < 2 * n) {
       auto f = dyn_cast_or_null<FloatAttr>(attr);
       if (!f) {
-        std::printf("FAIL seed %#llx: the scalar form of counter %#llx did "
+        std::printf("FAIL seed %#llx: the %s form of counter %#llx did "
                     "not fold to a constant\n",
-                    (unsigned long long)seed, (unsigned long long)counters[i]);
+                    (unsigned long long)seed, kForms[i / n],
+                    (unsigned long long)counters[i % n]);
         return false;
       }
-      scalar.push_back(f.getValue().convertToFloat());
+      forms[i / n].push_back(f.getValue().convertToFloat());
     } else {
       auto d = dyn_cast_or_null<DenseFPElementsAttr>(attr);
       if (!d) {
@@ -157,7 +181,7 @@ bool foldedUniforms(MLIRContext &ctx, ArrayRef<uint64_t> counters,
         return false;
       }
       for (const APFloat &v : d.getValues<APFloat>())
-        vector.push_back(v.convertToFloat());
+        forms[2].push_back(v.convertToFloat());
     }
   }
   return true;
@@ -206,28 +230,28 @@ int main() {
 
   int compared = 0, differing = 0;
   for (uint64_t seed : seeds) {
-    std::vector<float> scalar, vector;
-    if (!foldedUniforms(ctx, counters, seed, scalar, vector)) {
+    std::vector<float> forms[3];
+    if (!foldedUniforms(ctx, counters, seed, forms)) {
       ok = false;
       continue;
     }
     int bad = 0;
     for (size_t i = 0; i < counters.size(); ++i) {
       float want = referenceUniform(counters[i], seed);
-      for (auto [form, got] :
-           {std::pair{"scalar", scalar[i]}, std::pair{"vector", vector[i]}}) {
+      for (int form = 0; form < 3; ++form) {
+        float got = forms[form][i];
         ++compared;
         if (bits(got) != bits(want)) {
           ++bad;
           std::printf("FAIL seed %#llx counter %#llx: %s form %.9g, want "
                       "%.9g\n",
                       (unsigned long long)seed, (unsigned long long)counters[i],
-                      form, got, want);
+                      kForms[form], got, want);
         }
       }
     }
     differing += bad;
-    std::printf("%s seed %#llx: %zu counters, scalar and vector forms%s; "
+    std::printf("%s seed %#llx: %zu counters, all three forms%s; "
                 "counter 2^32 gives %.9g\n",
                 bad ? "FAIL" : "PASS", (unsigned long long)seed,
                 counters.size(), bad ? " differ" : " equal the reference",

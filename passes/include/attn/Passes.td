@@ -573,9 +573,13 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
 
     Supported: f16, bf16 and f32 operands of rank 2 to 4, either head layout, head
     dims that are multiples of 16 up to 256, any sequence lengths, causal
-    none/top_left/bottom_right, sliding windows, any scale. Anything else
-    (an explicit mask, dropout, softcap, other ops in the function) is
-    an error naming the op and what the GPU path would need.
+    none/top_left/bottom_right, sliding windows, explicit masks (bool of
+    either kind or additive, any shape that broadcasts to the scores; each
+    thread reads its entries), softcap (c tanh(s / c) on exp2, before the
+    masks), dropout (the Philox-4x32-10 keep-mask of every CPU form, on
+    the flat [B, Hq, Tq, Tk] index, with mul.hi.u32), any scale. Anything
+    else (other ops in the function, operands that are not its arguments)
+    is an error naming the op and what the GPU path would need.
 
     Before: `func.func @f(%q: tensor<1x12x1024x64xf16>, ...) -> tensor<...>`
     with `attn.sdpa ... causal(top_left)`. After: `func.func @f(%q:
