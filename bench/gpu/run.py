@@ -132,8 +132,8 @@ def torch_check_and_time(case, q, k, v, out, repeat):
     if not torch.cuda.is_available():
         return None
     dev = torch.device("cuda")
-    tq, tk, tv = (torch.from_numpy(case.to_bhtd(np.asarray(x, np.float32)).copy()).to(dev)
-                  for x in (q, k, v))
+    tq, tk, tv = (torch.from_numpy(case.to_bhtd(np.asarray(x, np.float32), H).copy()).to(dev)
+                  for x, H in ((q, case.Hq), (k, case.Hk), (v, case.Hk)))
     group = case.Hq // case.Hk
     scale = case.scale or 1.0 / case.d ** 0.5
     err = 0.0

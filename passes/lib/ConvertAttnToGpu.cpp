@@ -36,12 +36,14 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace mlir::attn {
@@ -51,6 +53,52 @@ namespace mlir::attn {
 namespace {
 
 constexpr llvm::StringLiteral kKernelModule = "attn_gpu_kernels";
+
+/// A reshape that only regroups dims. The GPU target's buffers are
+/// contiguous and row-major, so on them it is a view: ONNX's 3-D attention
+/// ([B, T, H * d] expanded to [B, T, H, d] around a seq_major attn.sdpa)
+/// runs on the caller's buffers as they are.
+bool isViewReshape(Operation *op) {
+  return isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op);
+}
+
+/// Why reshape `op` cannot become a memref view whose sizes follow from
+/// its source's, or "" if it can.
+std::string unsupportedReshape(Operation *op) {
+  // A group of the expanded type with two dynamic dims has no inferable
+  // split (and collapsing one is expanded again for results).
+  auto expanded = cast<RankedTensorType>(isa<tensor::ExpandShapeOp>(op)
+                                             ? op->getResult(0).getType()
+                                             : op->getOperand(0).getType());
+  auto groups =
+      isa<tensor::ExpandShapeOp>(op)
+          ? cast<tensor::ExpandShapeOp>(op).getReassociationIndices()
+          : cast<tensor::CollapseShapeOp>(op).getReassociationIndices();
+  for (const ReassociationIndices &g : groups)
+    if (llvm::count_if(g, [&](int64_t d) { return expanded.isDynamicDim(d); }) >
+        1)
+      return "groups two dynamic dims";
+  return "";
+}
+
+/// `v` back through view reshapes to an argument of the entry point; null
+/// if it comes from anything else.
+BlockArgument viewedArgument(Value v) {
+  while (isViewReshape(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return dyn_cast<BlockArgument>(v);
+}
+
+/// `v` back through view reshapes to the attn.sdpa that computes it (null
+/// if none); `chain` gets the reshapes, outermost first.
+SdpaOp viewedSdpa(Value v, SmallVectorImpl<Operation *> *chain = nullptr) {
+  while (isViewReshape(v.getDefiningOp())) {
+    if (chain)
+      chain->push_back(v.getDefiningOp());
+    v = v.getDefiningOp()->getOperand(0);
+  }
+  return v.getDefiningOp<SdpaOp>();
+}
 
 /// Why `op` cannot run on the GPU path, or "" if it can.
 std::string unsupportedReason(SdpaOp op) {
@@ -80,11 +128,11 @@ std::string unsupportedReason(SdpaOp op) {
     return "has a dynamic key head dim; the GPU kernel needs it static";
   int64_t d = qt.getShape().back(), dv = vt.getShape().back();
   for (int64_t x : {d, dv})
-    if (ShapedType::isDynamic(x) || x % 16 != 0 || x > 256)
+    if (ShapedType::isDynamic(x) || x % 8 != 0 || x > 256)
       return "has head dim " +
              (ShapedType::isDynamic(x) ? std::string("?") : std::to_string(x)) +
              "; the GPU kernel needs static head dims that are multiples of "
-             "16 up to 256";
+             "8 up to 256";
   return "";
 }
 
@@ -111,15 +159,23 @@ public:
     // way in, are staged synchronously.
     async = stages > 1 && !ioElem.isF32();
     numBuffers = async ? 2 : 1;
-    // numBuffers x (K and V tiles of BN x (d + 8) elements) must fit the
-    // 48 KiB of static shared memory.
+    // numBuffers x (K and V tiles of BN x padded row) must fit the 48 KiB
+    // of static shared memory.
     blockKV = requestedBlockKV;
     int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
     // Halving keeps a multiple of 16: the P V product takes keys 16 at a
     // time.
     while (blockKV > 16 &&
-           numBuffers * blockKV * (d + dv + 16) * bytes > 48 * 1024)
+           numBuffers * blockKV * (paddedRow(d) + paddedRow(dv)) * bytes >
+               48 * 1024)
       blockKV = std::max<int64_t>(16, blockKV / 2 / 16 * 16);
+  }
+
+  /// Elements per staged row of `width` (a multiple of 8): an odd number
+  /// of 16-byte units, so that the 8 rows one fragment load touches start
+  /// in different banks (widths that are multiples of 16 get 8 more).
+  static int64_t paddedRow(int64_t width) {
+    return width % 16 == 0 ? width + 8 : width;
   }
 
   /// The kernel's gpu.func inside `kernels`, named `name`.
@@ -345,10 +401,32 @@ SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
   Value zeroAcc = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
   SmallVector<Value> s(nTiles, zeroAcc);
-  for (int64_t ks = 0; ks < d / 16; ++ks) {
+  // A head dim d = 16 n + 8 ends in a half step: keys' columns 16 n + 8 ..
+  // are not there, and the Q operand holds zeros for them.
+  auto zeroPair = [&] {
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({2}, elem),
+                               b.getZeroAttr(elem)));
+  };
+  for (int64_t ks = 0; ks < (d + 15) / 16; ++ks) {
+    bool halfStep = 16 * ks + 8 >= d;
     for (int64_t nt = 0; nt < nTiles; ++nt) {
       Value bFrag;
-      if (useLdmatrix) {
+      if (useLdmatrix && halfStep) {
+        // x1: lanes 0-7 address keys nt*8.. at columns 16ks.. (b0b1).
+        Value row = add(arith::RemUIOp::create(b, loc, lane, cIdx(8)), nt * 8);
+        Value lo = nvgpu::LdMatrixOp::create(
+            b, loc, VectorType::get({1, 2}, elem), kSmem,
+            tileIdx(buf, row, cIdx(ks * 16)), /*transpose=*/false,
+            /*numTiles=*/1);
+        Value frag = ub::PoisonOp::create(b, loc, fragB);
+        frag = vector::InsertOp::create(
+            b, loc, vector::ExtractOp::create(b, loc, lo, ArrayRef<int64_t>{0}),
+            frag, ArrayRef<int64_t>{0});
+        bFrag = vector::InsertOp::create(b, loc, zeroPair(), frag,
+                                         ArrayRef<int64_t>{1});
+      } else if (useLdmatrix) {
         // x2 non-transposed: lanes 0-7 address keys nt*8.. at columns
         // 16ks.., lanes 8-15 the same keys at 16ks + 8.. (b0b1, b2b3).
         Value l8 = arith::RemUIOp::create(b, loc, lane, cIdx(8));
@@ -363,7 +441,8 @@ SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
         Value row = add(g, nt * 8);
         Value col = add(mul(t, 2), ks * 16);
         Value lo = loadPair(kSmem, tileIdx(buf, row, col));
-        Value hi = loadPair(kSmem, tileIdx(buf, row, add(col, 8)));
+        Value hi = halfStep ? Value(zeroPair())
+                            : loadPair(kSmem, tileIdx(buf, row, add(col, 8)));
         Value frag = ub::PoisonOp::create(b, loc, fragB);
         frag = vector::InsertOp::create(b, loc, lo, frag, ArrayRef<int64_t>{0});
         bFrag =
@@ -579,10 +658,8 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
   b.setInsertionPointToEnd(kernels.getBody());
   auto ws =
       gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
-  // Rows padded by 8 elements (16 bytes): the 8 rows one fragment load
-  // touches start in different banks.
   auto tileType = [&](int64_t width) {
-    SmallVector<int64_t> shape{blockKV, width + 8};
+    SmallVector<int64_t> shape{blockKV, paddedRow(width)};
     if (numBuffers > 1)
       shape.insert(shape.begin(), numBuffers);
     return MemRefType::get(shape, elem, MemRefLayoutAttrInterface(), ws);
@@ -650,15 +727,22 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
   rowBc = arith::MinUIOp::create(b, loc, rowB, lastQ);
   auto fragA = VectorType::get({4, 2}, elem);
   Value twoT = mul(t, 2);
-  for (int64_t ks = 0; ks < d / 16; ++ks) {
+  // A last half step (d = 16 n + 8) holds zeros in columns 16 n + 8 ..
+  Value zeroPair = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({2}, elem), b.getZeroAttr(elem)));
+  for (int64_t ks = 0; ks < (d + 15) / 16; ++ks) {
     Value col = add(twoT, ks * 16);
     Value frag = ub::PoisonOp::create(b, loc, fragA);
     int64_t i = 0;
-    for (Value c : {col, add(col, 8)})
+    for (int64_t half = 0; half < 2; ++half)
       for (Value r : {rowAc, rowBc})
-        frag =
-            vector::InsertOp::create(b, loc, loadPair(q, at(batch, head, r, c)),
-                                     frag, ArrayRef<int64_t>{i++});
+        frag = vector::InsertOp::create(
+            b, loc,
+            half && 16 * ks + 8 >= d
+                ? zeroPair
+                : loadPair(q, at(batch, head, r, add(col, 8 * half))),
+            frag, ArrayRef<int64_t>{i++});
     qFrags.push_back(frag);
   }
 
@@ -791,13 +875,44 @@ struct ConvertAttnToGpuPass
     // Check everything first: the module is rewritten only if every entry
     // point can run on the GPU.
     for (func::FuncOp fn : entries) {
-      for (Operation &o : fn.getBody().front()) {
-        if (isa<func::ReturnOp>(o))
+      for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes()))
+        if (!isa<RankedTensorType>(t)) {
+          fn.emitError() << "cannot run on the GPU: argument " << i << " of @"
+                         << fn.getSymName() << " has type " << t
+                         << "; GPU entry points take ranked tensors";
+          return signalPassFailure();
+        }
+      Block &body = fn.getBody().front();
+      // Side-effect-free ops that only feed the output sizes of expand
+      // reshapes (tensor.dim, index arithmetic): the views infer them.
+      llvm::SmallPtrSet<Operation *, 8> sizeOnly;
+      for (Operation &o : llvm::reverse(body.without_terminator()))
+        if (!isa<SdpaOp>(o) && !isViewReshape(&o) && isMemoryEffectFree(&o) &&
+            !o.use_empty() && llvm::all_of(o.getUses(), [&](OpOperand &u) {
+              return sizeOnly.contains(u.getOwner()) ||
+                     (isa<tensor::ExpandShapeOp>(u.getOwner()) &&
+                      u.getOperandNumber() != 0);
+            }))
+          sizeOnly.insert(&o);
+      for (Operation &o : body) {
+        if (isa<func::ReturnOp>(o) || sizeOnly.contains(&o))
           continue;
+        if (isViewReshape(&o)) {
+          std::string why = unsupportedReshape(&o);
+          if (!why.empty()) {
+            o.emitError() << "cannot run on the GPU: '" << o.getName() << "' "
+                          << why
+                          << "; the GPU target takes reshapes whose sizes "
+                             "follow from their source";
+            return signalPassFailure();
+          }
+          continue;
+        }
         auto sdpa = dyn_cast<SdpaOp>(o);
         if (!sdpa) {
           o.emitError() << "the GPU target compiles entry points whose "
-                           "results are attn.sdpa of the arguments; '"
+                           "results are attn.sdpa of the arguments (or "
+                           "reshapes of them); '"
                         << o.getName() << "' in @" << fn.getSymName()
                         << " has no GPU lowering yet (use the CPU target)";
           return signalPassFailure();
@@ -808,19 +923,21 @@ struct ConvertAttnToGpuPass
           return signalPassFailure();
         }
         for (Value operand : sdpa->getOperands())
-          if (!isa<BlockArgument>(operand)) {
+          if (!viewedArgument(operand)) {
             sdpa.emitError() << "cannot run on the GPU: its operands must be "
                                 "arguments of @"
                              << fn.getSymName()
-                             << " (the GPU target compiles attention cores)";
+                             << " or reshapes of them (the GPU target "
+                                "compiles attention cores)";
             return signalPassFailure();
           }
       }
-      auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+      auto ret = cast<func::ReturnOp>(body.getTerminator());
       for (Value r : ret.getOperands())
-        if (!r.getDefiningOp<SdpaOp>()) {
+        if (!viewedSdpa(r)) {
           fn.emitError() << "cannot run on the GPU: @" << fn.getSymName()
-                         << " returns a value that is not an attn.sdpa result";
+                         << " returns a value that is not an attn.sdpa result "
+                            "(or a reshape of one)";
           return signalPassFailure();
         }
     }
@@ -855,16 +972,48 @@ struct ConvertAttnToGpuPass
     OpBuilder hb(ctx);
     hb.setInsertionPointToStart(newBody);
     unsigned numIn = fn.getNumArguments();
+    // Operands: the arguments' buffers, viewed through their reshapes.
+    DenseMap<Value, Value> views;
+    std::function<Value(Value)> viewOf = [&](Value x) -> Value {
+      if (auto arg = dyn_cast<BlockArgument>(x))
+        return newBody->getArgument(arg.getArgNumber());
+      if (Value v = views.lookup(x))
+        return v;
+      Operation *reshape = x.getDefiningOp();
+      Value src = viewOf(reshape->getOperand(0));
+      Value v;
+      if (auto e = dyn_cast<tensor::ExpandShapeOp>(reshape))
+        v = memref::ExpandShapeOp::create(hb, e.getLoc(), toMemRef(x.getType()),
+                                          src, e.getReassociationIndices());
+      else
+        v = memref::CollapseShapeOp::create(
+            hb, reshape->getLoc(), src,
+            cast<tensor::CollapseShapeOp>(reshape).getReassociationIndices());
+      views[x] = v;
+      return v;
+    };
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
-      auto sdpa = r.getDefiningOp<SdpaOp>();
-      auto argOf = [&](Value x) {
-        return newBody->getArgument(cast<BlockArgument>(x).getArgNumber());
-      };
-      SmallVector<Value> args{argOf(sdpa.getQuery()), argOf(sdpa.getKey()),
-                              argOf(sdpa.getValue())};
+      // The result buffer, viewed back through the returned value's
+      // reshapes as the attn.sdpa's shape: each one inverted, outermost
+      // first.
+      SmallVector<Operation *> chain;
+      auto sdpa = viewedSdpa(r, &chain);
+      Value out = newBody->getArgument(numIn + i);
+      for (Operation *reshape : chain) {
+        Location l = reshape->getLoc();
+        if (auto c = dyn_cast<tensor::CollapseShapeOp>(reshape))
+          out = memref::ExpandShapeOp::create(hb, l, toMemRef(c.getSrcType()),
+                                              out, c.getReassociationIndices());
+        else
+          out = memref::CollapseShapeOp::create(
+              hb, l, out,
+              cast<tensor::ExpandShapeOp>(reshape).getReassociationIndices());
+      }
+      SmallVector<Value> args{viewOf(sdpa.getQuery()), viewOf(sdpa.getKey()),
+                              viewOf(sdpa.getValue())};
       if (Value m = sdpa.getMask())
-        args.push_back(argOf(m));
-      args.push_back(newBody->getArgument(numIn + i));
+        args.push_back(viewOf(m));
+      args.push_back(out);
       FlashKernelBuilder builder(sdpa, useLdmatrix, f32AsF16, warps, blockKV,
                                  stages);
       std::string name = (fn.getSymName() + "_sdpa" + Twine(i)).str();

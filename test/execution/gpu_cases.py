@@ -39,6 +39,8 @@ class Case:
     def _shape(self, H, T, width):
         if self.rank == 2:
             return [T, width]
+        if self.layout == "packed":
+            return [self.B, T, H * width]
         if self.layout == "seq_major":
             return [self.B, T, H, width]
         return [self.B, H, T, width]
@@ -50,6 +52,23 @@ class Case:
     def module(self, entry="main"):
         q, k, v, o = ("tensor<%sx%s>" % ("x".join(map(str, s)), self.dtype)
                       for s in self.shapes())
+        # layout "packed": [B, T, H * width] arguments and result, expanded
+        # to seq_major [B, T, H, width] around the attn.sdpa.
+        reshapes = ""
+        names = ("%q", "%k", "%v")
+        outer = (q, k, v, o)
+        if self.layout == "packed":
+            inner = ["tensor<%dx%dx%dx%dx%s>" % (self.B, T, H, w, self.dtype)
+                     for H, T, w in ((self.Hq, self.Tq, self.d), (self.Hk, self.Tk, self.d),
+                                     (self.Hk, self.Tk, self.dv), (self.Hq, self.Tq, self.dv))]
+            for n, H, T, w, t_out, t_in in zip(
+                    names, (self.Hq, self.Hk, self.Hk), (self.Tq, self.Tk, self.Tk),
+                    (self.d, self.d, self.dv), outer, inner):
+                reshapes += ("  %s4 = tensor.expand_shape %s [[0], [1], [2, 3]] output_shape "
+                             "[%d, %d, %d, %d] : %s into %s\n"
+                             % (n, n, self.B, T, H, w, t_out, t_in))
+            names = tuple(n + "4" for n in names)
+            q, k, v, o = inner
         attrs = []
         marg = mtype = ""
         if self.mask is not None:
@@ -61,7 +80,8 @@ class Case:
         if self.causal != "none":
             attrs.append(" causal(%s)" % self.causal)
         if self.layout != "heads_major":
-            attrs.append(" layout(%s)" % self.layout)
+            attrs.append(" layout(%s)" % ("seq_major" if self.layout == "packed"
+                                          else self.layout))
         named = ["scale = %r : f32" % self.scale] if self.scale else []
         named += ["window_%s = %d : i64" % (side, reach)
                   for side, reach in zip(("left", "right"), self.window) if reach is not None]
@@ -70,10 +90,19 @@ class Case:
         if self.dropout is not None:
             named.append("dropout_p = %r : f32, seed = %d : i64" % self.dropout)
         scale = " {%s}" % ", ".join(named) if named else ""
-        return ("func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
-                "  %%o = attn.sdpa %%q, %%k, %%v%s%s : %s, %s, %s%s -> %s\n"
-                "  return %%o : %s\n}\n" % (entry, q, k, v, marg, o, "".join(attrs), scale,
-                                            q, k, v, mtype, o, o))
+        result = "%o"
+        if self.layout == "packed":
+            reshapes_out = ("  %%o3 = tensor.collapse_shape %%o [[0], [1], [2, 3]] : %s into %s\n"
+                            % (o, outer[3]))
+            result = "%o3"
+        else:
+            reshapes_out = ""
+        return ("func.func @%s(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n%s"
+                "  %%o = attn.sdpa %s, %s, %s%s%s : %s, %s, %s%s -> %s\n%s"
+                "  return %s : %s\n}\n"
+                % (entry, outer[0], outer[1], outer[2], marg, outer[3], reshapes,
+                   names[0], names[1], names[2], "".join(attrs), scale,
+                   q, k, v, mtype, o, reshapes_out, result, outer[3]))
 
     def flops(self):
         """Useful FLOPs: 2 (Q K^T) + 2 (P V) per visible score; causal counts
@@ -124,11 +153,15 @@ class Case:
             return round_bf16(a)
         return a
 
-    def to_bhtd(self, a):
-        """An operand or result in [B, H, T, width] order."""
+    def to_bhtd(self, a, H=None):
+        """An operand or result in [B, H, T, width] order; H (the query
+        heads by default) splits a packed one."""
         a = np.asarray(a)
         if self.rank == 2:
             return a[None, None]
+        if self.layout == "packed":
+            H = self.Hq if H is None else H
+            return a.reshape(a.shape[0], a.shape[1], H, -1).transpose(0, 2, 1, 3)
         if self.layout == "seq_major":
             return a.transpose(0, 2, 1, 3)
         return a
@@ -136,7 +169,8 @@ class Case:
     def reference(self, q, k, v, mask=None, rows=None):
         """float64 attention in [B, H, Tq, dv]; `rows` restricts the query
         rows (all if None)."""
-        q, k, v = (self.to_bhtd(x).astype(np.float64) for x in (q, k, v))
+        q, k, v = (self.to_bhtd(x, H).astype(np.float64)
+                   for x, H in ((q, self.Hq), (k, self.Hk), (v, self.Hk)))
         if rows is not None:
             q = q[:, :, rows]
         else:
@@ -219,6 +253,17 @@ CORRECTNESS = [
          dropout=(0.5, 2**40 + 12345)),
     Case("dropout_seq_major_softcap_f16", 2, 2, 90, 64, "f16", layout="seq_major",
          window=(30, 30), softcap=5.0, dropout=(0.1, 99)),
+    # Head dims of 16 n + 8 end in a half step of Q K^T (d = 8, 24, 40; a
+    # value head dim of 72).
+    Case("head_dim_40_f16", 1, 4, 150, 40, "f16", "top_left"),
+    Case("head_dim_24_dv_72_bf16", 2, 2, 90, 24, "bf16", Tk=130, dv=72),
+    Case("head_dim_8_f32", 1, 3, 70, 8, "f32", "bottom_right", Tk=100),
+    # Packed heads [B, T, H * width] (ONNX's 3-D attention), reshaped to
+    # seq_major around the attn.sdpa: views of the caller's buffers.
+    Case("packed_gqa_causal_f16", 2, 6, 100, 64, "f16", "bottom_right", Hk=2, Tk=130,
+         dv=32, layout="packed"),
+    Case("packed_head_dim_40_mask_bf16", 1, 4, 80, 40, "bf16", layout="packed",
+         mask=("attend_where_true", (1, 1, 1, 80))),
     # Explicit masks (dims of size 1 broadcast): key padding, a full
     # additive mask with -inf entries under GQA, a rank-2 mask with causal
     # and a window, rows hidden whole by a mask without a key dim (they

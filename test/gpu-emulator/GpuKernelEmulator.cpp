@@ -54,6 +54,7 @@
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <memory>
 #include <unordered_map>
 
 using namespace mlir;
@@ -116,8 +117,13 @@ int64_t widthOf(Type t) {
 
 /// A memref: dense row-major doubles holding values of its element type.
 struct Buffer {
+  /// Row-major elements; a reshaped view shares its source's.
+  explicit Buffer(std::shared_ptr<std::vector<double>> storage =
+                      std::make_shared<std::vector<double>>())
+      : storage(std::move(storage)), data(*this->storage) {}
   std::vector<int64_t> shape;
-  std::vector<double> data;
+  std::shared_ptr<std::vector<double>> storage;
+  std::vector<double> &data;
   Type elem;
   int64_t offset(ArrayRef<int64_t> idx) const {
     int64_t off = 0;
@@ -164,6 +170,7 @@ public:
   // Element references stay valid while other values are added.
   std::unordered_map<void *, Val> vals;
   DenseMap<Value, Buffer *> bufs;
+  std::vector<std::unique_ptr<Buffer>> views;
 
   Val &def(Value v) {
     Val &x = vals[v.getAsOpaquePointer()];
@@ -552,6 +559,37 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
   }
 
   // --- memory ---
+  if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op)) {
+    // A view of the same elements (the host function's reshapes).
+    Buffer *src = buf(op.getOperand(0));
+    auto type = cast<MemRefType>(op.getResult(0).getType());
+    auto view = std::make_unique<Buffer>(src->storage);
+    view->elem = src->elem;
+    if (auto e = dyn_cast<memref::ExpandShapeOp>(op)) {
+      for (OpFoldResult s : e.getMixedOutputShape())
+        view->shape.push_back(isa<Attribute>(s) ? *getConstantIntValue(s)
+                                                : idx(cast<Value>(s), 0));
+    } else {
+      for (const ReassociationIndices &g :
+           cast<memref::CollapseShapeOp>(op).getReassociationIndices()) {
+        int64_t size = 1;
+        for (int64_t d : g)
+          size *= src->shape[d];
+        view->shape.push_back(size);
+      }
+    }
+    int64_t count = 1;
+    for (auto [i, size] : llvm::enumerate(view->shape)) {
+      if (!type.isDynamicDim(i) && type.getDimSize(i) != size)
+        die("reshape to a size its type does not have");
+      count *= size;
+    }
+    if (count != static_cast<int64_t>(src->data.size()))
+      die("reshape changes the element count");
+    bufs[op.getResult(0)] = view.get();
+    views.push_back(std::move(view));
+    return;
+  }
   if (auto d = dyn_cast<memref::DimOp>(op)) {
     Val &r = def(d.getResult());
     Buffer *b = buf(d.getSource());

@@ -553,7 +553,12 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
     arguments into a host function on device buffers (destination passing:
     one memref argument per input, then one per result) that launches one
     generated kernel per `attn.sdpa`, and puts the kernels into
-    `gpu.module @attn_gpu_kernels`.
+    `gpu.module @attn_gpu_kernels`. Reshapes that only regroup dims
+    (`tensor.expand_shape`/`collapse_shape`) between the arguments, the
+    `attn.sdpa` ops and the results become `memref` views of the buffers,
+    so ONNX's 3-D attention ([B, T, H * d] expanded to seq_major
+    [B, T, H, d]) runs on the caller's buffers in place; their sizes must
+    follow from their sources (one dynamic dim per group).
 
     The kernel is FlashAttention-2 shaped: one block of 4 warps per
     (query tile of 64 rows, head, batch); each warp owns 16 query rows and
@@ -572,14 +577,15 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
     are loaded; accumulation, softmax and the result stay f32.
 
     Supported: f16, bf16 and f32 operands of rank 2 to 4, either head layout, head
-    dims that are multiples of 16 up to 256, any sequence lengths, causal
+    dims that are multiples of 8 up to 256, any sequence lengths, causal
     none/top_left/bottom_right, sliding windows, explicit masks (bool of
     either kind or additive, any shape that broadcasts to the scores; each
     thread reads its entries), softcap (c tanh(s / c) on exp2, before the
     masks), dropout (the Philox-4x32-10 keep-mask of every CPU form, on
     the flat [B, Hq, Tq, Tk] index, with mul.hi.u32), any scale. Anything
-    else (other ops in the function, operands that are not its arguments)
-    is an error naming the op and what the GPU path would need.
+    else (other ops in the function, operands that are not its arguments
+    or reshapes of them, non-tensor arguments) is an error naming the op
+    and what the GPU path would need.
 
     Before: `func.func @f(%q: tensor<1x12x1024x64xf16>, ...) -> tensor<...>`
     with `attn.sdpa ... causal(top_left)`. After: `func.func @f(%q:

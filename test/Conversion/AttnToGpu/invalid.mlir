@@ -19,16 +19,16 @@ func.func @dynamic_key_head_dim(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x?xf
 
 // -----
 
-func.func @head_dim(%q: tensor<1x2x64x40xf16>, %k: tensor<1x2x64x40xf16>, %v: tensor<1x2x64x40xf16>) -> tensor<1x2x64x40xf16> {
-  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has head dim 40; the GPU kernel needs static head dims that are multiples of 16 up to 256}}
-  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16>, tensor<1x2x64x40xf16> -> tensor<1x2x64x40xf16>
-  return %o : tensor<1x2x64x40xf16>
+func.func @head_dim(%q: tensor<1x2x64x36xf16>, %k: tensor<1x2x64x36xf16>, %v: tensor<1x2x64x36xf16>) -> tensor<1x2x64x36xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has head dim 36; the GPU kernel needs static head dims that are multiples of 8 up to 256}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x36xf16>, tensor<1x2x64x36xf16>, tensor<1x2x64x36xf16> -> tensor<1x2x64x36xf16>
+  return %o : tensor<1x2x64x36xf16>
 }
 
 // -----
 
 func.func @other_op(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
-  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments; 'arith.addf' in @other_op has no GPU lowering yet (use the CPU target)}}
+  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments (or reshapes of them); 'arith.addf' in @other_op has no GPU lowering yet (use the CPU target)}}
   %s = arith.addf %q, %q : tensor<1x2x64x64xf16>
   %o = attn.sdpa %s, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
   return %o : tensor<1x2x64x64xf16>
@@ -37,7 +37,7 @@ func.func @other_op(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: te
 // -----
 
 func.func @returns_argument(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
-  // expected-error @-1 {{cannot run on the GPU: @returns_argument returns a value that is not an attn.sdpa result}}
+  // expected-error @-1 {{cannot run on the GPU: @returns_argument returns a value that is not an attn.sdpa result (or a reshape of one)}}
   return %q : tensor<1x2x64x64xf16>
 }
 
@@ -47,4 +47,44 @@ func.func @dynamic_heads(%q: tensor<1x?x64x64xf16>, %k: tensor<1x?x64x64xf16>, %
   // expected-error @+1 {{cannot run on the GPU: attn.sdpa has a dynamic head count; the GPU kernel needs static head counts}}
   %o = attn.sdpa %q, %k, %v : tensor<1x?x64x64xf16>, tensor<1x?x64x64xf16>, tensor<1x?x64x64xf16> -> tensor<1x?x64x64xf16>
   return %o : tensor<1x?x64x64xf16>
+}
+
+// -----
+
+func.func @index_argument(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>, %n: index) -> tensor<1x2x64x64xf16> {
+  // expected-error @-1 {{cannot run on the GPU: argument 3 of @index_argument has type 'index'; GPU entry points take ranked tensors}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  return %o : tensor<1x2x64x64xf16>
+}
+
+// -----
+
+// A view needs its sizes to follow from its source's: one dynamic dim split
+// into two dynamic dims has no inferable split.
+func.func @two_dynamic_dims_in_a_group(%q: tensor<1x?x64xf16>, %k: tensor<1x?x?x64xf16>, %v: tensor<1x?x?x64xf16>) -> tensor<1x?x?x64xf16> {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %q, %c1 : tensor<1x?x64xf16>
+  // expected-error @+1 {{cannot run on the GPU: 'tensor.expand_shape' groups two dynamic dims; the GPU target takes reshapes whose sizes follow from their source}}
+  %qe = tensor.expand_shape %q [[0], [1, 2], [3]] output_shape [1, %n, 1, 64] : tensor<1x?x64xf16> into tensor<1x?x?x64xf16>
+  %o = attn.sdpa %qe, %k, %v : tensor<1x?x?x64xf16>, tensor<1x?x?x64xf16>, tensor<1x?x?x64xf16> -> tensor<1x?x?x64xf16>
+  return %o : tensor<1x?x?x64xf16>
+}
+
+// -----
+
+func.func @returns_reshaped_argument(%q: tensor<1x64x128xf16>) -> tensor<1x64x2x64xf16> {
+  // expected-error @-1 {{cannot run on the GPU: @returns_reshaped_argument returns a value that is not an attn.sdpa result (or a reshape of one)}}
+  %e = tensor.expand_shape %q [[0], [1], [2, 3]] output_shape [1, 64, 2, 64] : tensor<1x64x128xf16> into tensor<1x64x2x64xf16>
+  return %e : tensor<1x64x2x64xf16>
+}
+
+// -----
+
+func.func @operand_from_an_sdpa(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<2x64x64xf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  %c = tensor.collapse_shape %o [[0, 1], [2], [3]] : tensor<1x2x64x64xf16> into tensor<2x64x64xf16>
+  %kc = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<1x2x64x64xf16> into tensor<2x64x64xf16>
+  // expected-error @+1 {{cannot run on the GPU: its operands must be arguments of @operand_from_an_sdpa or reshapes of them (the GPU target compiles attention cores)}}
+  %o2 = attn.sdpa %c, %kc, %kc : tensor<2x64x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16> -> tensor<2x64x64xf16>
+  return %o2 : tensor<2x64x64xf16>
 }

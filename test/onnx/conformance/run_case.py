@@ -18,7 +18,9 @@ RUN = os.environ.get("ATTENTION_RUN",
                      os.path.join(HERE, "..", "..", "..", "build", "bin", "attention-run"))
 
 
-def compare(got, want):
+def compare(got, want, f32_tol=(1e-5, 1e-4), f16_tol=(1e-2, 1e-3)):
+    """(ok, note): |got - want| <= atol + rtol |want| with (atol, rtol) by
+    want's dtype; NaN and infinities must match exactly."""
     if got.shape != want.shape:
         return False, "shape %s, want %s" % (got.shape, want.shape)
     g, w = got.astype(np.float64), want.astype(np.float64)
@@ -28,7 +30,7 @@ def compare(got, want):
     if not np.array_equal(g[inf], w[inf]):
         return False, "infinities differ"
     ok = ~(np.isnan(w) | inf)
-    atol, rtol = (1e-2, 1e-3) if want.dtype == np.float16 else (1e-5, 1e-4)
+    atol, rtol = f16_tol if want.dtype == np.float16 else f32_tol
     d = np.abs(g[ok] - w[ok])
     err = float(d.max()) if d.size else 0.0
     return bool((d <= atol + rtol * np.abs(w[ok])).all()), "max_abs_err=%.2e" % err
