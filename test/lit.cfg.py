@@ -39,6 +39,9 @@ config.environment["ATTN_GPU_EMULATOR"] = os.path.join(config.attn_tools_dir, "a
 # (%malloc names the FileCheck prefix).
 if config.attn_sanitized_malloc.upper() in ("ON", "1", "TRUE", "YES"):
     config.substitutions.append(("%malloc", "SANITIZED"))
+    # Tests whose variant loops repeat the same code with other option
+    # values run a named subset under the sanitizers (they print it).
+    config.environment["ATTN_SANITIZED"] = "1"
 else:
     config.substitutions.append(("%malloc", "GLIBC"))
 
