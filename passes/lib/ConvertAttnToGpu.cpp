@@ -81,14 +81,6 @@ std::string unsupportedReshape(Operation *op) {
   return "";
 }
 
-/// `v` back through view reshapes to an argument of the entry point; null
-/// if it comes from anything else.
-BlockArgument viewedArgument(Value v) {
-  while (isViewReshape(v.getDefiningOp()))
-    v = v.getDefiningOp()->getOperand(0);
-  return dyn_cast<BlockArgument>(v);
-}
-
 /// `v` back through view reshapes to the attn.sdpa that computes it (null
 /// if none); `chain` gets the reshapes, outermost first.
 SdpaOp viewedSdpa(Value v, SmallVectorImpl<Operation *> *chain = nullptr) {
@@ -98,6 +90,72 @@ SdpaOp viewedSdpa(Value v, SmallVectorImpl<Operation *> *chain = nullptr) {
     v = v.getDefiningOp()->getOperand(0);
   }
   return v.getDefiningOp<SdpaOp>();
+}
+
+/// Whether `v` comes from the entry point's arguments through view
+/// reshapes and concatenations alone (KV caches: ONNX's present_key is
+/// tensor.concat of past_key and the new keys along the sequence).
+bool fromArguments(Value v) {
+  while (isViewReshape(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  if (isa<BlockArgument>(v))
+    return true;
+  auto concat = v.getDefiningOp<tensor::ConcatOp>();
+  return concat && llvm::all_of(concat.getInputs(), fromArguments);
+}
+
+/// Threads per block of the concatenation copy kernel.
+constexpr int64_t kCopyThreads = 256;
+
+/// A kernel that copies `src` into `dst` at `offset` along `dim` (the other
+/// dims equal): one element per thread, the flat index decomposed over
+/// src's dims. Launched with ceil(numel / 256) blocks (at least one).
+gpu::GPUFuncOp buildCopyKernel(OpBuilder &b, Location loc,
+                               gpu::GPUModuleOp kernels, StringRef name,
+                               MemRefType src, MemRefType dst, int64_t dim) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto fn = gpu::GPUFuncOp::create(
+      b, loc, name,
+      FunctionType::get(b.getContext(), {src, dst, b.getIndexType()}, {}));
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({int32_t(kCopyThreads), 1, 1}));
+  b.setInsertionPointToStart(&fn.getBody().front());
+  Value from = fn.getArgument(0), to = fn.getArgument(1),
+        offset = fn.getArgument(2);
+  auto cIdx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value flat = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc,
+                            gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                            cIdx(kCopyThreads)),
+      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  SmallVector<Value> sizes;
+  Value count = cIdx(1);
+  for (int64_t i = 0; i < src.getRank(); ++i) {
+    sizes.push_back(memref::DimOp::create(b, loc, from, i));
+    count = arith::MulIOp::create(b, loc, count, sizes.back());
+  }
+  auto inside = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, count),
+      /*withElseRegion=*/false);
+  b.setInsertionPointToStart(inside.thenBlock());
+  SmallVector<Value> idx(src.getRank());
+  Value rest = flat;
+  for (int64_t i = src.getRank() - 1; i >= 0; --i) {
+    idx[i] = arith::RemUIOp::create(b, loc, rest, sizes[i]);
+    rest = arith::DivUIOp::create(b, loc, rest, sizes[i]);
+  }
+  Value x = memref::LoadOp::create(b, loc, from, idx);
+  idx[dim] = arith::AddIOp::create(b, loc, idx[dim], offset);
+  memref::StoreOp::create(b, loc, x, to, idx);
+  b.setInsertionPointToEnd(&fn.getBody().front());
+  gpu::ReturnOp::create(b, loc);
+  return fn;
 }
 
 /// Why `op` cannot run on the GPU path, or "" if it can.
@@ -897,6 +955,25 @@ struct ConvertAttnToGpuPass
       for (Operation &o : body) {
         if (isa<func::ReturnOp>(o) || sizeOnly.contains(&o))
           continue;
+        if (auto concat = dyn_cast<tensor::ConcatOp>(o)) {
+          if (!llvm::all_of(concat.getInputs(), fromArguments)) {
+            o.emitError() << "cannot run on the GPU: 'tensor.concat' joins "
+                             "values that are not arguments of @"
+                          << fn.getSymName() << " (or reshapes of them)";
+            return signalPassFailure();
+          }
+          // Built in its result buffer: a returned concatenation has one.
+          if (!llvm::is_contained(body.getTerminator()->getOperands(),
+                                  concat.getResult())) {
+            o.emitError() << "cannot run on the GPU: 'tensor.concat' is not "
+                             "a result of @"
+                          << fn.getSymName()
+                          << "; the GPU target builds concatenations (KV "
+                             "caches) in result buffers";
+            return signalPassFailure();
+          }
+          continue;
+        }
         if (isViewReshape(&o)) {
           std::string why = unsupportedReshape(&o);
           if (!why.empty()) {
@@ -912,7 +989,7 @@ struct ConvertAttnToGpuPass
         if (!sdpa) {
           o.emitError() << "the GPU target compiles entry points whose "
                            "results are attn.sdpa of the arguments (or "
-                           "reshapes of them); '"
+                           "of reshapes and concatenations of them); '"
                         << o.getName() << "' in @" << fn.getSymName()
                         << " has no GPU lowering yet (use the CPU target)";
           return signalPassFailure();
@@ -923,21 +1000,21 @@ struct ConvertAttnToGpuPass
           return signalPassFailure();
         }
         for (Value operand : sdpa->getOperands())
-          if (!viewedArgument(operand)) {
+          if (!fromArguments(operand)) {
             sdpa.emitError() << "cannot run on the GPU: its operands must be "
                                 "arguments of @"
                              << fn.getSymName()
-                             << " or reshapes of them (the GPU target "
-                                "compiles attention cores)";
+                             << ", reshapes or concatenations of them (the "
+                                "GPU target compiles attention cores)";
             return signalPassFailure();
           }
       }
       auto ret = cast<func::ReturnOp>(body.getTerminator());
       for (Value r : ret.getOperands())
-        if (!viewedSdpa(r)) {
+        if (!viewedSdpa(r) && !r.getDefiningOp<tensor::ConcatOp>()) {
           fn.emitError() << "cannot run on the GPU: @" << fn.getSymName()
                          << " returns a value that is not an attn.sdpa result "
-                            "(or a reshape of one)";
+                            "(or a reshape of one) or a concatenation";
           return signalPassFailure();
         }
     }
@@ -973,12 +1050,54 @@ struct ConvertAttnToGpuPass
     hb.setInsertionPointToStart(newBody);
     unsigned numIn = fn.getNumArguments();
     // Operands: the arguments' buffers, viewed through their reshapes.
+    // A concatenation is copied into the first result buffer that returns
+    // it, before any kernel reads it.
     DenseMap<Value, Value> views;
+    unsigned copies = 0;
+    auto launchCopy = [&](Location l, Value src, Value dst, int64_t dim,
+                          Value offset) {
+      std::string name = (fn.getSymName() + "_copy" + Twine(copies++)).str();
+      auto kernel =
+          buildCopyKernel(hb, l, kernels, name, cast<MemRefType>(src.getType()),
+                          cast<MemRefType>(dst.getType()), dim);
+      Value count = arith::ConstantIndexOp::create(hb, l, 1);
+      for (int64_t i = 0; i < cast<MemRefType>(src.getType()).getRank(); ++i)
+        count = arith::MulIOp::create(hb, l, count, memrefDim(hb, l, src, i));
+      // At least one block: a launch of none is an error (empty caches).
+      Value blocks = arith::MaxUIOp::create(
+          hb, l,
+          arith::CeilDivUIOp::create(
+              hb, l, count,
+              arith::ConstantIndexOp::create(hb, l, kCopyThreads)),
+          arith::ConstantIndexOp::create(hb, l, 1));
+      Value one = arith::ConstantIndexOp::create(hb, l, 1);
+      gpu::LaunchFuncOp::create(
+          hb, l, kernel, gpu::KernelDim3{blocks, one, one},
+          gpu::KernelDim3{arith::ConstantIndexOp::create(hb, l, kCopyThreads),
+                          one, one},
+          /*dynamicSharedMemorySize=*/Value(), ValueRange{src, dst, offset});
+    };
     std::function<Value(Value)> viewOf = [&](Value x) -> Value {
       if (auto arg = dyn_cast<BlockArgument>(x))
         return newBody->getArgument(arg.getArgNumber());
       if (Value v = views.lookup(x))
         return v;
+      if (auto concat = x.getDefiningOp<tensor::ConcatOp>()) {
+        unsigned pos =
+            llvm::find(ret.getOperands(), x) - ret.getOperands().begin();
+        Value dst = newBody->getArgument(numIn + pos);
+        int64_t dim = concat.getDim();
+        Value offset = arith::ConstantIndexOp::create(hb, concat.getLoc(), 0);
+        for (Value input : concat.getInputs()) {
+          Value src = viewOf(input);
+          launchCopy(concat.getLoc(), src, dst, dim, offset);
+          offset =
+              arith::AddIOp::create(hb, concat.getLoc(), offset,
+                                    memrefDim(hb, concat.getLoc(), src, dim));
+        }
+        views[x] = dst;
+        return dst;
+      }
       Operation *reshape = x.getDefiningOp();
       Value src = viewOf(reshape->getOperand(0));
       Value v;
@@ -993,6 +1112,16 @@ struct ConvertAttnToGpuPass
       return v;
     };
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
+      if (r.getDefiningOp<tensor::ConcatOp>()) {
+        // Built in the first result buffer that returns it; later ones
+        // copy that buffer.
+        Value built = viewOf(r);
+        Value out = newBody->getArgument(numIn + i);
+        if (built != out)
+          launchCopy(r.getLoc(), built, out, 0,
+                     arith::ConstantIndexOp::create(hb, r.getLoc(), 0));
+        continue;
+      }
       // The result buffer, viewed back through the returned value's
       // reshapes as the attn.sdpa's shape: each one inverted, outermost
       // first.

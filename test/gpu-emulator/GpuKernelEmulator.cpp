@@ -610,6 +610,14 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
     });
     return;
   }
+  if (auto st = dyn_cast<memref::StoreOp>(op)) {
+    Buffer *b = buf(st.getMemRef());
+    lanes([&](int64_t l) {
+      b->data[b->offset(indicesOf(st.getIndices(), l))] =
+          roundTo(b->elem, at(st.getValueToStore(), l));
+    });
+    return;
+  }
   if (auto ld = dyn_cast<vector::LoadOp>(op)) {
     Val &r = def(ld.getResult());
     Buffer *b = buf(ld.getBase());
@@ -1016,8 +1024,15 @@ int main(int argc, char **argv) {
           dev.blockId[1] = yy;
           dev.blockId[2] = z;
           for (auto [arg, operand] :
-               llvm::zip(kernel.getArguments(), launch.getKernelOperands()))
-            dev.bufs[arg] = host.buf(operand);
+               llvm::zip(kernel.getArguments(), launch.getKernelOperands())) {
+            if (isa<MemRefType>(operand.getType())) {
+              dev.bufs[arg] = host.buf(operand);
+              continue;
+            }
+            // A scalar argument: the same value in every thread.
+            Val &x = dev.def(arg);
+            std::fill(x.data.begin(), x.data.end(), host.at(operand, 0));
+          }
           for (auto [attribution, b] :
                llvm::zip(kernel.getWorkgroupAttributions(), shared)) {
             // Shared memory starts undefined: poison it so that a read

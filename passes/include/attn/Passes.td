@@ -559,6 +559,9 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
     so ONNX's 3-D attention ([B, T, H * d] expanded to seq_major
     [B, T, H, d]) runs on the caller's buffers in place; their sizes must
     follow from their sources (one dynamic dim per group).
+    A returned `tensor.concat` of arguments (a KV cache: ONNX's
+    present_key = concat(past_key, K) along the sequence) is built in its
+    result buffer by copy kernels launched first, and read there.
 
     The kernel is FlashAttention-2 shaped: one block of 4 warps per
     (query tile of 64 rows, head, batch); each warp owns 16 query rows and
@@ -584,7 +587,8 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
     masks), dropout (the Philox-4x32-10 keep-mask of every CPU form, on
     the flat [B, Hq, Tq, Tk] index, with mul.hi.u32), any scale. Anything
     else (other ops in the function, operands that are not its arguments
-    or reshapes of them, non-tensor arguments) is an error naming the op
+    or reshapes or concatenations of them, concatenations that are not
+    returned, non-tensor arguments) is an error naming the op
     and what the GPU path would need.
 
     Before: `func.func @f(%q: tensor<1x12x1024x64xf16>, ...) -> tensor<...>`

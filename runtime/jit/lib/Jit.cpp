@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -191,6 +192,67 @@ private:
   std::map<Key, Key> parent;
   std::map<Key, int> groupIds;
 };
+
+/// Dim `d` of `v`, followed back through reshapes that keep it whole (a
+/// group of one dim): the value it first appears on and its dim there, or
+/// dim -1 where a reshape splits or merges it.
+std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(def)) {
+      auto groups = e.getReassociationIndices();
+      auto g = llvm::find_if(groups, [&](const ReassociationIndices &g) {
+        return llvm::is_contained(g, d);
+      });
+      if (g == groups.end() || g->size() != 1)
+        return {v, -1};
+      d = g - groups.begin();
+      v = e.getSrc();
+    } else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def)) {
+      auto groups = c.getReassociationIndices();
+      if (d >= static_cast<int64_t>(groups.size()) || groups[d].size() != 1)
+        return {v, -1};
+      d = groups[d][0];
+      v = c.getSrc();
+    } else {
+      break;
+    }
+  }
+  return {v, d};
+}
+
+/// Ties the dynamic dims of GPU entry point results, which the runtime
+/// allocates, to the argument dims they come from: an attn.sdpa result's
+/// leading dims are its query's, a concatenation's other dims its first
+/// input's, each through reshapes that keep the dim whole. (A concatenated
+/// dim is a sum of sizes, which a signature cannot express.)
+void tieGpuResults(func::FuncOp fn, SameSizeGroups &groups) {
+  auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+  if (!ret)
+    return;
+  for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(r.getType());
+    if (!type)
+      continue;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      auto [src, sd] = traceDim(r, d);
+      if (sd < 0)
+        continue;
+      Value from;
+      if (auto sdpa = src.getDefiningOp<attn::SdpaOp>()) {
+        if (sd + 1 < sdpa.getType().getRank())
+          from = sdpa.getQuery();
+      } else if (auto concat = src.getDefiningOp<tensor::ConcatOp>()) {
+        if (sd != static_cast<int64_t>(concat.getDim()))
+          from = concat.getInputs().front();
+      }
+      if (!from)
+        continue;
+      auto [arg, ad] = traceDim(from, sd);
+      if (ad >= 0)
+        groups.uniteResult(i, d, arg, ad);
+    }
+  }
+}
 
 /// Records which dynamic argument dims `fn`'s ops require to be equal.
 void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
@@ -410,16 +472,9 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     FunctionType type = fn.getFunctionType();
     SameSizeGroups groups(fn);
     collectSameSizes(fn, groups);
-    if (gpu) {
-      // The runtime allocates GPU results itself: a dynamic result dim is
-      // tied to the query dim it comes from.
-      if (auto ret =
-              dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator()))
-        for (auto [i, r] : llvm::enumerate(ret.getOperands()))
-          if (auto sdpa = r.getDefiningOp<attn::SdpaOp>())
-            for (int64_t dim = 0; dim + 1 < sdpa.getType().getRank(); ++dim)
-              groups.uniteResult(i, dim, sdpa.getQuery(), dim);
-    }
+    // The runtime allocates GPU results itself.
+    if (gpu)
+      tieGpuResults(fn, groups);
     for (auto [i, t] : llvm::enumerate(type.getInputs())) {
       sig.inputs.emplace_back();
       if (failed(toSpec(fn, t, "argument " + std::to_string(i),

@@ -28,7 +28,7 @@ func.func @head_dim(%q: tensor<1x2x64x36xf16>, %k: tensor<1x2x64x36xf16>, %v: te
 // -----
 
 func.func @other_op(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
-  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments (or reshapes of them); 'arith.addf' in @other_op has no GPU lowering yet (use the CPU target)}}
+  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments (or of reshapes and concatenations of them); 'arith.addf' in @other_op has no GPU lowering yet (use the CPU target)}}
   %s = arith.addf %q, %q : tensor<1x2x64x64xf16>
   %o = attn.sdpa %s, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
   return %o : tensor<1x2x64x64xf16>
@@ -37,7 +37,7 @@ func.func @other_op(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: te
 // -----
 
 func.func @returns_argument(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
-  // expected-error @-1 {{cannot run on the GPU: @returns_argument returns a value that is not an attn.sdpa result (or a reshape of one)}}
+  // expected-error @-1 {{cannot run on the GPU: @returns_argument returns a value that is not an attn.sdpa result (or a reshape of one) or a concatenation}}
   return %q : tensor<1x2x64x64xf16>
 }
 
@@ -73,7 +73,7 @@ func.func @two_dynamic_dims_in_a_group(%q: tensor<1x?x64xf16>, %k: tensor<1x?x?x
 // -----
 
 func.func @returns_reshaped_argument(%q: tensor<1x64x128xf16>) -> tensor<1x64x2x64xf16> {
-  // expected-error @-1 {{cannot run on the GPU: @returns_reshaped_argument returns a value that is not an attn.sdpa result (or a reshape of one)}}
+  // expected-error @-1 {{cannot run on the GPU: @returns_reshaped_argument returns a value that is not an attn.sdpa result (or a reshape of one) or a concatenation}}
   %e = tensor.expand_shape %q [[0], [1], [2, 3]] output_shape [1, 64, 2, 64] : tensor<1x64x128xf16> into tensor<1x64x2x64xf16>
   return %e : tensor<1x64x2x64xf16>
 }
@@ -84,7 +84,26 @@ func.func @operand_from_an_sdpa(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64x
   %o = attn.sdpa %q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
   %c = tensor.collapse_shape %o [[0, 1], [2], [3]] : tensor<1x2x64x64xf16> into tensor<2x64x64xf16>
   %kc = tensor.collapse_shape %k [[0, 1], [2], [3]] : tensor<1x2x64x64xf16> into tensor<2x64x64xf16>
-  // expected-error @+1 {{cannot run on the GPU: its operands must be arguments of @operand_from_an_sdpa or reshapes of them (the GPU target compiles attention cores)}}
+  // expected-error @+1 {{cannot run on the GPU: its operands must be arguments of @operand_from_an_sdpa, reshapes or concatenations of them (the GPU target compiles attention cores)}}
   %o2 = attn.sdpa %c, %kc, %kc : tensor<2x64x64xf16>, tensor<2x64x64xf16>, tensor<2x64x64xf16> -> tensor<2x64x64xf16>
   return %o2 : tensor<2x64x64xf16>
+}
+
+// -----
+
+// A concatenation is built in the result buffer that returns it.
+func.func @concat_not_returned(%q: tensor<1x2x1x64xf16>, %pk: tensor<1x2x63x64xf16>, %k: tensor<1x2x1x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x1x64xf16> {
+  // expected-error @+1 {{cannot run on the GPU: 'tensor.concat' is not a result of @concat_not_returned; the GPU target builds concatenations (KV caches) in result buffers}}
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<1x2x63x64xf16>, tensor<1x2x1x64xf16>) -> tensor<1x2x64x64xf16>
+  %o = attn.sdpa %q, %kc, %v : tensor<1x2x1x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x1x64xf16>
+  return %o : tensor<1x2x1x64xf16>
+}
+
+// -----
+
+func.func @concat_of_a_result(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> (tensor<1x2x64x64xf16>, tensor<1x2x128x64xf16>) {
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  // expected-error @+1 {{cannot run on the GPU: 'tensor.concat' joins values that are not arguments of @concat_of_a_result (or reshapes of them)}}
+  %c = tensor.concat dim(2) %k, %o : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x128x64xf16>
+  return %o, %c : tensor<1x2x64x64xf16>, tensor<1x2x128x64xf16>
 }

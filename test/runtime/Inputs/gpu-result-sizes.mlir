@@ -1,0 +1,24 @@
+// GPU entry points whose results the runtime must size from the inputs.
+// Packed heads with a dynamic length: the result's length is the query's,
+// through the reshapes.
+func.func @packed(%q: tensor<1x?x256xf16>, %k: tensor<1x?x256xf16>, %v: tensor<1x?x256xf16>) -> tensor<1x?x256xf16> {
+  %c1 = arith.constant 1 : index
+  %tq = tensor.dim %q, %c1 : tensor<1x?x256xf16>
+  %tk = tensor.dim %k, %c1 : tensor<1x?x256xf16>
+  %qe = tensor.expand_shape %q [[0], [1], [2, 3]] output_shape [1, %tq, 4, 64] : tensor<1x?x256xf16> into tensor<1x?x4x64xf16>
+  %ke = tensor.expand_shape %k [[0], [1], [2, 3]] output_shape [1, %tk, 4, 64] : tensor<1x?x256xf16> into tensor<1x?x4x64xf16>
+  %ve = tensor.expand_shape %v [[0], [1], [2, 3]] output_shape [1, %tk, 4, 64] : tensor<1x?x256xf16> into tensor<1x?x4x64xf16>
+  %o = attn.sdpa %qe, %ke, %ve layout(seq_major) : tensor<1x?x4x64xf16>, tensor<1x?x4x64xf16>, tensor<1x?x4x64xf16> -> tensor<1x?x4x64xf16>
+  %oc = tensor.collapse_shape %o [[0], [1], [2, 3]] : tensor<1x?x4x64xf16> into tensor<1x?x256xf16>
+  return %oc : tensor<1x?x256xf16>
+}
+
+// A KV-cache step with a dynamic batch: the present outputs' batch is the
+// past's; their length (past + new) is a sum, which the signature leaves
+// untied.
+func.func @cache(%q: tensor<?x4x1x64xf16>, %k: tensor<?x2x1x64xf16>, %v: tensor<?x2x1x64xf16>, %pk: tensor<?x2x?x64xf16>, %pv: tensor<?x2x?x64xf16>) -> (tensor<?x4x1x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16>) {
+  %kc = tensor.concat dim(2) %pk, %k : (tensor<?x2x?x64xf16>, tensor<?x2x1x64xf16>) -> tensor<?x2x?x64xf16>
+  %vc = tensor.concat dim(2) %pv, %v : (tensor<?x2x?x64xf16>, tensor<?x2x1x64xf16>) -> tensor<?x2x?x64xf16>
+  %o = attn.sdpa %q, %kc, %vc : tensor<?x4x1x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16> -> tensor<?x4x1x64xf16>
+  return %o, %kc, %vc : tensor<?x4x1x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16>
+}
