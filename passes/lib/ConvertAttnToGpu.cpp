@@ -32,6 +32,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -41,6 +42,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <cmath>
 #include <functional>
@@ -102,6 +104,69 @@ bool fromArguments(Value v) {
     return true;
   auto concat = v.getDefiningOp<tensor::ConcatOp>();
   return concat && llvm::all_of(concat.getInputs(), fromArguments);
+}
+
+/// Whether `v` is a scalar the host function can compute before the
+/// launches: a constant, a dim of an argument (or of a view or
+/// concatenation of arguments), or arith on such values.
+bool hostComputable(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !v.getType().isIntOrIndexOrFloat())
+    return false;
+  if (def->hasTrait<OpTrait::ConstantLike>())
+    return true;
+  if (auto dim = dyn_cast<tensor::DimOp>(def))
+    return fromArguments(dim.getSource()) && hostComputable(dim.getIndex());
+  return def->getDialect()->getNamespace() == "arith" &&
+         def->getNumRegions() == 0 && isMemoryEffectFree(def) &&
+         llvm::all_of(def->getOperands(), hostComputable);
+}
+
+/// Why the mask `gen` computes cannot be evaluated per score in the kernel,
+/// or "" if it can. A generator is an elementwise linalg.generic (ONNX's
+/// nonpad_kv_seqlen and windowed KV caches build masks this way) whose
+/// inputs are arguments (or views of them) read through maps of loop dims
+/// and constants, and whose payload is side-effect free; values it uses
+/// from outside are constants or host-computed scalars (`captured`).
+std::string unsupportedGenerator(linalg::GenericOp gen,
+                                 SmallVectorImpl<Value> &captured) {
+  if (gen.getNumDpsInits() != 1 || gen->getNumResults() != 1)
+    return "has several results";
+  if (gen.getNumReductionLoops() != 0)
+    return "reduces";
+  auto maps = gen.getIndexingMapsArray();
+  if (!maps.back().isIdentity())
+    return "writes its result through a non-identity map";
+  for (OpOperand *in : gen.getDpsInputOperands()) {
+    if (!isa<RankedTensorType>(in->get().getType()) ||
+        !fromArguments(in->get()))
+      return "reads a value that is not an argument";
+    for (AffineExpr e : gen.getMatchingIndexingMap(in).getResults())
+      if (!isa<AffineDimExpr, AffineConstantExpr>(e))
+        return "reads an input through a map that is not a projection";
+  }
+  Block &body = gen.getRegion().front();
+  if (!body.getArguments().back().use_empty())
+    return "reads its output";
+  llvm::SetVector<Value> outside;
+  for (Operation &o : body.without_terminator()) {
+    if (o.getNumRegions() != 0 || !isMemoryEffectFree(&o) ||
+        (isa<linalg::LinalgDialect>(o.getDialect()) &&
+         !isa<linalg::IndexOp>(o)))
+      return "computes with '" + o.getName().getStringRef().str() + "'";
+    for (Value operand : o.getOperands())
+      if (operand.getParentRegion() != &gen.getRegion())
+        outside.insert(operand);
+  }
+  for (Value c : outside) {
+    Operation *def = c.getDefiningOp();
+    if (def && def->hasTrait<OpTrait::ConstantLike>())
+      continue;
+    if (!hostComputable(c))
+      return "uses a value the host cannot compute";
+    captured.push_back(c);
+  }
+  return "";
 }
 
 /// Threads per block of the concatenation copy kernel.
@@ -236,6 +301,13 @@ public:
     return width % 16 == 0 ? width + 8 : width;
   }
 
+  /// The mask is computed by `gen` per score rather than read: the kernel
+  /// takes gen's inputs, then the `captured` scalars, after q, k and v.
+  void setMaskGenerator(linalg::GenericOp gen, ArrayRef<Value> captured) {
+    maskGen = gen;
+    capturedSrc.assign(captured.begin(), captured.end());
+  }
+
   /// The kernel's gpu.func inside `kernels`, named `name`.
   gpu::GPUFuncOp buildKernel(gpu::GPUModuleOp kernels, StringRef name,
                              TypeRange argTypes);
@@ -337,6 +409,7 @@ private:
                                  bool masked);
   Value logitLog2(Value s);
   Value applyMask(Value x, Value row, Value key);
+  Value generateMask(Value row, Value key);
   Value dropWeight(Value p, int64_t r, Value key);
 
   SdpaOp op;
@@ -351,6 +424,10 @@ private:
   OpBuilder b{op.getContext()};
   Location loc = op.getLoc();
   Value q, k, v, mask, out, kSmem, vSmem;
+  // A mask generator, its kernel arguments and the source values of its
+  // captured scalars.
+  linalg::GenericOp maskGen;
+  SmallVector<Value> genInputs, genCaptured, capturedSrc;
   Value tid, lane, g, t, batch, head, kvHead, tq, tk, rowA, rowB, offset;
   // rowA, rowB clamped to the last query row (rows past Tq read it; their
   // results are never stored).
@@ -522,7 +599,7 @@ SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
             vector::ExtractOp::create(b, loc, s[nt], ArrayRef<int64_t>{r, e});
         val = logitLog2(val);
         Value key = add(add(kv0, twoT), nt * 8 + e);
-        if (mask) {
+        if (mask || maskGen) {
           // Keys past Tk (masked tiles only) read the last key's entry;
           // the end-of-keys predicate below hides them.
           Value maskKey = masked
@@ -668,16 +745,59 @@ Value FlashKernelBuilder::logitLog2(Value s) {
                                cF32(c * static_cast<float>(M_LOG2E)));
 }
 
+/// The mask generator's value at (row, key): its payload, cloned with its
+/// loop indices set to the mask indices of the score (dims of size 1 at 0),
+/// its inputs loaded through their maps, and its captured scalars taken
+/// from the kernel's arguments.
+Value FlashKernelBuilder::generateMask(Value row, Value key) {
+  auto type = cast<RankedTensorType>(maskGen->getResult(0).getType());
+  SmallVector<Value> idx =
+      maskAt(MemRefType::get(type.getShape(), type.getElementType()),
+             /*noKeyDim=*/false, cIdx(0), batch, head, row, key);
+  Block &body = maskGen.getRegion().front();
+  IRMapping map;
+  for (auto [i, input] : llvm::enumerate(genInputs)) {
+    SmallVector<Value> at;
+    for (AffineExpr e : maskGen.getIndexingMapsArray()[i].getResults())
+      at.push_back(isa<AffineDimExpr>(e)
+                       ? idx[cast<AffineDimExpr>(e).getPosition()]
+                       : cIdx(cast<AffineConstantExpr>(e).getValue()));
+    map.map(body.getArgument(i), memref::LoadOp::create(b, loc, input, at));
+  }
+  for (auto [src, arg] : llvm::zip(capturedSrc, genCaptured))
+    map.map(src, arg);
+  auto mapOutside = [&](Value v) {
+    if (map.contains(v) || v.getParentRegion() == &maskGen.getRegion())
+      return;
+    // Constants from outside the payload are rebuilt here.
+    map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+  };
+  for (Operation &o : body.without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(o)) {
+      map.map(index.getResult(), idx[index.getDim()]);
+      continue;
+    }
+    for (Value operand : o.getOperands())
+      mapOutside(operand);
+    b.clone(o, map);
+  }
+  Value yielded = body.getTerminator()->getOperand(0);
+  mapOutside(yielded);
+  return map.lookup(yielded);
+}
+
 /// The explicit mask applied to log2-domain logit `x` of (row, key): a
 /// bool mask hides it (-inf) where true (masked_where_true) or false
 /// (attend_where_true), an additive one adds its value times log2(e). Mask dims
 /// align with the trailing dims of the scores [B, Hq, Tq, Tk]; a dim of size 1
 /// broadcasts.
 Value FlashKernelBuilder::applyMask(Value x, Value row, Value key) {
-  Value m = memref::LoadOp::create(b, loc, mask,
-                                   maskAt(cast<MemRefType>(mask.getType()),
-                                          /*noKeyDim=*/false, cIdx(0), batch,
-                                          head, row, key));
+  Value m =
+      maskGen ? generateMask(row, key)
+              : memref::LoadOp::create(b, loc, mask,
+                                       maskAt(cast<MemRefType>(mask.getType()),
+                                              /*noKeyDim=*/false, cIdx(0),
+                                              batch, head, row, key));
   if (op.getMaskKind() == MaskKind::additive) {
     if (!m.getType().isF32())
       m = arith::ExtFOp::create(b, loc, b.getF32Type(), m);
@@ -737,8 +857,15 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
   q = fn.getArgument(0);
   k = fn.getArgument(1);
   v = fn.getArgument(2);
-  if (op.getMask())
+  if (maskGen) {
+    unsigned numIn = maskGen.getNumDpsInputs();
+    for (unsigned i = 0; i < numIn; ++i)
+      genInputs.push_back(fn.getArgument(3 + i));
+    for (unsigned i = 0; i < capturedSrc.size(); ++i)
+      genCaptured.push_back(fn.getArgument(3 + numIn + i));
+  } else if (op.getMask()) {
     mask = fn.getArgument(3);
+  }
   out = fn.getArgument(fn.getNumArguments() - 1);
   kSmem = fn.getWorkgroupAttributions()[0];
   vSmem = fn.getWorkgroupAttributions()[1];
@@ -941,19 +1068,52 @@ struct ConvertAttnToGpuPass
           return signalPassFailure();
         }
       Block &body = fn.getBody().front();
+      // Masks computed by elementwise linalg.generic ops: the kernel
+      // evaluates them per score.
+      llvm::SmallPtrSet<Operation *, 4> maskGens;
+      for (auto sdpa : body.getOps<SdpaOp>()) {
+        auto gen = sdpa.getMask()
+                       ? sdpa.getMask().getDefiningOp<linalg::GenericOp>()
+                       : linalg::GenericOp();
+        if (!gen)
+          continue;
+        SmallVector<Value> captured;
+        std::string why = unsupportedGenerator(gen, captured);
+        if (!why.empty()) {
+          gen.emitError() << "cannot run on the GPU: this mask's "
+                             "linalg.generic "
+                          << why
+                          << "; the GPU kernel evaluates elementwise masks "
+                             "of arguments per score";
+          return signalPassFailure();
+        }
+        maskGens.insert(gen);
+      }
       // Side-effect-free ops that only feed the output sizes of expand
-      // reshapes (tensor.dim, index arithmetic): the views infer them.
+      // reshapes (tensor.dim, index arithmetic: the views infer them), the
+      // destination of a mask generator (tensor.empty) or scalars a mask
+      // generator captures (passed to the kernel).
+      auto inMaskGen = [&](Operation *user) {
+        auto gen = user->getParentOfType<linalg::GenericOp>();
+        return gen && maskGens.contains(gen);
+      };
       llvm::SmallPtrSet<Operation *, 8> sizeOnly;
       for (Operation &o : llvm::reverse(body.without_terminator()))
-        if (!isa<SdpaOp>(o) && !isViewReshape(&o) && isMemoryEffectFree(&o) &&
-            !o.use_empty() && llvm::all_of(o.getUses(), [&](OpOperand &u) {
-              return sizeOnly.contains(u.getOwner()) ||
-                     (isa<tensor::ExpandShapeOp>(u.getOwner()) &&
+        if (!isa<SdpaOp>(o) && !isViewReshape(&o) && !maskGens.contains(&o) &&
+            isMemoryEffectFree(&o) && !o.use_empty() &&
+            llvm::all_of(o.getUses(), [&](OpOperand &u) {
+              Operation *user = u.getOwner();
+              if (auto gen = dyn_cast<linalg::GenericOp>(user);
+                  gen && maskGens.contains(gen))
+                return gen.isDpsInit(&u);
+              return sizeOnly.contains(user) || inMaskGen(user) ||
+                     (isa<tensor::ExpandShapeOp>(user) &&
                       u.getOperandNumber() != 0);
             }))
           sizeOnly.insert(&o);
       for (Operation &o : body) {
-        if (isa<func::ReturnOp>(o) || sizeOnly.contains(&o))
+        if (isa<func::ReturnOp>(o) || sizeOnly.contains(&o) ||
+            maskGens.contains(&o))
           continue;
         if (auto concat = dyn_cast<tensor::ConcatOp>(o)) {
           if (!llvm::all_of(concat.getInputs(), fromArguments)) {
@@ -1000,7 +1160,8 @@ struct ConvertAttnToGpuPass
           return signalPassFailure();
         }
         for (Value operand : sdpa->getOperands())
-          if (!fromArguments(operand)) {
+          if (!fromArguments(operand) &&
+              !maskGens.contains(operand.getDefiningOp())) {
             sdpa.emitError() << "cannot run on the GPU: its operands must be "
                                 "arguments of @"
                              << fn.getSymName()
@@ -1111,6 +1272,26 @@ struct ConvertAttnToGpuPass
       views[x] = v;
       return v;
     };
+    // Scalars a mask generator captures, computed on the host from the
+    // buffers' dims.
+    DenseMap<Value, Value> hostValues;
+    std::function<Value(Value)> hostValue = [&](Value c) -> Value {
+      if (Value h = hostValues.lookup(c))
+        return h;
+      Operation *def = c.getDefiningOp();
+      Value h;
+      if (auto dim = dyn_cast<tensor::DimOp>(def)) {
+        h = memref::DimOp::create(hb, dim.getLoc(), viewOf(dim.getSource()),
+                                  hostValue(dim.getIndex()));
+      } else {
+        IRMapping map;
+        for (Value operand : def->getOperands())
+          map.map(operand, hostValue(operand));
+        h = hb.clone(*def, map)->getResult(cast<OpResult>(c).getResultNumber());
+      }
+      hostValues[c] = h;
+      return h;
+    };
     for (auto [i, r] : llvm::enumerate(ret.getOperands())) {
       if (r.getDefiningOp<tensor::ConcatOp>()) {
         // Built in the first result buffer that returns it; later ones
@@ -1138,13 +1319,25 @@ struct ConvertAttnToGpuPass
               hb, l, out,
               cast<tensor::ExpandShapeOp>(reshape).getReassociationIndices());
       }
-      SmallVector<Value> args{viewOf(sdpa.getQuery()), viewOf(sdpa.getKey()),
-                              viewOf(sdpa.getValue())};
-      if (Value m = sdpa.getMask())
-        args.push_back(viewOf(m));
-      args.push_back(out);
       FlashKernelBuilder builder(sdpa, useLdmatrix, f32AsF16, warps, blockKV,
                                  stages);
+      SmallVector<Value> args{viewOf(sdpa.getQuery()), viewOf(sdpa.getKey()),
+                              viewOf(sdpa.getValue())};
+      if (Value m = sdpa.getMask()) {
+        if (auto gen = m.getDefiningOp<linalg::GenericOp>()) {
+          // A mask generator: its inputs, then its captured scalars.
+          for (Value input : gen.getDpsInputs())
+            args.push_back(viewOf(input));
+          SmallVector<Value> captured;
+          (void)unsupportedGenerator(gen, captured);
+          for (Value c : captured)
+            args.push_back(hostValue(c));
+          builder.setMaskGenerator(gen, captured);
+        } else {
+          args.push_back(viewOf(m));
+        }
+      }
+      args.push_back(out);
       std::string name = (fn.getSymName() + "_sdpa" + Twine(i)).str();
       auto kernel =
           builder.buildKernel(kernels, name, ValueRange(args).getTypes());

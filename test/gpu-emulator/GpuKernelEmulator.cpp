@@ -959,15 +959,21 @@ int main(int argc, char **argv) {
         die(s.message());
       attnrt::DType dt = t.dtype();
       if (dt != attnrt::DType::F32 && dt != attnrt::DType::F16 &&
-          dt != attnrt::DType::Bool)
-        die(inputs[i] + ": expected f32, f16 or bool data");
+          dt != attnrt::DType::Bool && dt != attnrt::DType::I64 &&
+          dt != attnrt::DType::I32)
+        die(inputs[i] + ": expected f32, f16, bool, i64 or i32 data");
       if ((dt == attnrt::DType::Bool) != b->elem.isInteger(1))
         die(inputs[i] + ": bool data goes to i1 buffers only");
+      bool integer = dt == attnrt::DType::I64 || dt == attnrt::DType::I32;
+      if (integer && !b->elem.isInteger(dt == attnrt::DType::I64 ? 64 : 32))
+        die(inputs[i] + ": integer data goes to buffers of its width only");
       b->shape = t.shape();
       for (int64_t e = 0; e < t.numElements(); ++e)
         b->data.push_back(
-            dt == attnrt::DType::Bool
-                ? (t.as<uint8_t>()[e] ? 1.0 : 0.0)
+            dt == attnrt::DType::Bool  ? (t.as<uint8_t>()[e] ? 1.0 : 0.0)
+            : dt == attnrt::DType::I64 ? static_cast<double>(t.as<int64_t>()[e])
+            : dt == attnrt::DType::I32
+                ? static_cast<double>(t.as<int32_t>()[e])
                 : roundTo(b->elem,
                           dt == attnrt::DType::F32
                               ? t.as<float>()[e]

@@ -107,3 +107,19 @@ func.func @concat_of_a_result(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf1
   %c = tensor.concat dim(2) %k, %o : (tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>) -> tensor<1x2x128x64xf16>
   return %o, %c : tensor<1x2x64x64xf16>, tensor<1x2x128x64xf16>
 }
+
+// -----
+
+// A mask generator's inputs must be arguments: the kernel reads them.
+#gen_map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @generator_of_a_constant(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>, %v: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %c = arith.constant dense<0.0> : tensor<64x64xf16>
+  %e = tensor.empty() : tensor<64x64xf16>
+  // expected-error @+1 {{cannot run on the GPU: this mask's linalg.generic reads a value that is not an argument; the GPU kernel evaluates elementwise masks of arguments per score}}
+  %m = linalg.generic {indexing_maps = [#gen_map, #gen_map], iterator_types = ["parallel", "parallel"]} ins(%c : tensor<64x64xf16>) outs(%e : tensor<64x64xf16>) {
+  ^bb0(%x: f16, %out: f16):
+    linalg.yield %x : f16
+  } -> tensor<64x64xf16>
+  %o = attn.sdpa %q, %k, %v mask(%m : additive) : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %o : tensor<64x64xf16>
+}
