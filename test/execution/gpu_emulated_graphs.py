@@ -1,0 +1,222 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# The graph forms around attn.sdpa that the GPU target takes, at sizes that
+# span several key tiles, run by attn-gpu-emulator (see gpu_emulated.py)
+# and checked against float64 NumPy:
+#   - KV caches: present_key/present_value = tensor.concat(past, new) along
+#     the sequence, returned and read by the attn.sdpa (copy kernels build
+#     them in their result buffers); the present outputs must equal the
+#     concatenated inputs exactly, the attention output within the GPU
+#     tolerance (f16 1e-2, bf16 and f32 operands 2e-2);
+#   - masks computed by an elementwise linalg.generic from per-batch key
+#     lengths (ONNX's nonpad_kv_seqlen), evaluated per score in the kernel,
+#     including a length of 1 and one past the keys of a tile;
+#   - packed [B, T, H * d] operands (views), a cache concatenated in that
+#     form and then expanded, with a generator that captures the query
+#     length from the host.
+# Each case runs with the default kernel, synchronous staging, and 8 warps
+# with 128-key tiles.
+#
+# CHECK-NOT: FAIL
+# CHECK: gpu_emulated_graphs: 12 passed, 0 failed
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_cases  # noqa: E402
+
+EMULATOR = os.environ["ATTN_GPU_EMULATOR"]
+VARIANTS = ["", "stages=1", "warps=8 block-kv=128"]
+
+
+def ty(shape, elem):
+    return "tensor<%s>" % "x".join([str(s) for s in shape] + [elem])
+
+
+def kv_cache_module(B, Hq, Hk, Tq, Tp, Tn, d, elem, causal, window_left):
+    q, kn, pk = ty((B, Hq, Tq, d), elem), ty((B, Hk, Tn, d), elem), ty((B, Hk, Tp, d), elem)
+    kc = ty((B, Hk, Tp + Tn, d), elem)
+    attrs = " {window_left = %d : i64}" % window_left if window_left else ""
+    return (
+        "func.func @main(%%q: %s, %%k: %s, %%v: %s, %%pk: %s, %%pv: %s) -> (%s, %s, %s) {\n"
+        "  %%kc = tensor.concat dim(2) %%pk, %%k : (%s, %s) -> %s\n"
+        "  %%vc = tensor.concat dim(2) %%pv, %%v : (%s, %s) -> %s\n"
+        "  %%o = attn.sdpa %%q, %%kc, %%vc causal(%s)%s : %s, %s, %s -> %s\n"
+        "  return %%o, %%kc, %%vc : %s, %s, %s\n}\n"
+        % (q, kn, kn, pk, pk, q, kc, kc, pk, kn, kc, pk, kn, kc, causal, attrs, q, kc, kc, q,
+           q, kc, kc))
+
+
+def nonpad_module(B, Hq, Hk, Tq, Tk, d, elem):
+    """Key j of batch b is seen iff j < lens[b]: a [B, 1, 1, Tk] generator."""
+    q, k = ty((B, Hq, Tq, d), elem), ty((B, Hk, Tk, d), elem)
+    m = ty((B, 1, 1, Tk), "i1")
+    return (
+        "#lens = affine_map<(d0, d1, d2, d3) -> (d0)>\n"
+        "#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>\n"
+        "func.func @main(%%q: %s, %%k: %s, %%v: %s, %%lens: tensor<%dxi64>) -> %s {\n"
+        "  %%e = tensor.empty() : %s\n"
+        "  %%m = linalg.generic {indexing_maps = [#lens, #id], iterator_types = [\"parallel\", "
+        "\"parallel\", \"parallel\", \"parallel\"]} ins(%%lens : tensor<%dxi64>) outs(%%e : %s) {\n"
+        "  ^bb0(%%n: i64, %%out: i1):\n"
+        "    %%key = linalg.index 3 : index\n"
+        "    %%len = arith.index_cast %%n : i64 to index\n"
+        "    %%seen = arith.cmpi slt, %%key, %%len : index\n"
+        "    linalg.yield %%seen : i1\n"
+        "  } -> %s\n"
+        "  %%o = attn.sdpa %%q, %%k, %%v mask(%%m : attend_where_true) : %s, %s, %s, %s -> %s\n"
+        "  return %%o : %s\n}\n"
+        % (q, k, k, B, q, m, B, m, m, q, k, k, m, q, q))
+
+
+def packed_cache_module(B, Hq, Hk, Tq, Tp, d, elem):
+    """Packed [B, T, H * d] operands; the cache is concatenated packed and
+    expanded to seq_major; key j of row i in batch b is seen iff j < lens[b]
+    and j - i <= lens[b] - Tq (causal, aligned to the last valid key), Tq
+    captured from the query's dim on the host."""
+    Tk = Tp + Tq
+    q3, k3, p3, c3 = (ty((B, T, H * d), elem) for T, H in
+                      ((Tq, Hq), (Tq, Hk), (Tp, Hk), (Tk, Hk)))
+    q4, c4 = ty((B, Tq, Hq, d), elem), ty((B, Tk, Hk, d), elem)
+    m = ty((B, 1, Tq, Tk), "i1")
+    return (
+        "#lens = affine_map<(d0, d1, d2, d3) -> (d0)>\n"
+        "#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>\n"
+        "func.func @main(%%q: %s, %%k: %s, %%v: %s, %%pk: %s, %%pv: %s, %%lens: tensor<%dxi64>)"
+        " -> (%s, %s, %s) {\n"
+        "  %%kc = tensor.concat dim(1) %%pk, %%k : (%s, %s) -> %s\n"
+        "  %%vc = tensor.concat dim(1) %%pv, %%v : (%s, %s) -> %s\n"
+        "  %%q4 = tensor.expand_shape %%q [[0], [1], [2, 3]] output_shape [%d, %d, %d, %d] : %s into %s\n"
+        "  %%k4 = tensor.expand_shape %%kc [[0], [1], [2, 3]] output_shape [%d, %d, %d, %d] : %s into %s\n"
+        "  %%v4 = tensor.expand_shape %%vc [[0], [1], [2, 3]] output_shape [%d, %d, %d, %d] : %s into %s\n"
+        "  %%c1 = arith.constant 1 : index\n"
+        "  %%tq = tensor.dim %%q, %%c1 : %s\n"
+        "  %%e = tensor.empty() : %s\n"
+        "  %%m = linalg.generic {indexing_maps = [#lens, #id], iterator_types = [\"parallel\", "
+        "\"parallel\", \"parallel\", \"parallel\"]} ins(%%lens : tensor<%dxi64>) outs(%%e : %s) {\n"
+        "  ^bb0(%%n: i64, %%out: i1):\n"
+        "    %%row = linalg.index 2 : index\n"
+        "    %%key = linalg.index 3 : index\n"
+        "    %%len = arith.index_cast %%n : i64 to index\n"
+        "    %%valid = arith.cmpi slt, %%key, %%len : index\n"
+        "    %%past = arith.subi %%len, %%tq : index\n"
+        "    %%diag = arith.addi %%row, %%past : index\n"
+        "    %%before = arith.cmpi sle, %%key, %%diag : index\n"
+        "    %%seen = arith.andi %%valid, %%before : i1\n"
+        "    linalg.yield %%seen : i1\n"
+        "  } -> %s\n"
+        "  %%o = attn.sdpa %%q4, %%k4, %%v4 mask(%%m : attend_where_true) layout(seq_major) :"
+        " %s, %s, %s, %s -> %s\n"
+        "  %%o3 = tensor.collapse_shape %%o [[0], [1], [2, 3]] : %s into %s\n"
+        "  return %%o3, %%kc, %%vc : %s, %s, %s\n}\n"
+        % (q3, k3, k3, p3, p3, B, q3, c3, c3,
+           p3, k3, c3, p3, k3, c3,
+           B, Tq, Hq, d, q3, q4, B, Tk, Hk, d, c3, c4, B, Tk, Hk, d, c3, c4,
+           q3, m, B, m, m, q4, c4, c4, m, q4, q4, q3, q3, c3, c3))
+
+
+def normal(rng, case, shape):
+    return case._round(rng.standard_normal(shape, dtype=np.float32))
+
+
+def cases():
+    rng = np.random.default_rng(7)
+    out = []
+    # A decode step under GQA with a sliding window, and a chunk of 37 new
+    # tokens (bf16) after 100 cached ones.
+    for name, B, Hq, Hk, Tq, Tp, d, elem, window in (
+            ("kv_cache_decode_gqa_window_f16", 2, 8, 2, 1, 190, 64, "f16", 100),
+            ("kv_cache_chunk_bf16", 1, 4, 4, 37, 100, 128, "bf16", None)):
+        Tk = Tp + Tq
+        case = gpu_cases.Case(name, B, Hq, Tq, d, elem, "bottom_right", Hk=Hk, Tk=Tk,
+                              window=(window, None))
+        q = normal(rng, case, (B, Hq, Tq, d))
+        k, v = normal(rng, case, (B, Hk, Tq, d)), normal(rng, case, (B, Hk, Tq, d))
+        pk, pv = normal(rng, case, (B, Hk, Tp, d)), normal(rng, case, (B, Hk, Tp, d))
+        kc, vc = np.concatenate([pk, k], 2), np.concatenate([pv, v], 2)
+        out.append((case, kv_cache_module(B, Hq, Hk, Tq, Tp, Tq, d, elem, "bottom_right", window),
+                    [q, k, v, pk, pv], [(q, kc, vc, None), kc, vc]))
+    # Per-batch key lengths: all keys, 130 of 200 (a tile boundary inside
+    # the third 64-key tile), and a single key.
+    B, Hq, Hk, Tq, Tk, d = 3, 4, 2, 70, 200, 64
+    case = gpu_cases.Case("nonpad_lengths_f16", B, Hq, Tq, d, "f16", Hk=Hk, Tk=Tk,
+                          mask=("attend_where_true", (B, 1, 1, Tk)))
+    q = normal(rng, case, (B, Hq, Tq, d))
+    k, v = normal(rng, case, (B, Hk, Tk, d)), normal(rng, case, (B, Hk, Tk, d))
+    lens = np.array([200, 130, 1], np.int64)
+    mask = np.arange(Tk)[None, None, None, :] < lens[:, None, None, None]
+    out.append((case, nonpad_module(B, Hq, Hk, Tq, Tk, d, "f16"), [q, k, v, lens],
+                [(q, k, v, mask)]))
+    # Packed operands, a packed cache and lengths with causal alignment
+    # (f32 operands, rounded to bf16 by the kernel).
+    B, Hq, Hk, Tq, Tp, d = 2, 6, 3, 20, 150, 32
+    Tk = Tp + Tq
+    case = gpu_cases.Case("packed_cache_nonpad_causal_f32", B, Hq, Tq, d, "f32", Hk=Hk, Tk=Tk,
+                          layout="packed", mask=("attend_where_true", (B, 1, Tq, Tk)))
+    q = normal(rng, case, (B, Tq, Hq * d))
+    k, v = normal(rng, case, (B, Tq, Hk * d)), normal(rng, case, (B, Tq, Hk * d))
+    pk, pv = normal(rng, case, (B, Tp, Hk * d)), normal(rng, case, (B, Tp, Hk * d))
+    kc, vc = np.concatenate([pk, k], 1), np.concatenate([pv, v], 1)
+    lens = np.array([Tk, 97], np.int64)
+    key, row = np.arange(Tk)[None, None, None, :], np.arange(Tq)[None, None, :, None]
+    L = lens[:, None, None, None]
+    mask = (key < L) & (key - row <= L - Tq)
+    out.append((case, packed_cache_module(B, Hq, Hk, Tq, Tp, d, "f32"),
+                [q, k, v, pk, pv, lens], [(q, kc, vc, mask), kc, vc]))
+    return out
+
+
+def main():
+    work = sys.argv[1]
+    os.makedirs(work, exist_ok=True)
+    passed = failed = 0
+    for case, text, inputs, wants in cases():
+        module = os.path.join(work, case.name + ".mlir")
+        with open(module, "w") as f:
+            f.write(text)
+        paths = []
+        for i, a in enumerate(inputs):
+            p = os.path.join(work, "%s_in%d.npy" % (case.name, i))
+            # bf16 values travel as float32 (exactly representable).
+            np.save(p, a if a.dtype in (np.float16, np.int64) else a.astype(np.float32))
+            paths.append(p)
+        for options in VARIANTS:
+            label = case.name + (" [%s]" % options if options else "")
+            outs = [os.path.join(work, "%s_%d_out%d.npy" % (case.name, len(options), i))
+                    for i in range(len(wants))]
+            cmd = [EMULATOR, module, "--pass-options", options]
+            for p in paths:
+                cmd += ["--input", p]
+            for o in outs:
+                cmd += ["--output", o]
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  universal_newlines=True)
+            if proc.returncode != 0:
+                print("FAIL %s: emulator exit %d\n%s" % (label, proc.returncode, proc.stdout))
+                failed += 1
+                continue
+            notes, ok = [], True
+            for o, want in zip(outs, wants):
+                got = np.load(o)
+                if isinstance(want, tuple):
+                    q, kc, vc, mask = want
+                    err, good = gpu_cases.check(case, got, q, kc, vc, mask)
+                    notes.append("max_abs_err=%.3g (tolerance %g)"
+                                 % (err, gpu_cases.TOLERANCE[case.dtype]))
+                else:
+                    good = got.shape == want.shape and np.array_equal(
+                        got, want.astype(np.float32))
+                    notes.append("present %s" % ("exact" if good else "differs"))
+                ok &= bool(good)
+            print("%s %s: %s" % ("PASS" if ok else "FAIL", label, ", ".join(notes)))
+            passed += ok
+            failed += not ok
+    print("gpu_emulated_graphs: %d passed, %d failed" % (passed, failed))
+
+
+if __name__ == "__main__":
+    main()
