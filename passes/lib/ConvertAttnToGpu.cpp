@@ -251,11 +251,10 @@ std::string unsupportedReason(SdpaOp op) {
     return "has a dynamic key head dim; the GPU kernel needs it static";
   int64_t d = qt.getShape().back(), dv = vt.getShape().back();
   for (int64_t x : {d, dv})
-    if (ShapedType::isDynamic(x) || x % 8 != 0 || x > 256)
+    if (ShapedType::isDynamic(x) || x > 256)
       return "has head dim " +
              (ShapedType::isDynamic(x) ? std::string("?") : std::to_string(x)) +
-             "; the GPU kernel needs static head dims that are multiples of "
-             "8 up to 256";
+             "; the GPU kernel needs static head dims up to 256";
   return "";
 }
 
@@ -276,11 +275,18 @@ public:
     elem = ioElem.isF32()
                ? (f32AsF16 ? Type(b.getF16Type()) : Type(b.getBF16Type()))
                : ioElem;
-    d = qt.getShape().back();
-    dv = op.getValue().getType().getShape().back();
-    // Asynchronous copies move raw bytes: f32 operands, converted on the
-    // way in, are staged synchronously.
-    async = stages > 1 && !ioElem.isF32();
+    dIn = qt.getShape().back();
+    dvIn = op.getValue().getType().getShape().back();
+    // The kernel computes on head dims rounded up to a multiple of 8: the
+    // extra columns are zeros in Q and in the staged K and V tiles, and
+    // are not stored.
+    d = llvm::alignTo(dIn, 8);
+    dv = llvm::alignTo(dvIn, 8);
+    ragged = d != dIn || dv != dvIn;
+    // Asynchronous copies move raw, 16-byte aligned bytes: f32 operands,
+    // converted on the way in, and rows that are not a multiple of 16
+    // bytes are staged synchronously.
+    async = stages > 1 && !ioElem.isF32() && !ragged;
     numBuffers = async ? 2 : 1;
     // numBuffers x (K and V tiles of BN x padded row) must fit the 48 KiB
     // of static shared memory.
@@ -333,6 +339,29 @@ private:
     if (numBuffers > 1)
       return {buf, row, col};
     return {row, col};
+  }
+  /// Element [batch, head, row, col] of `src`, or zero at col >= width
+  /// (the load reads col clamped to the row, so it stays in bounds).
+  Value loadOrZero(Value src, Value batchIdx, Value headIdx, Value row,
+                   Value col, int64_t width) {
+    Type t = cast<MemRefType>(src.getType()).getElementType();
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col,
+                                         cIdx(width));
+    Value x = memref::LoadOp::create(
+        b, loc, src,
+        at(batchIdx, headIdx, row,
+           arith::MinUIOp::create(b, loc, col, cIdx(width - 1))));
+    return arith::SelectOp::create(
+        b, loc, inside, x, arith::ConstantOp::create(b, loc, b.getZeroAttr(t)));
+  }
+  /// Q's elements (row, col) and (row, col + 1), zeros past the head dim.
+  Value qPairOrZero(Value row, Value col) {
+    Type t = cast<MemRefType>(q.getType()).getElementType();
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, t),
+        ValueRange{loadOrZero(q, batch, head, row, col, dIn),
+                   loadOrZero(q, batch, head, row, add(col, 1), dIn)});
+    return toCompute(pair);
   }
   Value loadPair(Value memref, ValueRange idx) {
     Type t = cast<MemRefType>(memref.getType()).getElementType();
@@ -402,7 +431,8 @@ private:
   }
 
   std::pair<Value, Value> chunkAt(int64_t step, int64_t width);
-  void stageTile(Value src, Value smem, int64_t width, Value kv0);
+  void stageTile(Value src, Value smem, int64_t width, int64_t stored,
+                 Value kv0);
   SmallVector<Value> stageTileAsync(Value src, Value smem, int64_t width,
                                     Value kv0, Value buf, Value wanted);
   SmallVector<Value> emitKeyTile(Value kv0, Value buf, ValueRange state,
@@ -418,7 +448,9 @@ private:
   bool async = false;        // cp.async double buffering of K/V tiles
   int64_t numBuffers = 1;
   Type ioElem, elem;
-  int64_t d = 0, dv = 0, blockKV = 64;
+  // Head dims as computed (multiples of 8) and as stored in memory.
+  int64_t d = 0, dv = 0, dIn = 0, dvIn = 0, blockKV = 64;
+  bool ragged = false;
 
   // Kernel-body state, valid while buildKernel runs.
   OpBuilder b{op.getContext()};
@@ -457,18 +489,31 @@ std::pair<Value, Value> FlashKernelBuilder::chunkAt(int64_t step,
 }
 
 /// Copies rows [kv0, kv0 + BN) of `src` (key/value head `kvHead`) into the
-/// shared tile `smem`, 16 bytes per thread and step; rows past the end
-/// repeat the last row (they are masked out of the softmax).
+/// shared tile `smem`, 8 columns per thread and step; rows past the end
+/// repeat the last row (they are masked out of the softmax). Of the tile's
+/// `width` columns, the first `stored` are in memory and the rest zeros.
 void FlashKernelBuilder::stageTile(Value src, Value smem, int64_t width,
-                                   Value kv0) {
+                                   int64_t stored, Value kv0) {
   Value lastRow = arith::SubIOp::create(b, loc, tk, cIdx(1));
   auto chunkType = VectorType::get({8}, ioElem);
   for (int64_t step = 0; step * kThreads < blockKV * (width / 8); ++step) {
     auto [row, col] = chunkAt(step, width);
     Value srcRow = arith::MinUIOp::create(b, loc, add(kv0, row), lastRow);
-    Value data = toCompute(vector::LoadOp::create(
-        b, loc, chunkType, src, at(batch, kvHead, srcRow, col),
-        /*nontemporal=*/false, llvm::MaybeAlign(16)));
+    Value data;
+    if (stored == width) {
+      data = toCompute(vector::LoadOp::create(
+          b, loc, chunkType, src, at(batch, kvHead, srcRow, col),
+          /*nontemporal=*/false, llvm::MaybeAlign(16)));
+    } else {
+      // A head dim that is not a multiple of 8: element loads (rows are
+      // not 16-byte aligned), zeros past the head dim.
+      SmallVector<Value, 8> elems;
+      for (int64_t e = 0; e < 8; ++e)
+        elems.push_back(
+            loadOrZero(src, batch, kvHead, srcRow, add(col, e), stored));
+      data =
+          toCompute(vector::FromElementsOp::create(b, loc, chunkType, elems));
+    }
     vector::StoreOp::create(b, loc, data, smem, ValueRange{row, col},
                             /*nontemporal=*/false, llvm::MaybeAlign(16));
   }
@@ -526,8 +571,8 @@ SmallVector<Value> FlashKernelBuilder::emitKeyTile(Value kv0, Value buf,
     gpu::BarrierOp::create(b, loc);
   } else {
     gpu::BarrierOp::create(b, loc); // the previous tile is consumed
-    stageTile(k, kSmem, d, kv0);
-    stageTile(v, vSmem, dv, kv0);
+    stageTile(k, kSmem, d, dIn, kv0);
+    stageTile(v, vSmem, dv, dvIn, kv0);
     gpu::BarrierOp::create(b, loc);
   }
 
@@ -924,9 +969,9 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
       for (Value r : {rowAc, rowBc})
         frag = vector::InsertOp::create(
             b, loc,
-            half && 16 * ks + 8 >= d
-                ? zeroPair
-                : loadPair(q, at(batch, head, r, add(col, 8 * half))),
+            half && 16 * ks + 8 >= d ? zeroPair
+            : dIn == d ? loadPair(q, at(batch, head, r, add(col, 8 * half)))
+                       : qPairOrZero(r, add(col, 8 * half)),
             frag, ArrayRef<int64_t>{i++});
     qFrags.push_back(frag);
   }
@@ -1007,10 +1052,27 @@ gpu::GPUFuncOp FlashKernelBuilder::buildKernel(gpu::GPUModuleOp kernels,
           o = arith::TruncFOp::create(b, loc, ioElem, o);
         pair.push_back(o);
       }
+      Value col = add(twoT, nt * 8);
+      if (dvIn != dv) {
+        // Element stores of the columns inside the value head dim.
+        for (int64_t e = 0; e < 2; ++e) {
+          Value c = add(col, e);
+          auto store = scf::IfOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c,
+                                    cIdx(dvIn)),
+              /*withElse=*/false);
+          OpBuilder::InsertionGuard storeGuard(b);
+          b.setInsertionPointToStart(store.thenBlock());
+          memref::StoreOp::create(b, loc, pair[e], out,
+                                  at(batch, head, row, c));
+        }
+        continue;
+      }
       Value vec = vector::FromElementsOp::create(
           b, loc, VectorType::get({2}, ioElem), pair);
       vector::StoreOp::create(
-          b, loc, vec, out, at(batch, head, row, add(twoT, nt * 8)),
+          b, loc, vec, out, at(batch, head, row, col),
           /*nontemporal=*/false,
           llvm::MaybeAlign(2 * ioElem.getIntOrFloatBitWidth() / 8));
     }

@@ -258,6 +258,11 @@ CORRECTNESS = [
     Case("head_dim_40_f16", 1, 4, 150, 40, "f16", "top_left"),
     Case("head_dim_24_dv_72_bf16", 2, 2, 90, 24, "bf16", Tk=130, dv=72),
     Case("head_dim_8_f32", 1, 3, 70, 8, "f32", "bottom_right", Tk=100),
+    # Head dims that are not multiples of 8 (computed padded with zeros,
+    # staged by element, stored by element): 10, 33 with dv 6, and 1.
+    Case("head_dim_10_f16", 2, 3, 77, 10, "f16", "top_left"),
+    Case("head_dim_33_dv_6_bf16", 1, 4, 100, 33, "bf16", Hk=2, Tk=150, dv=6),
+    Case("head_dim_1_f32", 1, 2, 40, 1, "f32", "bottom_right", Tk=60),
     # Packed heads [B, T, H * width] (ONNX's 3-D attention), reshaped to
     # seq_major around the attn.sdpa: views of the caller's buffers.
     Case("packed_gqa_causal_f16", 2, 6, 100, 64, "f16", "bottom_right", Hk=2, Tk=130,

@@ -13,14 +13,13 @@
 # kernels that build present_key/present_value in their result buffers,
 # masks built in the graph from nonpad_kv_seqlen as generators the kernel
 # evaluates per score. Every other case is listed with the reason the GPU
-# target gives (head dims that are not multiples of 8, the
-# qk_matmul_output outputs, transposes around a KV cache, a mask built
-# from a constant),
+# target gives (the qk_matmul_output outputs, transposes around a KV
+# cache, a mask built from a constant),
 # and the counts are checked below, so a case that stops reaching the
 # kernel fails this test.
 #
 # CHECK-NOT: FAIL
-# CHECK: conformance_gpu_emulated: 49 passed, 0 failed, 38 not GPU cores
+# CHECK: conformance_gpu_emulated: 65 passed, 0 failed, 22 not GPU cores
 
 import glob
 import os

@@ -584,7 +584,8 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
     are loaded; accumulation, softmax and the result stay f32.
 
     Supported: f16, bf16 and f32 operands of rank 2 to 4, either head layout, head
-    dims that are multiples of 8 up to 256, any sequence lengths, causal
+    dims up to 256 (others than multiples of 8 are staged by element and
+    computed padded with zeros), any sequence lengths, causal
     none/top_left/bottom_right, sliding windows, explicit masks (bool of
     either kind or additive, any shape that broadcasts to the scores; each
     thread reads its entries), softcap (c tanh(s / c) on exp2, before the

@@ -19,10 +19,10 @@ func.func @dynamic_key_head_dim(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x?xf
 
 // -----
 
-func.func @head_dim(%q: tensor<1x2x64x36xf16>, %k: tensor<1x2x64x36xf16>, %v: tensor<1x2x64x36xf16>) -> tensor<1x2x64x36xf16> {
-  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has head dim 36; the GPU kernel needs static head dims that are multiples of 8 up to 256}}
-  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x36xf16>, tensor<1x2x64x36xf16>, tensor<1x2x64x36xf16> -> tensor<1x2x64x36xf16>
-  return %o : tensor<1x2x64x36xf16>
+func.func @head_dim(%q: tensor<1x2x64x320xf16>, %k: tensor<1x2x64x320xf16>, %v: tensor<1x2x64x320xf16>) -> tensor<1x2x64x320xf16> {
+  // expected-error @+1 {{cannot run on the GPU: attn.sdpa has head dim 320; the GPU kernel needs static head dims up to 256}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x320xf16>, tensor<1x2x64x320xf16>, tensor<1x2x64x320xf16> -> tensor<1x2x64x320xf16>
+  return %o : tensor<1x2x64x320xf16>
 }
 
 // -----
