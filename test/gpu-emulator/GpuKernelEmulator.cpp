@@ -1,8 +1,10 @@
 //===- GpuKernelEmulator.cpp - runs convert-attn-to-gpu kernels on the CPU ===//
 //
 // A test tool: executes the IR that convert-attn-to-gpu generates (the host
-// function and its gpu.func kernels, before NVVM lowering) on the CPU, so
-// that every machine, with or without a GPU, checks the kernels' numbers.
+// function and its gpu.func kernels, before NVVM lowering, after the
+// attn-level rewrites that attn-lower-to-nvvm-pipeline runs first) on the
+// CPU, so that every machine, with or without a GPU, checks the kernels'
+// numbers.
 //
 // Each thread block runs in lockstep: every SSA value holds one entry per
 // thread, so warp-collective operations see all 32 lanes at once and a
@@ -24,6 +26,7 @@
 
 #include "attn/AttnDialect.h"
 #include "attn/Passes.h"
+#include "attn/Pipelines.h"
 #include "attnrt/Npy.h"
 #include "attnrt/Tensor.h"
 
@@ -931,7 +934,11 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, ParserConfig(&context));
   if (!module)
     die("cannot parse " + inputFile);
+  // What attn-lower-to-nvvm-pipeline runs before the NVVM lowering: the
+  // attn-level rewrites (as attention-run --target cuda does by default),
+  // then the kernel generator.
   PassManager pm(&context);
+  attn::addAttnRewrites(pm);
   std::string pipeline =
       "convert-attn-to-gpu{" + passOptions + "},canonicalize,cse";
   if (failed(parsePassPipeline(pipeline, pm)) || failed(pm.run(*module)))
