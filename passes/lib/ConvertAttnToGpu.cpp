@@ -39,6 +39,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -64,6 +65,36 @@ bool isViewReshape(Operation *op) {
   return isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op);
 }
 
+/// A transpose that keeps the last dim (rows stay contiguous): on a buffer
+/// it is a permuted view (memref.transpose). Head splits exported from
+/// PyTorch transpose [B, T, H, d] to [B, H, T, d] before a KV cache's
+/// concatenation.
+bool isViewTranspose(Operation *op) {
+  auto t = dyn_cast_or_null<linalg::TransposeOp>(op);
+  return t && t.getPermutation().back() ==
+                  static_cast<int64_t>(t.getPermutation().size()) - 1;
+}
+
+/// A reshape or transpose that becomes a view of a buffer.
+bool isView(Operation *op) { return isViewReshape(op) || isViewTranspose(op); }
+
+/// Whether the views from `v` back to where they start can be built: a
+/// reshape of a permuted view has no view. An operand's views apply from
+/// the source on; a result's are inverted on the contiguous result buffer
+/// from the returned value on.
+bool viewsBuildable(Value v, bool isResult) {
+  bool permuted = false, reshaped = false;
+  while (isView(v.getDefiningOp())) {
+    bool reshape = isViewReshape(v.getDefiningOp());
+    if (isResult ? (reshape && permuted) : (!reshape && reshaped))
+      return false;
+    permuted |= !reshape;
+    reshaped |= reshape;
+    v = v.getDefiningOp()->getOperand(0);
+  }
+  return true;
+}
+
 /// Why reshape `op` cannot become a memref view whose sizes follow from
 /// its source's, or "" if it can.
 std::string unsupportedReshape(Operation *op) {
@@ -83,10 +114,10 @@ std::string unsupportedReshape(Operation *op) {
   return "";
 }
 
-/// `v` back through view reshapes to the attn.sdpa that computes it (null
-/// if none); `chain` gets the reshapes, outermost first.
+/// `v` back through views to the attn.sdpa that computes it (null if
+/// none); `chain` gets the views, outermost first.
 SdpaOp viewedSdpa(Value v, SmallVectorImpl<Operation *> *chain = nullptr) {
-  while (isViewReshape(v.getDefiningOp())) {
+  while (isView(v.getDefiningOp())) {
     if (chain)
       chain->push_back(v.getDefiningOp());
     v = v.getDefiningOp()->getOperand(0);
@@ -94,11 +125,12 @@ SdpaOp viewedSdpa(Value v, SmallVectorImpl<Operation *> *chain = nullptr) {
   return v.getDefiningOp<SdpaOp>();
 }
 
-/// Whether `v` comes from the entry point's arguments through view
-/// reshapes and concatenations alone (KV caches: ONNX's present_key is
-/// tensor.concat of past_key and the new keys along the sequence).
+/// Whether `v` comes from the entry point's arguments through views
+/// (reshapes, transposes) and concatenations alone (KV caches: ONNX's
+/// present_key is tensor.concat of past_key and the new keys along the
+/// sequence).
 bool fromArguments(Value v) {
-  while (isViewReshape(v.getDefiningOp()))
+  while (isView(v.getDefiningOp()))
     v = v.getDefiningOp()->getOperand(0);
   if (isa<BlockArgument>(v))
     return true;
@@ -1161,13 +1193,16 @@ struct ConvertAttnToGpuPass
       };
       llvm::SmallPtrSet<Operation *, 8> sizeOnly;
       for (Operation &o : llvm::reverse(body.without_terminator()))
-        if (!isa<SdpaOp>(o) && !isViewReshape(&o) && !maskGens.contains(&o) &&
+        if (!isa<SdpaOp>(o) && !isView(&o) && !maskGens.contains(&o) &&
             isMemoryEffectFree(&o) && !o.use_empty() &&
             llvm::all_of(o.getUses(), [&](OpOperand &u) {
               Operation *user = u.getOwner();
               if (auto gen = dyn_cast<linalg::GenericOp>(user);
                   gen && maskGens.contains(gen))
                 return gen.isDpsInit(&u);
+              // (A transpose that is not a view is reported itself.)
+              if (auto t = dyn_cast<linalg::TransposeOp>(user))
+                return t.isDpsInit(&u);
               return sizeOnly.contains(user) || inMaskGen(user) ||
                      (isa<tensor::ExpandShapeOp>(user) &&
                       u.getOperandNumber() != 0);
@@ -1178,7 +1213,10 @@ struct ConvertAttnToGpuPass
             maskGens.contains(&o))
           continue;
         if (auto concat = dyn_cast<tensor::ConcatOp>(o)) {
-          if (!llvm::all_of(concat.getInputs(), fromArguments)) {
+          if (!llvm::all_of(concat.getInputs(), [](Value in) {
+                return fromArguments(in) &&
+                       viewsBuildable(in, /*isResult=*/false);
+              })) {
             o.emitError() << "cannot run on the GPU: 'tensor.concat' joins "
                              "values that are not arguments of @"
                           << fn.getSymName() << " (or reshapes of them)";
@@ -1196,6 +1234,8 @@ struct ConvertAttnToGpuPass
           }
           continue;
         }
+        if (isViewTranspose(&o))
+          continue;
         if (isViewReshape(&o)) {
           std::string why = unsupportedReshape(&o);
           if (!why.empty()) {
@@ -1209,11 +1249,12 @@ struct ConvertAttnToGpuPass
         }
         auto sdpa = dyn_cast<SdpaOp>(o);
         if (!sdpa) {
-          o.emitError() << "the GPU target compiles entry points whose "
-                           "results are attn.sdpa of the arguments (or "
-                           "of reshapes and concatenations of them); '"
-                        << o.getName() << "' in @" << fn.getSymName()
-                        << " has no GPU lowering yet (use the CPU target)";
+          o.emitError()
+              << "the GPU target compiles entry points whose "
+                 "results are attn.sdpa of the arguments (or "
+                 "of reshapes, transposes and concatenations of them); '"
+              << o.getName() << "' in @" << fn.getSymName()
+              << " has no GPU lowering yet (use the CPU target)";
           return signalPassFailure();
         }
         std::string why = unsupportedReason(sdpa);
@@ -1221,6 +1262,13 @@ struct ConvertAttnToGpuPass
           sdpa.emitError() << "cannot run on the GPU: attn.sdpa " << why;
           return signalPassFailure();
         }
+        for (Value operand : sdpa->getOperands())
+          if (!viewsBuildable(operand, /*isResult=*/false)) {
+            sdpa.emitError() << "cannot run on the GPU: an operand reshapes "
+                                "a transposed value, which has no view on "
+                                "the GPU target's buffers";
+            return signalPassFailure();
+          }
         for (Value operand : sdpa->getOperands())
           if (!fromArguments(operand) &&
               !maskGens.contains(operand.getDefiningOp())) {
@@ -1233,6 +1281,13 @@ struct ConvertAttnToGpuPass
           }
       }
       auto ret = cast<func::ReturnOp>(body.getTerminator());
+      for (Value r : ret.getOperands())
+        if (!viewsBuildable(r, /*isResult=*/true)) {
+          fn.emitError() << "cannot run on the GPU: @" << fn.getSymName()
+                         << " returns a transposed value reshaped, which "
+                            "has no view on the GPU target's buffers";
+          return signalPassFailure();
+        }
       for (Value r : ret.getOperands())
         if (!viewedSdpa(r) && !r.getDefiningOp<tensor::ConcatOp>()) {
           fn.emitError() << "cannot run on the GPU: @" << fn.getSymName()
@@ -1324,7 +1379,12 @@ struct ConvertAttnToGpuPass
       Operation *reshape = x.getDefiningOp();
       Value src = viewOf(reshape->getOperand(0));
       Value v;
-      if (auto e = dyn_cast<tensor::ExpandShapeOp>(reshape))
+      if (auto t = dyn_cast<linalg::TransposeOp>(reshape))
+        v = memref::TransposeOp::create(
+            hb, t.getLoc(), src,
+            AffineMapAttr::get(
+                AffineMap::getPermutationMap(t.getPermutation(), ctx)));
+      else if (auto e = dyn_cast<tensor::ExpandShapeOp>(reshape))
         v = memref::ExpandShapeOp::create(hb, e.getLoc(), toMemRef(x.getType()),
                                           src, e.getReassociationIndices());
       else
@@ -1373,7 +1433,12 @@ struct ConvertAttnToGpuPass
       Value out = newBody->getArgument(numIn + i);
       for (Operation *reshape : chain) {
         Location l = reshape->getLoc();
-        if (auto c = dyn_cast<tensor::CollapseShapeOp>(reshape))
+        if (auto t = dyn_cast<linalg::TransposeOp>(reshape))
+          out = memref::TransposeOp::create(
+              hb, l, out,
+              AffineMapAttr::get(AffineMap::getPermutationMap(
+                  invertPermutationVector(t.getPermutation()), ctx)));
+        else if (auto c = dyn_cast<tensor::CollapseShapeOp>(reshape))
           out = memref::ExpandShapeOp::create(hb, l, toMemRef(c.getSrcType()),
                                               out, c.getReassociationIndices());
         else

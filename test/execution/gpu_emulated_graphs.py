@@ -13,12 +13,15 @@
 #     including a length of 1 and one past the keys of a tile;
 #   - packed [B, T, H * d] operands (views), a cache concatenated in that
 #     form and then expanded, with a generator that captures the query
-#     length from the host.
+#     length from the host;
+#   - PyTorch's export of a cached step: the new tokens split into heads by
+#     a transpose (a permuted view) before the concatenation, the result
+#     transposed back and merged.
 # Each case runs with the default kernel, synchronous staging, and 8 warps
 # with 128-key tiles.
 #
 # CHECK-NOT: FAIL
-# CHECK: gpu_emulated_graphs: 12 passed, 0 failed
+# CHECK: gpu_emulated_graphs: 15 passed, 0 failed
 
 import os
 import subprocess
@@ -119,6 +122,35 @@ def packed_cache_module(B, Hq, Hk, Tq, Tp, d, elem):
            q3, m, B, m, m, q4, c4, c4, m, q4, q4, q3, q3, c3, c3))
 
 
+def hf_decode_module(B, H, T, Tp, d, elem):
+    """PyTorch's export of a cached step: packed new tokens split into heads
+    (expand_shape, then a transpose to [B, H, T, d]), concatenated with the
+    head-major cache, the result transposed back and merged."""
+    p3 = ty((B, T, H * d), elem)
+    s4, h4 = ty((B, T, H, d), elem), ty((B, H, T, d), elem)
+    c4 = ty((B, H, Tp, d), elem)
+    k4 = ty((B, H, Tp + T, d), elem)
+    lines = ["func.func @main(%%q: %s, %%k: %s, %%v: %s, %%pk: %s, %%pv: %s) -> (%s, %s, %s) {"
+             % (p3, p3, p3, c4, c4, p3, k4, k4),
+             "  %%e = tensor.empty() : %s" % h4]
+    for n in ("q", "k", "v"):
+        lines.append("  %%%s4 = tensor.expand_shape %%%s [[0], [1], [2, 3]] output_shape "
+                     "[%d, %d, %d, %d] : %s into %s" % (n, n, B, T, H, d, p3, s4))
+        lines.append("  %%%st = linalg.transpose ins(%%%s4 : %s) outs(%%e : %s) "
+                     "permutation = [0, 2, 1, 3]" % (n, n, s4, h4))
+    lines += [
+        "  %%kc = tensor.concat dim(2) %%pk, %%kt : (%s, %s) -> %s" % (c4, h4, k4),
+        "  %%vc = tensor.concat dim(2) %%pv, %%vt : (%s, %s) -> %s" % (c4, h4, k4),
+        "  %%o = attn.sdpa %%qt, %%kc, %%vc causal(bottom_right) : %s, %s, %s -> %s"
+        % (h4, k4, k4, h4),
+        "  %%e2 = tensor.empty() : %s" % s4,
+        "  %%ot = linalg.transpose ins(%%o : %s) outs(%%e2 : %s) permutation = [0, 2, 1, 3]"
+        % (h4, s4),
+        "  %%oc = tensor.collapse_shape %%ot [[0], [1], [2, 3]] : %s into %s" % (s4, p3),
+        "  return %%oc, %%kc, %%vc : %s, %s, %s" % (p3, k4, k4), "}", ""]
+    return "\n".join(lines)
+
+
 def normal(rng, case, shape):
     return case._round(rng.standard_normal(shape, dtype=np.float32))
 
@@ -167,6 +199,18 @@ def cases():
     mask = (key < L) & (key - row <= L - Tq)
     out.append((case, packed_cache_module(B, Hq, Hk, Tq, Tp, d, "f32"),
                 [q, k, v, pk, pv, lens], [(q, kc, vc, mask), kc, vc]))
+    # PyTorch's cached step: 3 new tokens after 150, transposed views into
+    # the cache and out of the result.
+    B, H, T, Tp, d = 2, 8, 3, 150, 64
+    case = gpu_cases.Case("hf_decode_transposed_cache_f16", B, H, T, d, "f16",
+                          "bottom_right", Tk=Tp + T)
+    split = lambda a: a.reshape(B, T, H, d).transpose(0, 2, 1, 3)
+    q, k, v = (normal(rng, case, (B, T, H * d)) for _ in range(3))
+    pk, pv = normal(rng, case, (B, H, Tp, d)), normal(rng, case, (B, H, Tp, d))
+    kc = np.concatenate([pk, split(k)], 2)
+    vc = np.concatenate([pv, split(v)], 2)
+    out.append((case, hf_decode_module(B, H, T, Tp, d, "f16"), [q, k, v, pk, pv],
+                [(split(q), kc, vc, None, split), kc, vc]))
     return out
 
 
@@ -203,7 +247,11 @@ def main():
             for o, want in zip(outs, wants):
                 got = np.load(o)
                 if isinstance(want, tuple):
-                    q, kc, vc, mask = want
+                    # (q, k, v, mask[, how the result reads as the case's
+                    # layout])
+                    q, kc, vc, mask = want[:4]
+                    if len(want) > 4:
+                        got = want[4](got)
                     err, good = gpu_cases.check(case, got, q, kc, vc, mask)
                     notes.append("max_abs_err=%.3g (tolerance %g)"
                                  % (err, gpu_cases.TOLERANCE[case.dtype]))

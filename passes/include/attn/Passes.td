@@ -554,8 +554,10 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
     one memref argument per input, then one per result) that launches one
     generated kernel per `attn.sdpa`, and puts the kernels into
     `gpu.module @attn_gpu_kernels`. Reshapes that only regroup dims
-    (`tensor.expand_shape`/`collapse_shape`) between the arguments, the
-    `attn.sdpa` ops and the results become `memref` views of the buffers,
+    (`tensor.expand_shape`/`collapse_shape`) and transposes that keep the
+    last dim (`linalg.transpose`, as `memref.transpose`) between the
+    arguments, the `attn.sdpa` ops and the results become `memref` views
+    of the buffers,
     so ONNX's 3-D attention ([B, T, H * d] expanded to seq_major
     [B, T, H, d]) runs on the caller's buffers in place; their sizes must
     follow from their sources (one dynamic dim per group).

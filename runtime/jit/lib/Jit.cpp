@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -193,9 +194,9 @@ private:
   std::map<Key, int> groupIds;
 };
 
-/// Dim `d` of `v`, followed back through reshapes that keep it whole (a
-/// group of one dim): the value it first appears on and its dim there, or
-/// dim -1 where a reshape splits or merges it.
+/// Dim `d` of `v`, followed back through transposes and reshapes that
+/// keep it whole (a group of one dim): the value it first appears on and
+/// its dim there, or dim -1 where a reshape splits or merges it.
 std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto e = dyn_cast<tensor::ExpandShapeOp>(def)) {
@@ -207,6 +208,9 @@ std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
         return {v, -1};
       d = g - groups.begin();
       v = e.getSrc();
+    } else if (auto t = dyn_cast<linalg::TransposeOp>(def)) {
+      d = t.getPermutation()[d];
+      v = t.getInput();
     } else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def)) {
       auto groups = c.getReassociationIndices();
       if (d >= static_cast<int64_t>(groups.size()) || groups[d].size() != 1)

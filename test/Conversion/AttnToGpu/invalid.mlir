@@ -28,7 +28,7 @@ func.func @head_dim(%q: tensor<1x2x64x320xf16>, %k: tensor<1x2x64x320xf16>, %v: 
 // -----
 
 func.func @other_op(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
-  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments (or of reshapes and concatenations of them); 'arith.addf' in @other_op has no GPU lowering yet (use the CPU target)}}
+  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments (or of reshapes, transposes and concatenations of them); 'arith.addf' in @other_op has no GPU lowering yet (use the CPU target)}}
   %s = arith.addf %q, %q : tensor<1x2x64x64xf16>
   %o = attn.sdpa %s, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
   return %o : tensor<1x2x64x64xf16>
@@ -121,5 +121,28 @@ func.func @generator_of_a_constant(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>,
     linalg.yield %x : f16
   } -> tensor<64x64xf16>
   %o = attn.sdpa %q, %k, %v mask(%m : additive) : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %o : tensor<64x64xf16>
+}
+
+// -----
+
+// A reshape of a transposed value is not a view of a contiguous buffer.
+func.func @reshaped_transpose(%q: tensor<2x64x64xf16>, %k: tensor<128x64xf16>, %v: tensor<128x64xf16>) -> tensor<128x64xf16> {
+  %e = tensor.empty() : tensor<64x2x64xf16>
+  %t = linalg.transpose ins(%q : tensor<2x64x64xf16>) outs(%e : tensor<64x2x64xf16>) permutation = [1, 0, 2]
+  %c = tensor.collapse_shape %t [[0, 1], [2]] : tensor<64x2x64xf16> into tensor<128x64xf16>
+  // expected-error @+1 {{cannot run on the GPU: an operand reshapes a transposed value, which has no view on the GPU target's buffers}}
+  %o = attn.sdpa %c, %k, %v : tensor<128x64xf16>, tensor<128x64xf16>, tensor<128x64xf16> -> tensor<128x64xf16>
+  return %o : tensor<128x64xf16>
+}
+
+// -----
+
+// A transpose that moves the last dim is not a view with contiguous rows.
+func.func @transpose_of_the_last_dim(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>, %v: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %e = tensor.empty() : tensor<64x64xf16>
+  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments (or of reshapes, transposes and concatenations of them); 'linalg.transpose' in @transpose_of_the_last_dim has no GPU lowering yet (use the CPU target)}}
+  %t = linalg.transpose ins(%k : tensor<64x64xf16>) outs(%e : tensor<64x64xf16>) permutation = [1, 0]
+  %o = attn.sdpa %q, %t, %v : tensor<64x64xf16>, tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
   return %o : tensor<64x64xf16>
 }
