@@ -154,6 +154,20 @@ bool hostComputable(Value v) {
          llvm::all_of(def->getOperands(), hostComputable);
 }
 
+/// `v` if it pads an argument (or a view of one) with a constant, at
+/// static offsets: a mask generator reads such an input from the argument
+/// and takes the constant outside it (ONNX pads a short mask to the keys).
+tensor::PadOp paddedArgument(Value v) {
+  auto pad = v.getDefiningOp<tensor::PadOp>();
+  Value padding = pad ? pad.getConstantPaddingValue() : Value();
+  if (!padding || !padding.getDefiningOp() ||
+      !padding.getDefiningOp()->hasTrait<OpTrait::ConstantLike>() ||
+      !fromArguments(pad.getSource()) ||
+      llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic))
+    return {};
+  return pad;
+}
+
 /// Why the mask `gen` computes cannot be evaluated per score in the kernel,
 /// or "" if it can. A generator is an elementwise linalg.generic (ONNX's
 /// nonpad_kv_seqlen and windowed KV caches build masks this way) whose
@@ -170,8 +184,10 @@ std::string unsupportedGenerator(linalg::GenericOp gen,
   if (!maps.back().isIdentity())
     return "writes its result through a non-identity map";
   for (OpOperand *in : gen.getDpsInputOperands()) {
-    if (!isa<RankedTensorType>(in->get().getType()) ||
-        !fromArguments(in->get()))
+    Value read = in->get();
+    if (auto pad = paddedArgument(read))
+      read = pad.getSource();
+    if (!isa<RankedTensorType>(read.getType()) || !fromArguments(read))
       return "reads a value that is not an argument";
     for (AffineExpr e : gen.getMatchingIndexingMap(in).getResults())
       if (!isa<AffineDimExpr, AffineConstantExpr>(e))
@@ -839,7 +855,31 @@ Value FlashKernelBuilder::generateMask(Value row, Value key) {
       at.push_back(isa<AffineDimExpr>(e)
                        ? idx[cast<AffineDimExpr>(e).getPosition()]
                        : cIdx(cast<AffineConstantExpr>(e).getValue()));
-    map.map(body.getArgument(i), memref::LoadOp::create(b, loc, input, at));
+    auto pad = paddedArgument(maskGen.getDpsInputs()[i]);
+    if (!pad) {
+      map.map(body.getArgument(i), memref::LoadOp::create(b, loc, input, at));
+      continue;
+    }
+    // A padded input: the argument's element at the index less the low
+    // padding (clamped into it, so the load stays in bounds), or the
+    // padding value outside it.
+    Value inside;
+    for (auto [d, low] : llvm::enumerate(pad.getStaticLow())) {
+      Value size = memrefDim(b, loc, input, d);
+      Value shifted = arith::SubIOp::create(b, loc, at[d], cIdx(low));
+      // Unsigned: an index below the low padding wraps around, out of range.
+      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       shifted, size);
+      inside = inside ? Value(arith::AndIOp::create(b, loc, inside, ok)) : ok;
+      at[d] = arith::MinUIOp::create(
+          b, loc, shifted, arith::SubIOp::create(b, loc, size, cIdx(1)));
+    }
+    Value x = memref::LoadOp::create(b, loc, input, at);
+    Value padding =
+        b.clone(*pad.getConstantPaddingValue().getDefiningOp())->getResult(0);
+    map.map(body.getArgument(i),
+            inside ? Value(arith::SelectOp::create(b, loc, inside, x, padding))
+                   : x);
   }
   for (auto [src, arg] : llvm::zip(capturedSrc, genCaptured))
     map.map(src, arg);
@@ -1187,9 +1227,21 @@ struct ConvertAttnToGpuPass
       // reshapes (tensor.dim, index arithmetic: the views infer them), the
       // destination of a mask generator (tensor.empty) or scalars a mask
       // generator captures (passed to the kernel).
+      // Pads of arguments that mask generators read (their padding values
+      // are taken in the kernel).
+      llvm::SmallPtrSet<Operation *, 4> genPads;
+      for (Operation *gen : maskGens)
+        for (Value input : cast<linalg::GenericOp>(gen).getDpsInputs())
+          if (auto pad = paddedArgument(input);
+              pad && llvm::all_of(pad->getUsers(), [&](Operation *u) {
+                return maskGens.contains(u);
+              }))
+            genPads.insert(pad);
       auto inMaskGen = [&](Operation *user) {
         auto gen = user->getParentOfType<linalg::GenericOp>();
-        return gen && maskGens.contains(gen);
+        auto pad = user->getParentOfType<tensor::PadOp>();
+        return (gen && maskGens.contains(gen)) ||
+               (pad && genPads.contains(pad));
       };
       llvm::SmallPtrSet<Operation *, 8> sizeOnly;
       for (Operation &o : llvm::reverse(body.without_terminator()))
@@ -1210,7 +1262,7 @@ struct ConvertAttnToGpuPass
           sizeOnly.insert(&o);
       for (Operation &o : body) {
         if (isa<func::ReturnOp>(o) || sizeOnly.contains(&o) ||
-            maskGens.contains(&o))
+            maskGens.contains(&o) || genPads.contains(&o))
           continue;
         if (auto concat = dyn_cast<tensor::ConcatOp>(o)) {
           if (!llvm::all_of(concat.getInputs(), [](Value in) {
@@ -1453,8 +1505,11 @@ struct ConvertAttnToGpuPass
       if (Value m = sdpa.getMask()) {
         if (auto gen = m.getDefiningOp<linalg::GenericOp>()) {
           // A mask generator: its inputs, then its captured scalars.
-          for (Value input : gen.getDpsInputs())
+          for (Value input : gen.getDpsInputs()) {
+            if (auto pad = paddedArgument(input))
+              input = pad.getSource();
             args.push_back(viewOf(input));
+          }
           SmallVector<Value> captured;
           (void)unsupportedGenerator(gen, captured);
           for (Value c : captured)

@@ -10,7 +10,9 @@
 #     tolerance (f16 1e-2, bf16 and f32 operands 2e-2);
 #   - masks computed by an elementwise linalg.generic from per-batch key
 #     lengths (ONNX's nonpad_kv_seqlen), evaluated per score in the kernel,
-#     including a length of 1 and one past the keys of a tile;
+#     including a length of 1 and one past the keys of a tile, and a short
+#     additive mask padded with -inf to the keys (tensor.pad, read from
+#     the argument in the kernel);
 #   - packed [B, T, H * d] operands (views), a cache concatenated in that
 #     form and then expanded, with a generator that captures the query
 #     length from the host;
@@ -21,7 +23,7 @@
 # with 128-key tiles.
 #
 # CHECK-NOT: FAIL
-# CHECK: gpu_emulated_graphs: 15 passed, 0 failed
+# CHECK: gpu_emulated_graphs: 18 passed, 0 failed
 
 import os
 import subprocess
@@ -151,6 +153,38 @@ def hf_decode_module(B, H, T, Tp, d, elem):
     return "\n".join(lines)
 
 
+def padded_mask_module(B, H, Tq, Tk, W, d, elem):
+    """An additive mask [B, 1, Tq, W] padded with -inf to the Tk keys (as
+    ONNX pads a short mask), read by a generator that also hides keys past
+    per-batch lengths."""
+    q, k = ty((B, H, Tq, d), elem), ty((B, H, Tk, d), elem)
+    short, m = ty((B, 1, Tq, W), elem), ty((B, 1, Tq, Tk), elem)
+    return (
+        "#lens = affine_map<(d0, d1, d2, d3) -> (d0)>\n"
+        "#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>\n"
+        "func.func @main(%%q: %s, %%k: %s, %%v: %s, %%bias: %s, %%lens: tensor<%dxi64>) -> %s {\n"
+        "  %%ninf = arith.constant 0xFC00 : %s\n"
+        "  %%padded = tensor.pad %%bias low[0, 0, 0, 0] high[0, 0, 0, %d] {\n"
+        "  ^bb0(%%i0: index, %%i1: index, %%i2: index, %%i3: index):\n"
+        "    tensor.yield %%ninf : %s\n"
+        "  } : %s to %s\n"
+        "  %%e = tensor.empty() : %s\n"
+        "  %%m = linalg.generic {indexing_maps = [#lens, #id, #id], iterator_types = "
+        "[\"parallel\", \"parallel\", \"parallel\", \"parallel\"]} ins(%%lens, %%padded : "
+        "tensor<%dxi64>, %s) outs(%%e : %s) {\n"
+        "  ^bb0(%%n: i64, %%b: %s, %%out: %s):\n"
+        "    %%key = linalg.index 3 : index\n"
+        "    %%len = arith.index_cast %%n : i64 to index\n"
+        "    %%seen = arith.cmpi slt, %%key, %%len : index\n"
+        "    %%x = arith.select %%seen, %%b, %%ninf : %s\n"
+        "    linalg.yield %%x : %s\n"
+        "  } -> %s\n"
+        "  %%o = attn.sdpa %%q, %%k, %%v mask(%%m : additive) : %s, %s, %s, %s -> %s\n"
+        "  return %%o : %s\n}\n"
+        % (q, k, k, short, B, q, elem, Tk - W, elem, short, m, m, B, m, m, elem, elem,
+           elem, elem, m, q, k, k, m, q, q))
+
+
 def normal(rng, case, shape):
     return case._round(rng.standard_normal(shape, dtype=np.float32))
 
@@ -199,6 +233,20 @@ def cases():
     mask = (key < L) & (key - row <= L - Tq)
     out.append((case, packed_cache_module(B, Hq, Hk, Tq, Tp, d, "f32"),
                 [q, k, v, pk, pv, lens], [(q, kc, vc, mask), kc, vc]))
+    # A bias of 150 keys padded with -inf to 200, and lengths 180 and 120.
+    B, H, Tq, Tk, W, d = 2, 2, 40, 200, 150, 32
+    case = gpu_cases.Case("padded_mask_lengths_f16", B, H, Tq, d, "f16", Tk=Tk,
+                          mask=("additive", (B, 1, Tq, Tk)))
+    q = normal(rng, case, (B, H, Tq, d))
+    k, v = normal(rng, case, (B, H, Tk, d)), normal(rng, case, (B, H, Tk, d))
+    bias = normal(rng, case, (B, 1, Tq, W))
+    lens = np.array([180, 120], np.int64)
+    full = np.concatenate([bias.astype(np.float32),
+                           np.full((B, 1, Tq, Tk - W), -np.inf, np.float32)], 3)
+    full[np.broadcast_to(np.arange(Tk)[None, None, None, :] >= lens[:, None, None, None],
+                         full.shape)] = -np.inf
+    out.append((case, padded_mask_module(B, H, Tq, Tk, W, d, "f16"), [q, k, v, bias, lens],
+                [(q, k, v, full)]))
     # PyTorch's cached step: 3 new tokens after 150, transposed views into
     # the cache and out of the result.
     B, H, T, Tp, d = 2, 8, 3, 150, 64

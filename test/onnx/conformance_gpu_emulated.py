@@ -12,14 +12,15 @@
 # [B, T, H * d] buffers, KV caches (past_key/past_value) through copy
 # kernels that build present_key/present_value in their result buffers,
 # masks built in the graph from nonpad_kv_seqlen as generators the kernel
-# evaluates per score, transposed head splits as permuted views. Every
-# other case is listed with the reason the GPU target gives (the
-# qk_matmul_output outputs, a mask built from a constant),
+# evaluates per score (a padded mask read from its argument), transposed
+# head splits as permuted views. Every other case is listed with the
+# reason the GPU target gives (they return qk_matmul_output, the raw
+# scores),
 # and the counts are checked below, so a case that stops reaching the
 # kernel fails this test.
 #
 # CHECK-NOT: FAIL
-# CHECK: conformance_gpu_emulated: 68 passed, 0 failed, 19 not GPU cores
+# CHECK: conformance_gpu_emulated: 69 passed, 0 failed, 18 not GPU cores
 
 import glob
 import os

@@ -566,8 +566,9 @@ def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
     result buffer by copy kernels launched first, and read there.
     A mask computed by an elementwise `linalg.generic` of arguments (ONNX's
     nonpad_kv_seqlen masks) is not materialized: the kernel evaluates its
-    payload per score, from the generator's inputs and the scalars it
-    captures (computed on the host).
+    payload per score, from the generator's inputs (an argument padded
+    with a constant is read from the argument) and the scalars it captures
+    (computed on the host).
 
     The kernel is FlashAttention-2 shaped: one block of 4 warps per
     (query tile of 64 rows, head, batch); each warp owns 16 query rows and

@@ -1,4 +1,4 @@
-// RUN: attention-opt %s --convert-attn-to-gpu --canonicalize | FileCheck %s
+// RUN: attention-opt %s --split-input-file --convert-attn-to-gpu --canonicalize | FileCheck %s
 
 // A mask computed in the graph by an elementwise linalg.generic (ONNX's
 // nonpad_kv_seqlen: key j of batch b is seen iff j < lens[b]) is not
@@ -45,4 +45,38 @@ func.func @nonpad_decode(%q: tensor<2x4x1x64xf16>, %k: tensor<2x2x?x64xf16>, %v:
   } -> tensor<2x4x1x?xi1>
   %o = attn.sdpa %q, %k, %v mask(%m : attend_where_true) : tensor<2x4x1x64xf16>, tensor<2x2x?x64xf16>, tensor<2x2x?x64xf16>, tensor<2x4x1x?xi1> -> tensor<2x4x1x64xf16>
   return %o : tensor<2x4x1x64xf16>
+}
+
+// -----
+
+// A generator input that pads an argument with a constant (ONNX pads a
+// mask shorter than the keys with -inf) reads the argument itself: the
+// kernel takes the short bias, loads it at the column clamped into it and
+// selects the padding value past its 70 columns.
+// CHECK-LABEL: func.func @padded_bias(
+// CHECK-SAME: %[[B:[a-z0-9]+]]: memref<64x70xf16>, %{{.*}}: memref<64x32xf16>)
+// CHECK-NOT: tensor.pad
+// CHECK: gpu.launch_func @attn_gpu_kernels::@padded_bias_sdpa0 {{.*}} args({{.*}}, %[[B]] : memref<64x70xf16>, %{{.*}} : memref<64x32xf16>)
+// CHECK-LABEL: gpu.func @padded_bias_sdpa0(
+// CHECK-SAME: %[[KB:[a-z0-9]+]]: memref<64x70xf16>, %{{.*}}: memref<64x32xf16>)
+// CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFC00 : f16
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[COL:.*]], %c70 : index
+// CHECK-NEXT: %[[BOTH:.*]] = arith.andi %{{.*}}, %[[IN]] : i1
+// CHECK-NEXT: %[[CC:.*]] = arith.minui %[[COL]], %c69 : index
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[KB]][%{{.*}}, %[[CC]]] : memref<64x70xf16>
+// CHECK-NEXT: arith.select %[[BOTH]], %[[X]], %[[NINF]] : f16
+#pad_id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @padded_bias(%q: tensor<64x32xf16>, %k: tensor<100x32xf16>, %v: tensor<100x32xf16>, %bias: tensor<64x70xf16>) -> tensor<64x32xf16> {
+  %ninf = arith.constant 0xFC00 : f16
+  %padded = tensor.pad %bias low[0, 0] high[0, 30] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %ninf : f16
+  } : tensor<64x70xf16> to tensor<64x100xf16>
+  %e = tensor.empty() : tensor<64x100xf16>
+  %m = linalg.generic {indexing_maps = [#pad_id, #pad_id], iterator_types = ["parallel", "parallel"]} ins(%padded : tensor<64x100xf16>) outs(%e : tensor<64x100xf16>) {
+  ^bb0(%b: f16, %out: f16):
+    linalg.yield %b : f16
+  } -> tensor<64x100xf16>
+  %o = attn.sdpa %q, %k, %v mask(%m : additive) : tensor<64x32xf16>, tensor<100x32xf16>, tensor<100x32xf16>, tensor<64x100xf16> -> tensor<64x32xf16>
+  return %o : tensor<64x32xf16>
 }
