@@ -11,7 +11,8 @@ config.suffixes = [".mlir", ".py", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 # Helper modules and inputs used by tests, not tests themselves.
-config.excludes = ["lit.cfg.py", "attn_exec.py", "gpu_cases.py", "Inputs",
+# (__pycache__: helper modules imported by tests and formats leave one.)
+config.excludes = ["__pycache__", "lit.cfg.py", "attn_exec.py", "gpu_cases.py", "Inputs",
                    "CMakeLists.txt", "GpuKernelEmulator.cpp", "CpuFeatures.cpp"]
 
 llvm_config.use_default_substitutions()

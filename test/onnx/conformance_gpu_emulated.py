@@ -31,6 +31,9 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The shared comparison lives beside the conformance format; importing it
+# must not leave a __pycache__ in the source tree.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "conformance"))
 from run_case import compare  # noqa: E402
 TOOLS = os.path.dirname(os.environ["ATTENTION_RUN"])
