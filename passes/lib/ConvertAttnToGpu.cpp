@@ -95,6 +95,36 @@ bool viewsBuildable(Value v, bool isResult) {
   return true;
 }
 
+/// The memref view that view op `op` (isView) makes of buffer `src`, or
+/// with `inverse` the view of a buffer of `op`'s result shape as its
+/// source's shape (a result's views are undone on the result buffer).
+Value buildView(OpBuilder &b, Operation *op, Value src, bool inverse) {
+  Location loc = op->getLoc();
+  if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
+    ArrayRef<int64_t> perm = t.getPermutation();
+    SmallVector<int64_t> order =
+        inverse ? invertPermutationVector(perm) : SmallVector<int64_t>(perm);
+    return memref::TransposeOp::create(
+        b, loc, src,
+        AffineMapAttr::get(
+            AffineMap::getPermutationMap(order, b.getContext())));
+  }
+  // Expanding one way is collapsing the other.
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(op);
+  SmallVector<ReassociationIndices> groups =
+      expand ? expand.getReassociationIndices()
+             : collapse.getReassociationIndices();
+  if (bool(expand) != inverse) {
+    auto type = cast<RankedTensorType>(
+        (inverse ? op->getOperand(0) : op->getResult(0)).getType());
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()), src,
+        groups);
+  }
+  return memref::CollapseShapeOp::create(b, loc, src, groups);
+}
+
 /// Why reshape `op` cannot become a memref view whose sizes follow from
 /// its source's, or "" if it can.
 std::string unsupportedReshape(Operation *op) {
@@ -1428,21 +1458,9 @@ struct ConvertAttnToGpuPass
         views[x] = dst;
         return dst;
       }
-      Operation *reshape = x.getDefiningOp();
-      Value src = viewOf(reshape->getOperand(0));
-      Value v;
-      if (auto t = dyn_cast<linalg::TransposeOp>(reshape))
-        v = memref::TransposeOp::create(
-            hb, t.getLoc(), src,
-            AffineMapAttr::get(
-                AffineMap::getPermutationMap(t.getPermutation(), ctx)));
-      else if (auto e = dyn_cast<tensor::ExpandShapeOp>(reshape))
-        v = memref::ExpandShapeOp::create(hb, e.getLoc(), toMemRef(x.getType()),
-                                          src, e.getReassociationIndices());
-      else
-        v = memref::CollapseShapeOp::create(
-            hb, reshape->getLoc(), src,
-            cast<tensor::CollapseShapeOp>(reshape).getReassociationIndices());
+      Operation *view = x.getDefiningOp();
+      Value v = buildView(hb, view, viewOf(view->getOperand(0)),
+                          /*inverse=*/false);
       views[x] = v;
       return v;
     };
@@ -1483,21 +1501,8 @@ struct ConvertAttnToGpuPass
       SmallVector<Operation *> chain;
       auto sdpa = viewedSdpa(r, &chain);
       Value out = newBody->getArgument(numIn + i);
-      for (Operation *reshape : chain) {
-        Location l = reshape->getLoc();
-        if (auto t = dyn_cast<linalg::TransposeOp>(reshape))
-          out = memref::TransposeOp::create(
-              hb, l, out,
-              AffineMapAttr::get(AffineMap::getPermutationMap(
-                  invertPermutationVector(t.getPermutation()), ctx)));
-        else if (auto c = dyn_cast<tensor::CollapseShapeOp>(reshape))
-          out = memref::ExpandShapeOp::create(hb, l, toMemRef(c.getSrcType()),
-                                              out, c.getReassociationIndices());
-        else
-          out = memref::CollapseShapeOp::create(
-              hb, l, out,
-              cast<tensor::ExpandShapeOp>(reshape).getReassociationIndices());
-      }
+      for (Operation *view : chain)
+        out = buildView(hb, view, out, /*inverse=*/true);
       FlashKernelBuilder builder(sdpa, useLdmatrix, f32AsF16, warps, blockKV,
                                  stages);
       SmallVector<Value> args{viewOf(sdpa.getQuery()), viewOf(sdpa.getKey()),

@@ -132,29 +132,31 @@ struct Buffer {
   /// major.
   std::vector<int64_t> strides;
   std::vector<int64_t> effectiveStrides() const {
-    if (!strides.empty())
-      return strides;
+    return strides.empty() ? rowMajorStrides(shape) : strides;
+  }
+  static std::vector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
     std::vector<int64_t> st(shape.size(), 1);
     for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
       st[i] = st[i + 1] * shape[i + 1];
     return st;
   }
+  // Every kernel access goes through here: no allocation.
   int64_t offset(ArrayRef<int64_t> idx) const {
-    std::vector<int64_t> st = effectiveStrides();
     int64_t off = 0;
     for (size_t i = 0; i < shape.size(); ++i) {
       if (idx[i] < 0 || idx[i] >= shape[i])
         die("out-of-bounds access: index " + std::to_string(idx[i]) +
             " of dim " + std::to_string(i) + " (size " +
             std::to_string(shape[i]) + ")");
-      off += idx[i] * st[i];
+      off =
+          strides.empty() ? off * shape[i] + idx[i] : off + idx[i] * strides[i];
     }
     return off;
   }
   /// Offset of `count` consecutive elements along the last dim from `idx`,
   /// all in bounds.
   int64_t offset(SmallVector<int64_t> idx, int64_t count) const {
-    if (count > 1 && effectiveStrides().back() != 1)
+    if (count > 1 && !strides.empty() && strides.back() != 1)
       die("a vector access along a non-unit stride");
     int64_t off = offset(idx);
     idx.back() += count - 1;
@@ -594,11 +596,8 @@ void Emulator::runOp(Operation &op, const std::vector<char> &mask) {
   if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(op)) {
     // A view of the same elements (the host function's reshapes).
     Buffer *src = buf(op.getOperand(0));
-    if (!src->strides.empty() && src->strides != [&] {
-          Buffer plain;
-          plain.shape = src->shape;
-          return plain.effectiveStrides();
-        }())
+    if (!src->strides.empty() &&
+        src->strides != Buffer::rowMajorStrides(src->shape))
       die("a reshape of a permuted view");
     auto type = cast<MemRefType>(op.getResult(0).getType());
     auto view = std::make_unique<Buffer>(src->storage);
