@@ -18,12 +18,15 @@
 #     length from the host;
 #   - PyTorch's export of a cached step: the new tokens split into heads by
 #     a transpose (a permuted view) before the concatenation, the result
-#     transposed back and merged.
+#     transposed back and merged;
+#   - caches whose past length (and batch, or new length) is dynamic: the
+#     emulator sizes the results from the signature as the runtime does,
+#     the present length as the sum past + new ("?2+1", "?2+?1").
 # Each case runs with the default kernel, synchronous staging, and 8 warps
 # with 128-key tiles.
 #
 # CHECK-NOT: FAIL
-# CHECK: gpu_emulated_graphs: 18 passed, 0 failed
+# CHECK: gpu_emulated_graphs: 24 passed, 0 failed
 
 import os
 import subprocess
@@ -42,9 +45,14 @@ def ty(shape, elem):
     return "tensor<%s>" % "x".join([str(s) for s in shape] + [elem])
 
 
-def kv_cache_module(B, Hq, Hk, Tq, Tp, Tn, d, elem, causal, window_left):
+def kv_cache_module(B, Hq, Hk, Tq, Tp, Tn, d, elem, causal, window_left, dynamic=False):
+    """`dynamic`: the batch and the past length are '?' (the runtime sizes
+    the present outputs as past + new)."""
+    Tk = Tp + Tn
+    if dynamic:
+        B, Tp, Tk = "?", "?", "?"
     q, kn, pk = ty((B, Hq, Tq, d), elem), ty((B, Hk, Tn, d), elem), ty((B, Hk, Tp, d), elem)
-    kc = ty((B, Hk, Tp + Tn, d), elem)
+    kc = ty((B, Hk, Tk, d), elem)
     attrs = " {window_left = %d : i64}" % window_left if window_left else ""
     return (
         "func.func @main(%%q: %s, %%k: %s, %%v: %s, %%pk: %s, %%pv: %s) -> (%s, %s, %s) {\n"
@@ -124,20 +132,27 @@ def packed_cache_module(B, Hq, Hk, Tq, Tp, d, elem):
            q3, m, B, m, m, q4, c4, c4, m, q4, q4, q3, q3, c3, c3))
 
 
-def hf_decode_module(B, H, T, Tp, d, elem):
+def hf_decode_module(B, H, T, Tp, d, elem, dynamic=False):
     """PyTorch's export of a cached step: packed new tokens split into heads
     (expand_shape, then a transpose to [B, H, T, d]), concatenated with the
-    head-major cache, the result transposed back and merged."""
+    head-major cache, the result transposed back and merged. `dynamic`: the
+    new and past lengths are '?', as torch.onnx.export's dynamic axes."""
+    Tk, Ts = Tp + T, str(T)
+    if dynamic:
+        T, Tp, Tk, Ts = "?", "?", "?", "%t"
     p3 = ty((B, T, H * d), elem)
     s4, h4 = ty((B, T, H, d), elem), ty((B, H, T, d), elem)
     c4 = ty((B, H, Tp, d), elem)
-    k4 = ty((B, H, Tp + T, d), elem)
+    k4 = ty((B, H, Tk, d), elem)
+    empty = "(%t)" if dynamic else "()"
     lines = ["func.func @main(%%q: %s, %%k: %s, %%v: %s, %%pk: %s, %%pv: %s) -> (%s, %s, %s) {"
              % (p3, p3, p3, c4, c4, p3, k4, k4),
-             "  %%e = tensor.empty() : %s" % h4]
+             "  %c1 = arith.constant 1 : index",
+             "  %%t = tensor.dim %%q, %%c1 : %s" % p3,
+             "  %%e = tensor.empty%s : %s" % (empty, h4)]
     for n in ("q", "k", "v"):
         lines.append("  %%%s4 = tensor.expand_shape %%%s [[0], [1], [2, 3]] output_shape "
-                     "[%d, %d, %d, %d] : %s into %s" % (n, n, B, T, H, d, p3, s4))
+                     "[%d, %s, %d, %d] : %s into %s" % (n, n, B, Ts, H, d, p3, s4))
         lines.append("  %%%st = linalg.transpose ins(%%%s4 : %s) outs(%%e : %s) "
                      "permutation = [0, 2, 1, 3]" % (n, n, s4, h4))
     lines += [
@@ -145,7 +160,7 @@ def hf_decode_module(B, H, T, Tp, d, elem):
         "  %%vc = tensor.concat dim(2) %%pv, %%vt : (%s, %s) -> %s" % (c4, h4, k4),
         "  %%o = attn.sdpa %%qt, %%kc, %%vc causal(bottom_right) : %s, %s, %s -> %s"
         % (h4, k4, k4, h4),
-        "  %%e2 = tensor.empty() : %s" % s4,
+        "  %%e2 = tensor.empty%s : %s" % (empty, s4),
         "  %%ot = linalg.transpose ins(%%o : %s) outs(%%e2 : %s) permutation = [0, 2, 1, 3]"
         % (h4, s4),
         "  %%oc = tensor.collapse_shape %%ot [[0], [1], [2, 3]] : %s into %s" % (s4, p3),
@@ -194,9 +209,12 @@ def cases():
     out = []
     # A decode step under GQA with a sliding window, and a chunk of 37 new
     # tokens (bf16) after 100 cached ones.
-    for name, B, Hq, Hk, Tq, Tp, d, elem, window in (
-            ("kv_cache_decode_gqa_window_f16", 2, 8, 2, 1, 190, 64, "f16", 100),
-            ("kv_cache_chunk_bf16", 1, 4, 4, 37, 100, 128, "bf16", None)):
+    # Then a step with a dynamic batch and past length, which the runtime
+    # sizes from the signature (past + 1).
+    for name, B, Hq, Hk, Tq, Tp, d, elem, window, dynamic in (
+            ("kv_cache_decode_gqa_window_f16", 2, 8, 2, 1, 190, 64, "f16", 100, False),
+            ("kv_cache_chunk_bf16", 1, 4, 4, 37, 100, 128, "bf16", None, False),
+            ("kv_cache_dynamic_past_f16", 3, 4, 2, 1, 77, 64, "f16", None, True)):
         Tk = Tp + Tq
         case = gpu_cases.Case(name, B, Hq, Tq, d, elem, "bottom_right", Hk=Hk, Tk=Tk,
                               window=(window, None))
@@ -204,7 +222,8 @@ def cases():
         k, v = normal(rng, case, (B, Hk, Tq, d)), normal(rng, case, (B, Hk, Tq, d))
         pk, pv = normal(rng, case, (B, Hk, Tp, d)), normal(rng, case, (B, Hk, Tp, d))
         kc, vc = np.concatenate([pk, k], 2), np.concatenate([pv, v], 2)
-        out.append((case, kv_cache_module(B, Hq, Hk, Tq, Tp, Tq, d, elem, "bottom_right", window),
+        out.append((case, kv_cache_module(B, Hq, Hk, Tq, Tp, Tq, d, elem, "bottom_right", window,
+                                          dynamic),
                     [q, k, v, pk, pv], [(q, kc, vc, None), kc, vc]))
     # Per-batch key lengths: all keys, 130 of 200 (a tile boundary inside
     # the third 64-key tile), and a single key.
@@ -248,17 +267,19 @@ def cases():
     out.append((case, padded_mask_module(B, H, Tq, Tk, W, d, "f16"), [q, k, v, bias, lens],
                 [(q, k, v, full)]))
     # PyTorch's cached step: 3 new tokens after 150, transposed views into
-    # the cache and out of the result.
-    B, H, T, Tp, d = 2, 8, 3, 150, 64
-    case = gpu_cases.Case("hf_decode_transposed_cache_f16", B, H, T, d, "f16",
-                          "bottom_right", Tk=Tp + T)
-    split = lambda a: a.reshape(B, T, H, d).transpose(0, 2, 1, 3)
-    q, k, v = (normal(rng, case, (B, T, H * d)) for _ in range(3))
-    pk, pv = normal(rng, case, (B, H, Tp, d)), normal(rng, case, (B, H, Tp, d))
-    kc = np.concatenate([pk, split(k)], 2)
-    vc = np.concatenate([pv, split(v)], 2)
-    out.append((case, hf_decode_module(B, H, T, Tp, d, "f16"), [q, k, v, pk, pv],
-                [(split(q), kc, vc, None, split), kc, vc]))
+    # the cache and out of the result; then 5 after 66 with both lengths
+    # dynamic.
+    for name, B, H, T, Tp, d, dynamic in (
+            ("hf_decode_transposed_cache_f16", 2, 8, 3, 150, 64, False),
+            ("hf_decode_dynamic_lengths_f16", 1, 4, 5, 66, 64, True)):
+        case = gpu_cases.Case(name, B, H, T, d, "f16", "bottom_right", Tk=Tp + T)
+        split = lambda a, B=B, T=T, H=H, d=d: a.reshape(B, T, H, d).transpose(0, 2, 1, 3)
+        q, k, v = (normal(rng, case, (B, T, H * d)) for _ in range(3))
+        pk, pv = normal(rng, case, (B, H, Tp, d)), normal(rng, case, (B, H, Tp, d))
+        kc = np.concatenate([pk, split(k)], 2)
+        vc = np.concatenate([pv, split(v)], 2)
+        out.append((case, hf_decode_module(B, H, T, Tp, d, "f16", dynamic), [q, k, v, pk, pv],
+                    [(split(q), kc, vc, None, split), kc, vc]))
     return out
 
 

@@ -27,6 +27,7 @@
 #include "attn/AttnDialect.h"
 #include "attn/Passes.h"
 #include "attn/Pipelines.h"
+#include "attnrt/Jit.h"
 #include "attnrt/Npy.h"
 #include "attnrt/Tensor.h"
 
@@ -968,6 +969,13 @@ int main(int argc, char **argv) {
       parseSourceFile<ModuleOp>(inputFile, sourceMgr, ParserConfig(&context));
   if (!module)
     die("cannot parse " + inputFile);
+  // The result shapes, as the runtime computes them from the signature
+  // that attention-run embeds.
+  attnrt::FunctionSignature signature;
+  if (auto source = module->lookupSymbol<func::FuncOp>(entry);
+      !source ||
+      failed(attnrt::entrySignature(source, /*gpu=*/true, signature)))
+    die("no entry point @" + entry + " with a signature the runtime takes");
   // What attn-lower-to-nvvm-pipeline runs before the NVVM lowering: the
   // attn-level rewrites (as attention-run --target cuda does by default),
   // then the kernel generator.
@@ -986,8 +994,9 @@ int main(int argc, char **argv) {
     die("@" + entry + " takes " + std::to_string(fn.getNumArguments()) +
         " buffers (inputs, then results)");
 
-  // Host buffers: inputs rounded to their element type, results zeroed.
+  // Host buffers: inputs rounded to their element type, results NaN.
   std::vector<std::unique_ptr<Buffer>> storage;
+  std::vector<attnrt::Tensor> inputTensors;
   Emulator host(1);
   std::vector<char> one(1, 1);
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
@@ -1009,6 +1018,7 @@ int main(int argc, char **argv) {
       if (integer && !b->elem.isInteger(dt == attnrt::DType::I64 ? 64 : 32))
         die(inputs[i] + ": integer data goes to buffers of its width only");
       b->shape = t.shape();
+      inputTensors.push_back(t);
       for (int64_t e = 0; e < t.numElements(); ++e)
         b->data.push_back(
             dt == attnrt::DType::Bool  ? (t.as<uint8_t>()[e] ? 1.0 : 0.0)
@@ -1023,14 +1033,18 @@ int main(int argc, char **argv) {
     host.bufs[fn.getArgument(i)] = b.get();
     storage.push_back(std::move(b));
   }
-  // Result shapes: the query's, with the value's last dim (sdpa).
+  std::vector<std::vector<int64_t>> resultShapes;
+  if (attnrt::Status s =
+          attnrt::outputShapes(entry, signature, inputTensors, resultShapes);
+      !s)
+    die(s.message());
   for (unsigned i = numIn; i < fn.getNumArguments(); ++i) {
     auto type = cast<MemRefType>(fn.getArgument(i).getType());
     Buffer *b = storage[i].get();
-    b->shape.assign(type.getShape().begin(), type.getShape().end());
-    for (size_t d = 0; d < b->shape.size(); ++d)
-      if (ShapedType::isDynamic(b->shape[d]))
-        b->shape[d] = storage[0]->shape[d];
+    b->shape = resultShapes[i - numIn];
+    if (b->shape.size() != static_cast<size_t>(type.getRank()))
+      die("result " + std::to_string(i - numIn) + " has rank " +
+          std::to_string(type.getRank()) + ", its signature another");
     int64_t count = 1;
     for (int64_t s : b->shape)
       count *= s;

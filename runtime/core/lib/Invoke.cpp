@@ -232,14 +232,6 @@ Status CompiledModule::checkHostCpu() {
       features, "compiled for " + (cpu.empty() ? "another CPU" : cpu) + ", it");
 }
 
-namespace {
-
-double millisSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - t0)
-      .count();
-}
-
 Status checkInputs(const std::string &entry, const FunctionSignature &sig,
                    const std::vector<Tensor> &inputs) {
   if (inputs.size() != sig.inputs.size())
@@ -255,6 +247,66 @@ Status checkInputs(const std::string &entry, const FunctionSignature &sig,
       return s;
   }
   return checkSameSizes(ptrs, sig.inputs, names);
+}
+
+/// The shapes of a GPU entry point's outputs, which the runtime allocates:
+/// static dims from the signature, a dynamic dim from the input dims of its
+/// group ("?N" on both sides) or the sum of several ("?N+?M+C").
+Status outputShapes(const std::string &entry, const FunctionSignature &sig,
+                    const std::vector<Tensor> &inputs,
+                    std::vector<std::vector<int64_t>> &shapes) {
+  std::map<int, int64_t> groupSize;
+  for (size_t i = 0; i < sig.inputs.size(); ++i)
+    for (size_t d = 0; d < sig.inputs[i].sameAs.size(); ++d)
+      if (sig.inputs[i].sameAs[d] > 0 && d < inputs[i].shape().size())
+        groupSize.emplace(sig.inputs[i].sameAs[d], inputs[i].shape()[d]);
+  shapes.clear();
+  for (size_t o = 0; o < sig.outputs.size(); ++o) {
+    const TensorSpec &spec = sig.outputs[o];
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < spec.dims.size(); ++d) {
+      if (spec.dims[d] >= 0) {
+        shape.push_back(spec.dims[d]);
+        continue;
+      }
+      if (d < spec.sums.size() && !spec.sums[d].groups.empty()) {
+        int64_t size = spec.sums[d].constant;
+        for (int g : spec.sums[d].groups) {
+          auto it = groupSize.find(g);
+          if (it == groupSize.end())
+            return Status::error("@" + entry + " output " + std::to_string(o) +
+                                 ": cannot size output: dim " +
+                                 std::to_string(d) + " sums group ?" +
+                                 std::to_string(g) + ", which no input has (" +
+                                 sig.describe() + ")");
+          if (__builtin_add_overflow(size, it->second, &size))
+            return Status::error("@" + entry + " output " + std::to_string(o) +
+                                 ": dim " + std::to_string(d) + " overflows (" +
+                                 sig.describe() + ")");
+        }
+        shape.push_back(size);
+        continue;
+      }
+      int g = d < spec.sameAs.size() ? spec.sameAs[d] : 0;
+      auto it = groupSize.find(g);
+      if (g <= 0 || it == groupSize.end())
+        return Status::error("@" + entry + " output " + std::to_string(o) +
+                             ": cannot size output: dim " + std::to_string(d) +
+                             " is dynamic and tied to no input dim (" +
+                             sig.describe() + ")");
+      shape.push_back(it->second);
+    }
+    shapes.push_back(std::move(shape));
+  }
+  return Status::ok();
+}
+
+namespace {
+
+double millisSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t0)
+      .count();
 }
 
 Status invokeCpu(CompiledModule &m, const std::string &entry,
@@ -330,40 +382,6 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
   for (int64_t alloc : toFree)
     if (freed.insert(alloc).second)
       std::free(reinterpret_cast<void *>(alloc));
-  return Status::ok();
-}
-
-/// The shapes of a GPU entry point's outputs, which the runtime allocates:
-/// static dims from the signature, a dynamic dim from the input dims of its
-/// group ("?N" on both sides).
-Status outputShapes(const std::string &entry, const FunctionSignature &sig,
-                    const std::vector<Tensor> &inputs,
-                    std::vector<std::vector<int64_t>> &shapes) {
-  std::map<int, int64_t> groupSize;
-  for (size_t i = 0; i < sig.inputs.size(); ++i)
-    for (size_t d = 0; d < sig.inputs[i].sameAs.size(); ++d)
-      if (sig.inputs[i].sameAs[d] > 0 && d < inputs[i].shape().size())
-        groupSize.emplace(sig.inputs[i].sameAs[d], inputs[i].shape()[d]);
-  shapes.clear();
-  for (size_t o = 0; o < sig.outputs.size(); ++o) {
-    const TensorSpec &spec = sig.outputs[o];
-    std::vector<int64_t> shape;
-    for (size_t d = 0; d < spec.dims.size(); ++d) {
-      if (spec.dims[d] >= 0) {
-        shape.push_back(spec.dims[d]);
-        continue;
-      }
-      int g = d < spec.sameAs.size() ? spec.sameAs[d] : 0;
-      auto it = groupSize.find(g);
-      if (g <= 0 || it == groupSize.end())
-        return Status::error("@" + entry + " output " + std::to_string(o) +
-                             ": cannot size output: dim " + std::to_string(d) +
-                             " is dynamic and tied to no input dim (" +
-                             sig.describe() + ")");
-      shape.push_back(it->second);
-    }
-    shapes.push_back(std::move(shape));
-  }
   return Status::ok();
 }
 

@@ -34,6 +34,45 @@ std::string FunctionSignature::describe() const {
   return s + ")";
 }
 
+namespace {
+std::string formatSum(const DimSum &sum) {
+  std::string s;
+  for (int g : sum.groups)
+    s += (s.empty() ? "?" : "+?") + std::to_string(g);
+  if (sum.constant > 0)
+    s += "+" + std::to_string(sum.constant);
+  return s;
+}
+
+bool isNumber(const std::string &s, size_t maxDigits) {
+  return !s.empty() && s.size() <= maxDigits &&
+         s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+/// "?1+?2+3": every term a group id ("?N") or a size; at least one group.
+bool parseSum(const std::string &tok, DimSum &sum) {
+  size_t p = 0;
+  while (true) {
+    size_t plus = tok.find('+', p);
+    std::string term =
+        tok.substr(p, plus == std::string::npos ? std::string::npos : plus - p);
+    if (term.size() > 1 && term[0] == '?' && isNumber(term.substr(1), 8)) {
+      sum.groups.push_back(std::stoi(term.substr(1)));
+    } else if (isNumber(term, 18)) {
+      int64_t c = std::stoll(term);
+      if (__builtin_add_overflow(sum.constant, c, &sum.constant))
+        return false;
+    } else {
+      return false;
+    }
+    if (plus == std::string::npos)
+      break;
+    p = plus + 1;
+  }
+  return !sum.groups.empty();
+}
+} // namespace
+
 std::string formatSignature(const FunctionSignature &sig) {
   auto list = [](const std::vector<TensorSpec> &v) {
     std::string s;
@@ -46,6 +85,8 @@ std::string formatSignature(const FunctionSignature &sig) {
         s += d ? "," : "";
         if (v[i].dims[d] >= 0)
           s += std::to_string(v[i].dims[d]);
+        else if (d < v[i].sums.size() && !v[i].sums[d].groups.empty())
+          s += formatSum(v[i].sums[d]);
         else if (d < v[i].sameAs.size() && v[i].sameAs[d] > 0)
           s += "?" + std::to_string(v[i].sameAs[d]);
         else
@@ -95,6 +136,17 @@ Status parseList(const std::string &text, std::vector<TensorSpec> &out) {
         tok = tok.substr(0, le);
       }
       spec.maxDims.push_back(maxDim);
+      spec.sums.emplace_back();
+      if (tok.find('+') != std::string::npos) {
+        if (!parseSum(tok, spec.sums.back()))
+          return Status::error("bad dimension sum '" + tok + "' in signature");
+        spec.dims.push_back(-1);
+        spec.sameAs.push_back(0);
+        if (c == std::string::npos)
+          break;
+        q = c + 1;
+        continue;
+      }
       bool digits = tok.size() > 1 && tok.size() < 9 &&
                     tok.find_first_not_of("0123456789", 1) == std::string::npos;
       if (tok == "?") {

@@ -50,6 +50,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <unistd.h>
 
 using namespace mlir;
@@ -94,109 +95,12 @@ LogicalResult toSpec(func::FuncOp fn, Type t, const std::string &what,
   return success();
 }
 
-/// Groups of dynamic argument dims the module needs to be equal at run time
-/// (the K and V key lengths of one attn.sdpa, the operands of an
-/// elementwise op...): recorded in the signature so the runtime can reject
-/// mismatched inputs instead of reading out of bounds.
-class SameSizeGroups {
-public:
-  explicit SameSizeGroups(func::FuncOp fn) : fn(fn) {}
-
-  /// Unites dim `da` of `a` with dim `db` of `b` when both are dynamic dims
-  /// of entry arguments.
-  /// `aBroadcasts`: a static 1 in `a` broadcasts (an sdpa mask dim) and
-  /// ties nothing.
-  void unite(Value a, int64_t da, Value b, int64_t db,
-             bool aBroadcasts = false) {
-    auto ka = key(a, da), kb = key(b, db);
-    if (ka && kb)
-      parent[find(*ka)] = find(*kb);
-    // A dynamic argument dim tied to a static one must have that size.
-    if (ka && !kb)
-      if (int64_t size = staticSize(b, db); size >= 0)
-        fixed[*ka] = size;
-    if (kb && !ka)
-      if (int64_t size = staticSize(a, da);
-          size >= 0 && !(aBroadcasts && size == 1))
-        fixed[*kb] = size;
-  }
-
-  /// The size a dynamic dim of argument `arg` must have (from a static dim
-  /// it is tied to), or -1.
-  int64_t fixedSize(unsigned arg, int64_t d) {
-    auto it = parent.find({arg, d});
-    if (it == parent.end())
-      return -1;
-    Key root = find({arg, d});
-    for (auto &[k, size] : fixed)
-      if (find(k) == root)
-        return size;
-    return -1;
-  }
-
-  /// Unites dim `dr` of result `result` with dim `da` of `a` (GPU entry
-  /// points write into buffers the runtime sizes from the inputs).
-  void uniteResult(unsigned result, int64_t dr, Value a, int64_t da) {
-    auto ka = key(a, da);
-    if (!ka)
-      return;
-    Key kr{fn.getNumArguments() + result, dr};
-    parent.try_emplace(kr, kr);
-    parent[find(kr)] = find(*ka);
-  }
-
-  /// sameAs ids for argument `arg` (0: no group); results count on from
-  /// the last argument.
-  std::vector<int> idsFor(unsigned arg, int64_t rank) {
-    std::map<std::pair<unsigned, int64_t>, int> size;
-    for (auto &[k, _] : parent)
-      ++size[find(k)];
-    std::vector<int> ids(rank, 0);
-    for (int64_t d = 0; d < rank; ++d) {
-      auto it = parent.find({arg, d});
-      if (it == parent.end())
-        continue;
-      auto root = find({arg, d});
-      if (size[root] < 2)
-        continue;
-      auto [idIt, inserted] = groupIds.emplace(root, int(groupIds.size()) + 1);
-      ids[d] = idIt->second;
-    }
-    return ids;
-  }
-
-private:
-  using Key = std::pair<unsigned, int64_t>;
-  static int64_t staticSize(Value v, int64_t d) {
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!type || d < 0 || d >= type.getRank() || type.isDynamicDim(d))
-      return -1;
-    return type.getDimSize(d);
-  }
-  std::map<Key, int64_t> fixed;
-  std::optional<Key> key(Value v, int64_t d) {
-    auto arg = dyn_cast<BlockArgument>(v);
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!arg || !type || arg.getOwner() != &fn.getBody().front() || d < 0 ||
-        d >= type.getRank() || !ShapedType::isDynamic(type.getDimSize(d)))
-      return std::nullopt;
-    Key k{arg.getArgNumber(), d};
-    parent.try_emplace(k, k);
-    return k;
-  }
-  Key find(Key k) {
-    while (parent[k] != k)
-      k = parent[k] = parent[parent[k]];
-    return k;
-  }
-  func::FuncOp fn;
-  std::map<Key, Key> parent;
-  std::map<Key, int> groupIds;
-};
-
-/// Dim `d` of `v`, followed back through transposes and reshapes that
-/// keep it whole (a group of one dim): the value it first appears on and
-/// its dim there, or dim -1 where a reshape splits or merges it.
+/// Dim `d` of `v`, followed back through transposes, reshapes that keep
+/// it whole (a group of one dim), concatenations along another dim (to
+/// their first input, which the others equal there) and empty tensors
+/// sized by `tensor.dim` of another value: the value it first
+/// appears on and its dim there, or dim -1 where a reshape splits or merges
+/// it. A concatenation's own dim, a sum of sizes, ends the trace on it.
 std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
   while (Operation *def = v.getDefiningOp()) {
     if (auto e = dyn_cast<tensor::ExpandShapeOp>(def)) {
@@ -217,6 +121,20 @@ std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
         return {v, -1};
       d = groups[d][0];
       v = c.getSrc();
+    } else if (auto c = dyn_cast<tensor::ConcatOp>(def);
+               c && d != static_cast<int64_t>(c.getDim())) {
+      v = c.getInputs().front();
+    } else if (auto e = dyn_cast<tensor::EmptyOp>(def)) {
+      // An empty tensor sized by `tensor.dim %x, c` (a transpose's init).
+      if (!e.getType().isDynamicDim(d))
+        break;
+      auto dim = e.getDynamicSize(d).getDefiningOp<tensor::DimOp>();
+      std::optional<int64_t> index =
+          dim ? dim.getConstantIndex() : std::nullopt;
+      if (!index)
+        break;
+      v = dim.getSource();
+      d = *index;
     } else {
       break;
     }
@@ -224,11 +142,207 @@ std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
   return {v, d};
 }
 
+/// Groups of dynamic argument dims the module needs to be equal at run time
+/// (the K and V key lengths of one attn.sdpa, the operands of an
+/// elementwise op, the batch of a KV cache and of the new keys...):
+/// recorded in the signature so the runtime can reject mismatched inputs
+/// instead of reading out of bounds. Dims of values computed from the
+/// arguments count as the argument dims they trace back to (traceDim).
+class SameSizeGroups {
+public:
+  explicit SameSizeGroups(func::FuncOp fn) : fn(fn) {}
+
+  /// Unites dim `da` of `a` with dim `db` of `b` when both trace back to
+  /// dynamic dims of entry arguments.
+  /// `aBroadcasts`: a static 1 in `a` broadcasts (an sdpa mask dim) and
+  /// ties nothing.
+  void unite(Value a, int64_t da, Value b, int64_t db,
+             bool aBroadcasts = false) {
+    int64_t sa = staticSize(a, da), sb = staticSize(b, db);
+    if (uniteConcatenated(a, da, b, db))
+      return;
+    auto ka = argKey(a, da), kb = argKey(b, db);
+    if (ka && kb)
+      parent[find(*ka)] = find(*kb);
+    // A dynamic argument dim tied to a static one must have that size.
+    if (ka && !kb && sb >= 0)
+      fixed[*ka] = sb;
+    if (kb && !ka && sa >= 0 && !(aBroadcasts && sa == 1))
+      fixed[*kb] = sa;
+  }
+
+  /// The size a dynamic dim of argument `arg` must have (from a static dim
+  /// it is tied to), or -1.
+  int64_t fixedSize(unsigned arg, int64_t d) {
+    if (!parent.count({arg, d}))
+      return -1;
+    return fixedSizeOf(find({arg, d}));
+  }
+
+  /// Unites dim `dr` of result `result` with dim `da` of `a` (GPU entry
+  /// points write into buffers the runtime sizes from the inputs).
+  void uniteResult(unsigned result, int64_t dr, Value a, int64_t da) {
+    auto ka = argKey(a, da);
+    if (!ka)
+      return;
+    Key kr{fn.getNumArguments() + result, dr};
+    parent.try_emplace(kr, kr);
+    parent[find(kr)] = find(*ka);
+  }
+
+  /// Records dim `dr` of result `result` as the sum of `constant` and the
+  /// sizes of dynamic argument dims `terms` (a concatenated KV cache's
+  /// length). False, recording nothing, where a term is no such dim.
+  bool sumResult(unsigned result, int64_t dr,
+                 ArrayRef<std::pair<Value, int64_t>> terms, int64_t constant) {
+    std::vector<Key> keys;
+    for (auto [v, d] : terms) {
+      auto k = argKey(v, d);
+      if (!k)
+        return false;
+      keys.push_back(*k);
+    }
+    pinned.insert(keys.begin(), keys.end());
+    sums[{result, dr}] = {std::move(keys), constant};
+    return true;
+  }
+
+  /// sameAs ids for argument `arg` (0: no group); results count on from
+  /// the last argument. A group gets an id when it has two members or an
+  /// output dim sums it.
+  std::vector<int> idsFor(unsigned arg, int64_t rank) {
+    std::map<Key, int> size;
+    for (auto &[k, _] : parent)
+      ++size[find(k)];
+    std::set<Key> summed;
+    for (const Key &k : pinned)
+      summed.insert(find(k));
+    std::vector<int> ids(rank, 0);
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!parent.count({arg, d}))
+        continue;
+      Key root = find({arg, d});
+      if (size[root] < 2 && !summed.count(root))
+        continue;
+      ids[d] = idOf(root);
+    }
+    return ids;
+  }
+
+  /// The sums of result `result`'s dims (empty where a dim is none), in
+  /// the ids idsFor gave the arguments' dims; a term tied to a static size
+  /// counts as that size.
+  std::vector<DimSum> sumsFor(unsigned result, int64_t rank) {
+    std::vector<DimSum> out(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      auto it = sums.find({result, d});
+      if (it == sums.end())
+        continue;
+      DimSum &sum = out[d];
+      sum.constant = it->second.second;
+      for (const Key &k : it->second.first) {
+        Key root = find(k);
+        if (int64_t size = fixedSizeOf(root); size >= 0)
+          sum.constant += size;
+        else
+          sum.groups.push_back(idOf(root));
+      }
+    }
+    return out;
+  }
+
+private:
+  using Key = std::pair<unsigned, int64_t>;
+  static int64_t staticSize(Value v, int64_t d) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || d < 0 || d >= type.getRank() || type.isDynamicDim(d))
+      return -1;
+    return type.getDimSize(d);
+  }
+  /// Two concatenated dims that must be equal (the K and V lengths of a
+  /// KV cache, past + new each): where the parts pair up, static sizes
+  /// equal and dynamic ones dynamic, each pair is united. That asks the
+  /// parts to be equal, not only their sums, as a cache's are.
+  bool uniteConcatenated(Value a, int64_t da, Value b, int64_t db) {
+    auto [ta, tda] = traceDim(a, da);
+    auto [tb, tdb] = traceDim(b, db);
+    auto ca = ta.getDefiningOp<tensor::ConcatOp>();
+    auto cb = tb.getDefiningOp<tensor::ConcatOp>();
+    if (!ca || !cb || tda < 0 || tdb < 0 ||
+        ca.getInputs().size() != cb.getInputs().size())
+      return false;
+    for (auto [x, y] : llvm::zip(ca.getInputs(), cb.getInputs()))
+      if (staticSize(x, tda) != staticSize(y, tdb))
+        return false;
+    for (auto [x, y] : llvm::zip(ca.getInputs(), cb.getInputs()))
+      unite(x, tda, y, tdb);
+    return true;
+  }
+  /// The dynamic entry argument dim that dim `d` of `v` traces back to.
+  std::optional<Key> argKey(Value v, int64_t d) {
+    std::tie(v, d) = traceDim(v, d);
+    auto arg = dyn_cast<BlockArgument>(v);
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!arg || !type || arg.getOwner() != &fn.getBody().front() || d < 0 ||
+        d >= type.getRank() || !ShapedType::isDynamic(type.getDimSize(d)))
+      return std::nullopt;
+    Key k{arg.getArgNumber(), d};
+    parent.try_emplace(k, k);
+    return k;
+  }
+  Key find(Key k) {
+    while (parent[k] != k)
+      k = parent[k] = parent[parent[k]];
+    return k;
+  }
+  int64_t fixedSizeOf(Key root) {
+    for (auto &[k, size] : fixed)
+      if (find(k) == root)
+        return size;
+    return -1;
+  }
+  int idOf(Key root) {
+    return groupIds.emplace(root, int(groupIds.size()) + 1).first->second;
+  }
+  func::FuncOp fn;
+  std::map<Key, Key> parent;
+  std::map<Key, int64_t> fixed;
+  std::map<Key, int> groupIds;
+  std::set<Key> pinned;
+  std::map<Key, std::pair<std::vector<Key>, int64_t>> sums;
+};
+
+/// Collects dim `d` of `v` as a sum of entry argument dims (`terms`) and
+/// static sizes (`constant`), through concatenations along it. False where
+/// a part is computed otherwise.
+bool sumTerms(Value v, int64_t d,
+              SmallVectorImpl<std::pair<Value, int64_t>> &terms,
+              int64_t &constant) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (type && d >= 0 && d < type.getRank() && !type.isDynamicDim(d)) {
+    constant += type.getDimSize(d);
+    return true;
+  }
+  auto [src, sd] = traceDim(v, d);
+  if (sd < 0)
+    return false;
+  if (auto c = src.getDefiningOp<tensor::ConcatOp>()) {
+    for (Value in : c.getInputs())
+      if (!sumTerms(in, sd, terms, constant))
+        return false;
+    return true;
+  }
+  if (!isa<BlockArgument>(src))
+    return false;
+  terms.push_back({src, sd});
+  return true;
+}
+
 /// Ties the dynamic dims of GPU entry point results, which the runtime
 /// allocates, to the argument dims they come from: an attn.sdpa result's
 /// leading dims are its query's, a concatenation's other dims its first
-/// input's, each through reshapes that keep the dim whole. (A concatenated
-/// dim is a sum of sizes, which a signature cannot express.)
+/// input's, each through reshapes that keep the dim whole; a concatenated
+/// dim is the sum of its inputs' (a KV cache's past + new length).
 void tieGpuResults(func::FuncOp fn, SameSizeGroups &groups) {
   auto ret = dyn_cast<func::ReturnOp>(fn.getBody().front().getTerminator());
   if (!ret)
@@ -238,22 +352,26 @@ void tieGpuResults(func::FuncOp fn, SameSizeGroups &groups) {
     if (!type)
       continue;
     for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!type.isDynamicDim(d))
+        continue;
       auto [src, sd] = traceDim(r, d);
       if (sd < 0)
         continue;
-      Value from;
       if (auto sdpa = src.getDefiningOp<attn::SdpaOp>()) {
-        if (sd + 1 < sdpa.getType().getRank())
-          from = sdpa.getQuery();
-      } else if (auto concat = src.getDefiningOp<tensor::ConcatOp>()) {
-        if (sd != static_cast<int64_t>(concat.getDim()))
-          from = concat.getInputs().front();
+        if (sd + 1 >= sdpa.getType().getRank())
+          continue;
+        std::tie(src, sd) = traceDim(sdpa.getQuery(), sd);
+        if (sd < 0)
+          continue;
       }
-      if (!from)
+      if (src.getDefiningOp<tensor::ConcatOp>()) {
+        SmallVector<std::pair<Value, int64_t>> terms;
+        int64_t constant = 0;
+        if (sumTerms(src, sd, terms, constant) && !terms.empty())
+          groups.sumResult(i, d, terms, constant);
         continue;
-      auto [arg, ad] = traceDim(from, sd);
-      if (ad >= 0)
-        groups.uniteResult(i, d, arg, ad);
+      }
+      groups.uniteResult(i, d, src, sd);
     }
   }
 }
@@ -310,6 +428,23 @@ void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
       }
       return;
     }
+    // A transpose writes its whole init: the input's dims, permuted.
+    if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
+      for (auto [d, p] : llvm::enumerate(t.getPermutation()))
+        groups.unite(t.getInit(), d, t.getInput(), p);
+      return;
+    }
+    // A concatenation's inputs agree on every other dim (tensor.concat
+    // does not check it at run time).
+    if (auto c = dyn_cast<tensor::ConcatOp>(op)) {
+      Value first = c.getInputs().front();
+      int64_t rank = c.getResultType().getRank();
+      for (Value other : c.getInputs().drop_front())
+        for (int64_t d = 0; d < rank; ++d)
+          if (d != static_cast<int64_t>(c.getDim()))
+            groups.unite(first, d, other, d);
+      return;
+    }
     if (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() > 1) {
       Value first = op->getOperand(0);
       auto ft = dyn_cast<RankedTensorType>(first.getType());
@@ -321,6 +456,64 @@ void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
     }
   });
 }
+
+} // namespace
+
+LogicalResult entrySignature(func::FuncOp fn, bool gpu,
+                             FunctionSignature &sig) {
+  sig = FunctionSignature();
+  FunctionType type = fn.getFunctionType();
+  SameSizeGroups groups(fn);
+  collectSameSizes(fn, groups);
+  // The runtime allocates GPU results itself.
+  if (gpu)
+    tieGpuResults(fn, groups);
+  for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+    sig.inputs.emplace_back();
+    if (failed(
+            toSpec(fn, t, "argument " + std::to_string(i), sig.inputs.back())))
+      return failure();
+    sig.inputs.back().sameAs =
+        groups.idsFor(i, static_cast<int64_t>(sig.inputs.back().dims.size()));
+    // A dynamic dim the module ties to a static one (a K length equal to
+    // a static V length) is checked as that static size.
+    for (size_t d = 0; d < sig.inputs.back().dims.size(); ++d)
+      if (sig.inputs.back().dims[d] < 0)
+        if (int64_t size = groups.fixedSize(i, d); size >= 0)
+          sig.inputs.back().dims[d] = size;
+    // Upper bounds of dynamic dims (attnrt.dim_max, -1 = none), e.g. the
+    // ONNX importer's for sequence lengths that slice a fixed buffer.
+    sig.inputs.back().maxDims.assign(sig.inputs.back().dims.size(), -1);
+    if (auto bounds =
+            fn.getArgAttrOfType<DenseI64ArrayAttr>(i, "attnrt.dim_max"))
+      for (auto [d, m] : llvm::enumerate(bounds.asArrayRef()))
+        if (d < sig.inputs.back().maxDims.size() &&
+            sig.inputs.back().dims[d] < 0)
+          sig.inputs.back().maxDims[d] = m;
+    // Names (from ONNX graph inputs) let users bind inputs by name; only
+    // names that cannot clash with the signature syntax are kept.
+    if (auto name = fn.getArgAttrOfType<StringAttr>(i, "onnx.name"))
+      if (!name.getValue().empty() && llvm::all_of(name.getValue(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                   c == '.' || c == '-' || c == '/';
+          }))
+        sig.inputs.back().name = name.getValue().str();
+  }
+  for (auto [i, t] : llvm::enumerate(type.getResults())) {
+    sig.outputs.emplace_back();
+    if (failed(
+            toSpec(fn, t, "result " + std::to_string(i), sig.outputs.back())))
+      return failure();
+    if (gpu) {
+      auto rank = static_cast<int64_t>(sig.outputs.back().dims.size());
+      sig.outputs.back().sameAs = groups.idsFor(fn.getNumArguments() + i, rank);
+      sig.outputs.back().sums = groups.sumsFor(i, rank);
+    }
+  }
+  return success();
+}
+
+namespace {
 
 /// Turns the module's static constructors and destructors into the exported
 /// functions `__attn_init` and `__attn_fini`. GPU modules load their kernels
@@ -473,54 +666,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     if (!fn.isPublic() || fn.isExternal())
       continue;
     FunctionSignature sig;
-    FunctionType type = fn.getFunctionType();
-    SameSizeGroups groups(fn);
-    collectSameSizes(fn, groups);
-    // The runtime allocates GPU results itself.
-    if (gpu)
-      tieGpuResults(fn, groups);
-    for (auto [i, t] : llvm::enumerate(type.getInputs())) {
-      sig.inputs.emplace_back();
-      if (failed(toSpec(fn, t, "argument " + std::to_string(i),
-                        sig.inputs.back())))
-        return Status::error(path + ": unsupported entry point signature");
-      sig.inputs.back().sameAs =
-          groups.idsFor(i, static_cast<int64_t>(sig.inputs.back().dims.size()));
-      // A dynamic dim the module ties to a static one (a K length equal to
-      // a static V length) is checked as that static size.
-      for (size_t d = 0; d < sig.inputs.back().dims.size(); ++d)
-        if (sig.inputs.back().dims[d] < 0)
-          if (int64_t size = groups.fixedSize(i, d); size >= 0)
-            sig.inputs.back().dims[d] = size;
-      // Upper bounds of dynamic dims (attnrt.dim_max, -1 = none), e.g. the
-      // ONNX importer's for sequence lengths that slice a fixed buffer.
-      sig.inputs.back().maxDims.assign(sig.inputs.back().dims.size(), -1);
-      if (auto bounds =
-              fn.getArgAttrOfType<DenseI64ArrayAttr>(i, "attnrt.dim_max"))
-        for (auto [d, m] : llvm::enumerate(bounds.asArrayRef()))
-          if (d < sig.inputs.back().maxDims.size() &&
-              sig.inputs.back().dims[d] < 0)
-            sig.inputs.back().maxDims[d] = m;
-      // Names (from ONNX graph inputs) let users bind inputs by name; only
-      // names that cannot clash with the signature syntax are kept.
-      if (auto name = fn.getArgAttrOfType<StringAttr>(i, "onnx.name"))
-        if (!name.getValue().empty() &&
-            llvm::all_of(name.getValue(), [](char c) {
-              return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-                     c == '.' || c == '-' || c == '/';
-            }))
-          sig.inputs.back().name = name.getValue().str();
-    }
-    for (auto [i, t] : llvm::enumerate(type.getResults())) {
-      sig.outputs.emplace_back();
-      if (failed(
-              toSpec(fn, t, "result " + std::to_string(i), sig.outputs.back())))
-        return Status::error(path + ": unsupported entry point signature");
-      if (gpu)
-        sig.outputs.back().sameAs =
-            groups.idsFor(fn.getNumArguments() + i,
-                          static_cast<int64_t>(sig.outputs.back().dims.size()));
-    }
+    if (failed(entrySignature(fn, gpu, sig)))
+      return Status::error(path + ": unsupported entry point signature");
     std::string name = fn.getSymName().str();
     entryList += (entryList.empty() ? "" : ",") + name;
     signatures.emplace_back(name, formatSignature(sig));

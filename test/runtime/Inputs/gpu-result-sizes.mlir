@@ -13,9 +13,8 @@ func.func @packed(%q: tensor<1x?x256xf16>, %k: tensor<1x?x256xf16>, %v: tensor<1
   return %oc : tensor<1x?x256xf16>
 }
 
-// A KV-cache step with a dynamic batch: the present outputs' batch is the
-// past's; their length (past + new) is a sum, which the signature leaves
-// untied.
+// A KV-cache step with a dynamic batch and past length: the present
+// outputs' batch is the past's, their length past + 1.
 func.func @cache(%q: tensor<?x4x1x64xf16>, %k: tensor<?x2x1x64xf16>, %v: tensor<?x2x1x64xf16>, %pk: tensor<?x2x?x64xf16>, %pv: tensor<?x2x?x64xf16>) -> (tensor<?x4x1x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16>) {
   %kc = tensor.concat dim(2) %pk, %k : (tensor<?x2x?x64xf16>, tensor<?x2x1x64xf16>) -> tensor<?x2x?x64xf16>
   %vc = tensor.concat dim(2) %pv, %v : (tensor<?x2x?x64xf16>, tensor<?x2x1x64xf16>) -> tensor<?x2x?x64xf16>
@@ -24,7 +23,8 @@ func.func @cache(%q: tensor<?x4x1x64xf16>, %k: tensor<?x2x1x64xf16>, %v: tensor<
 }
 
 // PyTorch's cached step: the result's length is the query's through a
-// transpose and a merge of heads.
+// transpose and a merge of heads; the present length is past + the
+// query's length.
 func.func @hf_decode(%q: tensor<1x?x512xf16>, %k: tensor<1x?x512xf16>, %v: tensor<1x?x512xf16>, %pk: tensor<1x8x?x64xf16>, %pv: tensor<1x8x?x64xf16>) -> (tensor<1x?x512xf16>, tensor<1x8x?x64xf16>, tensor<1x8x?x64xf16>) {
   %c1 = arith.constant 1 : index
   %t = tensor.dim %q, %c1 : tensor<1x?x512xf16>

@@ -34,6 +34,14 @@
 
 namespace attnrt {
 
+/// A dynamic dim of a GPU entry point's output that is the sum of input
+/// sizes, such as a KV cache's past + new length: the sizes of the groups
+/// `groups` ("?N" ids) plus `constant` ("?1+?2", "?3+1" in the signature).
+struct DimSum {
+  std::vector<int> groups;
+  int64_t constant = 0;
+};
+
 /// One tensor of a signature; dynamic dims are -1.
 struct TensorSpec {
   DType dtype = DType::F32;
@@ -44,6 +52,9 @@ struct TensorSpec {
   /// Per dim: -1, or the largest size the module accepts there ("?<=8"),
   /// e.g. a sequence length bounded by a model's mask buffer.
   std::vector<int64_t> maxDims;
+  /// Per dim (or empty): a sum of input sizes (outputs only; a dim with
+  /// no groups is not one).
+  std::vector<DimSum> sums;
   /// The argument's name in the source model (ONNX graph input), or "".
   std::string name;
   std::string describe() const;
@@ -56,9 +67,21 @@ struct FunctionSignature {
 
 /// "f32[1,?,768],f32[768,768]->f32[1,?,768]"; "?N" marks dynamic dims
 /// that must all have the same size, "?<=M" (or "?N<=M") a dynamic dim of at
-/// most M.
+/// most M, and "?N+?M+C" an output dim that is the sum of the sizes of
+/// groups N and M and of C.
 std::string formatSignature(const FunctionSignature &sig);
 Status parseSignature(const std::string &text, FunctionSignature &out);
+
+/// Checks `inputs` against `sig` (count, dtypes, static and bounded dims,
+/// equal dims of one group); errors name entry point `entry`.
+Status checkInputs(const std::string &entry, const FunctionSignature &sig,
+                   const std::vector<Tensor> &inputs);
+/// The shapes of the outputs that a GPU entry point writes, which the
+/// runtime allocates, for `inputs` (as checkInputs accepts them): static
+/// dims, dims tied to an input dim, sums of input dims.
+Status outputShapes(const std::string &entry, const FunctionSignature &sig,
+                    const std::vector<Tensor> &inputs,
+                    std::vector<std::vector<int64_t>> &shapes);
 
 /// The symbol names the compiler emits for an entry point.
 std::string signatureSymbol(const std::string &entry);

@@ -11,11 +11,16 @@
 
 #include "attnrt/Module.h"
 
+#include "llvm/Support/LogicalResult.h"
+
 #include <memory>
 #include <string>
 
 namespace mlir {
 class ExecutionEngine;
+namespace func {
+class FuncOp;
+} // namespace func
 } // namespace mlir
 
 namespace attnrt {
@@ -56,6 +61,12 @@ private:
                             std::unique_ptr<JitModule> &, const std::string &);
   std::unique_ptr<mlir::ExecutionEngine> engine_;
 };
+
+/// The signature that compileFile embeds for entry point `fn` (tensor
+/// types, dynamic dims that must be equal; `gpu`: how the runtime sizes
+/// the results it allocates). Diagnoses types the runtime cannot pass.
+llvm::LogicalResult entrySignature(mlir::func::FuncOp fn, bool gpu,
+                                   FunctionSignature &sig);
 
 /// Compiles the MLIR file at `path`. Diagnostics go to stderr with file,
 /// line and column. If `sharedObjectPath` is not empty the compiled code is
