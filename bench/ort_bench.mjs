@@ -3,7 +3,8 @@
 //   SPEC: {"model": path, "threads": n, "repeat": n,
 //          "inputs": [{"name", "path" (raw little-endian f32, or bytes for
 //                      "type": "bool"), "dims"}],
-//          "output": path (raw f32 of output 0)}
+//          "output": path (raw f32 of output 0),
+//          "outputs": [path, ...] (optional: raw f32 of every output, in order)}
 // Prints one line: median_ms=<x> min_ms=<y> max_ms=<z>
 import * as ort from 'onnxruntime-node';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -35,6 +36,8 @@ for (let i = 0; i < spec.repeat; ++i) {
 times.sort((a, b) => a - b);
 const n = times.length;
 const median = n % 2 ? times[(n - 1) / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
-const first = out[session.outputNames[0]];
-writeFileSync(spec.output, Buffer.from(first.data.buffer, first.data.byteOffset, first.data.byteLength));
+const write = (path, t) =>
+  writeFileSync(path, Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+write(spec.output, out[session.outputNames[0]]);
+(spec.outputs || []).forEach((path, i) => write(path, out[session.outputNames[i]]));
 console.log(`median_ms=${median.toFixed(3)} min_ms=${times[0].toFixed(3)} max_ms=${times[n - 1].toFixed(3)}`);

@@ -321,6 +321,70 @@ def run_ours(build, source, arrays, names, threads, repeat, tag):
     return ours, rss
 
 
+def decode_case(b, h, past, d, rng):
+    """One KV-cache decode step as ONNX exports it: the standard Attention op
+    (opset 23, is_causal=1) with past_key/past_value [B, H, past, d] and
+    the present outputs [B, H, past + 1, d]. Both sides run this file (ours
+    imports it). Bytes: the past read and the present written, K and V."""
+    shapes = [("Q", (b, h, 1, d)), ("K", (b, h, 1, d)), ("V", (b, h, 1, d)),
+              ("past_key", (b, h, past, d)), ("past_value", (b, h, past, d))]
+    outs = [("Y", (b, h, 1, d)), ("present_key", (b, h, past + 1, d)),
+            ("present_value", (b, h, past + 1, d))]
+    vi = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+    node = helper.make_node("Attention", ["Q", "K", "V", "", "past_key", "past_value"],
+                            [n for n, _ in outs], is_causal=1)
+    graph = helper.make_graph([node], "decode", [vi(n, s) for n, s in shapes],
+                              [vi(n, s) for n, s in outs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    arrays = [rng.standard_normal(s).astype(np.float32) for _, s in shapes]
+    moved = 4 * 2 * b * h * d * (past + past + 1)
+    return model, arrays, [n for n, _ in shapes], [list(s) for _, s in shapes], moved
+
+
+def run_decode(name, spec, build, threads, repeat, work, rounds=3):
+    """A decode step on both sides, alternating rounds as run_case does;
+    every output (Y and the present caches) is compared."""
+    model, arrays, names, dims, moved = spec
+    tag = os.path.join(work, "".join(c if c.isalnum() else "_" for c in name))
+    onnx.save(model, tag + ".onnx")
+    n_out = len(model.graph.output)
+    ours_cmd = [os.path.join(build, "bin", "attention-run"), tag + ".onnx", "--threads",
+                str(threads), "--repeat", str(repeat)] + OURS_EXTRA_ARGS
+    inputs = []
+    for i, (n, a) in enumerate(zip(names, arrays)):
+        np.save("%s.in%d.npy" % (tag, i), a)
+        ours_cmd += ["--input", "%s=%s.in%d.npy" % (n, tag, i)]
+        a.tofile("%s.ort%d.bin" % (tag, i))
+        inputs.append({"name": n, "path": "%s.ort%d.bin" % (tag, i), "dims": dims[i],
+                       "type": "float32"})
+    for o in range(n_out):
+        ours_cmd += ["--output", "%s.ours%d.npy" % (tag, o)]
+    with open(tag + ".json", "w") as f:
+        json.dump({"model": tag + ".onnx", "threads": threads, "repeat": repeat,
+                   "inputs": inputs, "output": tag + ".ort.bin",
+                   "outputs": ["%s.ortout%d.bin" % (tag, o) for o in range(n_out)]}, f)
+    ours_ms, ort_ms = [], []
+    for r in range(rounds):
+        for side in ("ours", "ort") if r % 2 == 0 else ("ort", "ours"):
+            if side == "ours":
+                p = subprocess.run(ours_cmd, capture_output=True, text=True)
+                if p.returncode:
+                    raise RuntimeError("attention-run failed:\n" + p.stderr)
+                ours_ms.append(parse_timing(p.stdout)["median_ms"])
+            else:
+                p = subprocess.run(["node", os.path.join(HERE, "ort_bench.mjs"), tag + ".json"],
+                                   capture_output=True, text=True, cwd=HERE)
+                if p.returncode:
+                    raise RuntimeError("onnxruntime failed:\n" + p.stderr)
+                ort_ms.append(parse_timing(p.stdout)["median_ms"])
+    err = max(float(np.abs(np.load("%s.ours%d.npy" % (tag, o)).reshape(-1) -
+                           np.fromfile("%s.ortout%d.bin" % (tag, o), dtype=np.float32)).max())
+              for o in range(n_out))
+    ours, ort = float(np.median(ours_ms)), float(np.median(ort_ms))
+    return {"case": name, "ours_ms": ours, "ort_ms": ort, "speedup": ort / ours,
+            "ours_gbs": moved / ours / 1e6, "ort_gbs": moved / ort / 1e6, "max_abs_diff": err}
+
+
 def run_case(name, spec, build, threads, repeat, work, rounds=1):
     """Ours and ORT, `rounds` times in alternation; each side reports the
     median of its per-round medians, so that a load change on the host hits
@@ -467,6 +531,16 @@ def main():
                   "max|diff| %.1e | compile %.2f s"
                   % (name, r["ours_ms"], r["ours_gflops"], 100 * r["ours_gflops"] / peak,
                      r["ort_ms"], r["speedup"], r["max_abs_diff"], r["compile_s"]), flush=True)
+        decode_rows = []
+        for b, h, past in ((1, 12, 127), (1, 12, 1023), (1, 12, 2047), (4, 12, 1023),
+                           (1, 25, 1023)):
+            name = "decode B=%d H=%d past=%d d=64" % (b, h, past)
+            r = run_decode(name, decode_case(b, h, past, 64, rng), args.build, args.threads,
+                           max(args.repeat, 100), work)
+            decode_rows.append(r)
+            print("%-44s ours %8.3f ms %6.1f GB/s | ORT %8.3f ms | %5.2fx | max|diff| %.1e"
+                  % (name, r["ours_ms"], r["ours_gbs"], r["ort_ms"], r["speedup"],
+                     r["max_abs_diff"]), flush=True)
         mem = memory_case(args.build, args.threads, work)
         bf = bf16_case(args.build, args.threads, args.repeat, work)
     peak_before = peak
@@ -513,6 +587,18 @@ def main():
             100 * r["ours_gflops"] / peak, r["ort_ms"], r["ort_gflops"], r["speedup"],
             r["max_abs_diff"], r["compile_s"]))
     md += ["",
+           "KV-cache decode steps (one new token; ONNX Attention with past_key/past_value and "
+           "the present outputs, the same file on both sides; medians of %d runs, three "
+           "alternating rounds; GB/s: the past read plus the present written, K and V; max abs "
+           "diff over all three outputs):" % max(args.repeat, 100),
+           "",
+           "| case | ours ms | ours GB/s | ORT ms | ORT GB/s | speed-up | max abs diff |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in decode_rows:
+        md.append("| %s | %.3f | %.1f | %.3f | %.1f | %.2fx | %.1e |" % (
+            r["case"], r["ours_ms"], r["ours_gbs"], r["ort_ms"], r["ort_gbs"], r["speedup"],
+            r["max_abs_diff"]))
+    md += ["",
            "Long sequence, ours only: causal B=1 H=12 T=8192 d=64 in %.0f ms (%.1f GFLOP/s, "
            "useful causal FLOPs, median of 3), peak RSS of a single run %.0f MiB, %.1f MiB "
            "beyond the growth of inputs and output from T=512 (bound: 64 MiB)." % (mem["ms"], mem["gflops"], mem["rss_mib"],
@@ -547,7 +633,7 @@ def main():
         fig.savefig(os.path.join(HERE, "results", stem + ".png"), dpi=110)
     except ImportError:
         print("matplotlib missing: no plot (apt-get install python3-matplotlib)")
-    bad = [r for r in rows if not r["max_abs_diff"] <= 1e-3]
+    bad = [r for r in rows + decode_rows if not r["max_abs_diff"] <= 1e-3]
     if bad:
         print("outputs disagree with ONNX Runtime: " + ", ".join(r["case"] for r in bad))
         sys.exit(1)

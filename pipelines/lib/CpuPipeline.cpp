@@ -9,6 +9,7 @@
 #include "attn/Passes.h"
 #include "attn/Pipelines.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -188,6 +189,10 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   add("func.func(convert-elementwise-to-linalg),canonicalize,cse");
   pm.addPass(createAttnBufferizePass());
   add("buffer-deallocation-pipeline,convert-bufferization-to-memref");
+  // Buffer copies (a KV cache's concatenations) as vector copies of their
+  // contiguous runs, in parallel chunks.
+  pm.addNestedPass<func::FuncOp>(
+      createAttnVectorizeCopiesPass({/*parallel=*/options.parallel}));
   if (options.parallel) {
     add("scf-forall-to-parallel,"
         "func.func(convert-linalg-to-parallel-loops),"

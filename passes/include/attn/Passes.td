@@ -411,6 +411,44 @@ def AttnBufferizePass : Pass<"attn-bufferize", "mlir::ModuleOp"> {
   ];
 }
 
+def AttnVectorizeCopiesPass
+    : Pass<"attn-vectorize-copies", "mlir::func::FuncOp"> {
+  let summary = "Copy buffers run by run in vectors, in parallel chunks";
+  let description = [{
+    Rewrites each `linalg.copy` (and `memref.copy`) between strided memrefs
+    of bytes-wide elements into loops over the runs the two share: the
+    innermost dims contiguous in both (size-1 dims and identity layouts
+    count as contiguous) are one run per index of the outer dims. A run is
+    copied as 64-byte `vector.load`/`vector.store`s on 1-D views
+    (`memref.reinterpret_cast` at the run's offset) and a scalar tail.
+    At the top level of a function, with `parallel`, the runs are split
+    into chunks of 32 Ki elements and the (outer index, chunk) pairs form
+    an `scf.forall`; copies inside other loops stay serial. Without it,
+    `convert-linalg-to-parallel-loops` copies one element per iteration of
+    a loop over all dims (a KV cache's present outputs took 20x the
+    attention of a decode step).
+
+    Before (a KV cache's past copied into its present buffer):
+    ```mlir
+    %sv = memref.subview %alloc[0, 0, 0, 0] [1, 12, 1023, 64] [1, 1, 1, 1]
+        : memref<1x12x1024x64xf32> to memref<1x12x1023x64xf32, strided<[786432, 65536, 64, 1]>>
+    linalg.copy ins(%past : memref<1x12x1023x64xf32>) outs(%sv : ...)
+    ```
+    After: an `scf.forall (%o, %c) in (12, 2)` over the 12 runs of 65472
+    elements (one per head) and their chunks, each copying
+    `vector<16xf32>`s between `memref<?xf32, strided<[1], offset: ?>>`
+    views of the two buffers.
+  }];
+  let options = [
+    Option<"parallel", "parallel", "bool", "true",
+           "Copy top-level copies' chunks in an scf.forall">
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
 def AttnFenceStreamingStoresPass
     : Pass<"attn-fence-streaming-stores", "mlir::func::FuncOp"> {
   let summary = "Put a store fence after the streaming stores of each parallel work item";

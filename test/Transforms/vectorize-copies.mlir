@@ -1,0 +1,84 @@
+// RUN: attention-opt %s --pass-pipeline='builtin.module(func.func(attn-vectorize-copies),canonicalize,cse)' | FileCheck %s
+// RUN: attention-opt %s --pass-pipeline='builtin.module(func.func(attn-vectorize-copies{parallel=false}),canonicalize,cse)' | FileCheck %s --check-prefix=SERIAL
+
+// A KV cache's present buffer: the past (12 heads x 1023 x 64) goes in as
+// 12 runs of 65472 contiguous elements, split into chunks of 32768 for the
+// threads; the new token's rows (64 elements per head) as 12 runs. Each run
+// is copied as vector<16xf32>s plus a scalar tail, between 1-D views at the
+// run's offset (the subview's offset 65472 is part of the view's).
+// CHECK-LABEL: func.func @kv_cache(
+// CHECK-NOT: linalg.copy
+// CHECK: scf.forall (%[[O:.*]], %[[C:.*]]) in (12, 2) {
+// CHECK: %[[LO:.*]] = arith.muli %[[C]], %c32768
+// CHECK: %[[SRC:.*]] = memref.reinterpret_cast %arg0 to offset: [%{{.*}}], sizes: [65472], strides: [1] : memref<1x12x1023x64xf32> to memref<65472xf32, strided<[1], offset: ?>>
+// CHECK: %[[DST:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [65472], strides: [1] : memref<1x12x1024x64xf32> to memref<65472xf32, strided<[1], offset: ?>>
+// CHECK: scf.for %[[I:.*]] = %[[LO]] to %{{.*}} step %c16 {
+// CHECK-NEXT: %[[V:.*]] = vector.load %[[SRC]][%[[I]]] : memref<65472xf32, strided<[1], offset: ?>>, vector<16xf32>
+// CHECK-NEXT: vector.store %[[V]], %[[DST]][%[[I]]]
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK: scf.forall (%[[H:.*]]) in (12) {
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %c65536
+// CHECK: arith.addi %[[ROW]], %c65472
+// CHECK: memref.reinterpret_cast {{.*}} sizes: [64], strides: [1]
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16
+// SERIAL-LABEL: func.func @kv_cache(
+// SERIAL-NOT: scf.forall
+// SERIAL: scf.for %{{.*}} = %c0 to %c12 step %c1 {
+// SERIAL: vector.load
+func.func @kv_cache(%past: memref<1x12x1023x64xf32>, %new: memref<1x12x1x64xf32>) -> memref<1x12x1024x64xf32> {
+  %alloc = memref.alloc() {alignment = 64 : i64} : memref<1x12x1024x64xf32>
+  %sv = memref.subview %alloc[0, 0, 0, 0] [1, 12, 1023, 64] [1, 1, 1, 1] : memref<1x12x1024x64xf32> to memref<1x12x1023x64xf32, strided<[786432, 65536, 64, 1]>>
+  linalg.copy ins(%past : memref<1x12x1023x64xf32>) outs(%sv : memref<1x12x1023x64xf32, strided<[786432, 65536, 64, 1]>>)
+  %sv2 = memref.subview %alloc[0, 0, 1023, 0] [1, 12, 1, 64] [1, 1, 1, 1] : memref<1x12x1024x64xf32> to memref<1x12x1x64xf32, strided<[786432, 65536, 64, 1], offset: 65472>>
+  linalg.copy ins(%new : memref<1x12x1x64xf32>) outs(%sv2 : memref<1x12x1x64xf32, strided<[786432, 65536, 64, 1], offset: 65472>>)
+  return %alloc : memref<1x12x1024x64xf32>
+}
+
+// A dynamic past length: the destination's rows are contiguous within a
+// head (stride 64, then a dynamic size), so the runs are the 12 heads' T x
+// 64 elements, chunked by a count computed at run time; the source alone
+// (identity layout) would be one run.
+// CHECK-LABEL: func.func @dynamic_past(
+// CHECK-NOT: linalg.copy
+// CHECK: %{{.*}}, %{{.*}}, %[[SIZES:.*]]:4, %{{.*}}:4 = memref.extract_strided_metadata %arg0
+// CHECK: %[[LEN:.*]] = arith.muli %[[SIZES]]#2, %c64
+// CHECK: %[[CHUNKS:.*]] = arith.ceildivui %[[LEN]], %c32768
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (12, %[[CHUNKS]]) {
+// CHECK: sizes: [%[[LEN]]], strides: [1] : memref<1x12x?x64xf32> to memref<?xf32, strided<[1], offset: ?>>
+func.func @dynamic_past(%past: memref<1x12x?x64xf32>, %dst: memref<1x12x?x64xf32, strided<[?, ?, 64, 1]>>) {
+  linalg.copy ins(%past : memref<1x12x?x64xf32>) outs(%dst : memref<1x12x?x64xf32, strided<[?, ?, 64, 1]>>)
+  return
+}
+
+// A copy inside a parallel loop stays serial; f16 copies 32 lanes.
+// CHECK-LABEL: func.func @nested(
+// CHECK: scf.forall (%{{.*}}) in (4) {
+// CHECK-NOT: scf.forall
+// CHECK: vector.load {{.*}} vector<32xf16>
+func.func @nested(%src: memref<4x100xf16>, %dst: memref<4x100xf16>) {
+  scf.forall (%i) in (4) {
+    %s = memref.subview %src[%i, 0] [1, 100] [1, 1] : memref<4x100xf16> to memref<100xf16, strided<[1], offset: ?>>
+    %d = memref.subview %dst[%i, 0] [1, 100] [1, 1] : memref<4x100xf16> to memref<100xf16, strided<[1], offset: ?>>
+    memref.copy %s, %d : memref<100xf16, strided<[1], offset: ?>> to memref<100xf16, strided<[1], offset: ?>>
+  }
+  return
+}
+
+// A transposed view has no contiguous run: one element per run, still
+// correct. i1 copies are left as they are.
+// CHECK-LABEL: func.func @transposed(
+// CHECK: scf.forall (%{{.*}}) in (12) {
+// CHECK: sizes: [1], strides: [1]
+// CHECK-LABEL: func.func @bools(
+// CHECK: linalg.copy
+func.func @transposed(%src: memref<3x4xf32>, %dst: memref<4x3xf32>) {
+  %t = memref.transpose %src (i, j) -> (j, i) : memref<3x4xf32> to memref<4x3xf32, strided<[1, 4]>>
+  linalg.copy ins(%t : memref<4x3xf32, strided<[1, 4]>>) outs(%dst : memref<4x3xf32>)
+  return
+}
+func.func @bools(%src: memref<8x8xi1>, %dst: memref<8x8xi1>) {
+  linalg.copy ins(%src : memref<8x8xi1>) outs(%dst : memref<8x8xi1>)
+  return
+}
