@@ -46,6 +46,11 @@ void Importer::importAttention(const onnx::NodeProto &n) {
                  << vt.getRank();
     return;
   }
+  // The query's and the new keys' lengths (static, or one SSA size when
+  // equal by dim_param or by how the graph computed them).
+  int64_t seqDim = qt.getRank() == 3 ? 1 : 2;
+  bool newKeysAsLongAsQuery =
+      isEqualConstantIntOrValue(dimOf(q, seqDim), dimOf(k, seqDim));
   HeadLayout layout = HeadLayout::heads_major;
   bool transposedOut = false;
   if (qt.getRank() == 3) {
@@ -117,11 +122,26 @@ void Importer::importAttention(const onnx::NodeProto &n) {
   int64_t l = opset >= 25 ? intAttr(n, "left_window_size", -1) : -1;
   int64_t r = opset >= 25 ? intAttr(n, "right_window_size", -1) : -1;
   CausalKind causal = isCausal ? CausalKind::top_left : CausalKind::none;
-  if (pastK && (isCausal || l >= 0 || r >= 0)) {
-    int64_t past = cast<RankedTensorType>(pastK.getType()).getDimSize(2);
+  int64_t past =
+      pastK ? cast<RankedTensorType>(pastK.getType()).getDimSize(2) : 0;
+  if (pastK && ShapedType::isDynamic(past) && isCausal) {
+    // A dynamic cache length: when the new keys are as many as the query
+    // rows, past = Tk - Tq, so the band shifted by past is the causal
+    // diagonal aligned bottom-right, and the windows are relative to it
+    // (attn.sdpa's offset for causal(bottom_right)).
+    if (!newKeysAsLongAsQuery) {
+      nodeError(n) << "a causal mask with a dynamic KV cache length needs "
+                      "the new keys as long as the query (the same static "
+                      "size or dim_param name), so that past = Tk - Tq";
+      return;
+    }
+    causal = CausalKind::bottom_right;
+    if (r >= 0)
+      r = std::min<int64_t>(r, 0);
+  } else if (pastK && (isCausal || l >= 0 || r >= 0)) {
     if (ShapedType::isDynamic(past)) {
-      nodeError(n) << "a causal or windowed mask with a dynamic KV cache "
-                      "length is not supported yet";
+      nodeError(n) << "a window without is_causal over a dynamic KV cache "
+                      "length is not supported yet (with is_causal=1 it is)";
       return;
     }
     int64_t upper = isCausal ? (r >= 0 ? std::min<int64_t>(r, 0) : 0) : r;

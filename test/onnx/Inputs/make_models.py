@@ -40,6 +40,29 @@ save("attention_kv_cache",
      [vi("Q", F, [1, 2, 3, 8]), vi("K", F, [1, 2, 3, 8]), vi("V", F, [1, 2, 3, 8]),
       vi("PK", F, [1, 2, 5, 8]), vi("PV", F, [1, 2, 5, 8])],
      [vi("Y", F, [1, 2, 3, 8]), vi("NK", F, [1, 2, 8, 8]), vi("NV", F, [1, 2, 8, 8])])
+# The same step with dynamic batch, new-token and past lengths (dim_params
+# T for the query and the new keys, P for the cache), as exports with
+# dynamic axes declare them; with the new keys on their own length S
+# (the past then is not Tk - Tq); a window without is_causal.
+save("attention_kv_cache_dynamic",
+     [helper.make_node("Attention", ["Q", "K", "V", "", "PK", "PV"], ["Y", "NK", "NV"],
+                       is_causal=1, name="attn")],
+     [vi("Q", F, ["B", 2, "T", 8]), vi("K", F, ["B", 2, "T", 8]), vi("V", F, ["B", 2, "T", 8]),
+      vi("PK", F, ["B", 2, "P", 8]), vi("PV", F, ["B", 2, "P", 8])],
+     [vi("Y", F, ["B", 2, "T", 8]), vi("NK", F, ["B", 2, "N", 8]), vi("NV", F, ["B", 2, "N", 8])])
+save("attention_kv_cache_dynamic_other_length",
+     [helper.make_node("Attention", ["Q", "K", "V", "", "PK", "PV"], ["Y", "NK", "NV"],
+                       is_causal=1, name="attn")],
+     [vi("Q", F, [1, 2, "T", 8]), vi("K", F, [1, 2, "S", 8]), vi("V", F, [1, 2, "S", 8]),
+      vi("PK", F, [1, 2, "P", 8]), vi("PV", F, [1, 2, "P", 8])],
+     [vi("Y", F, [1, 2, "T", 8]), vi("NK", F, [1, 2, "N", 8]), vi("NV", F, [1, 2, "N", 8])])
+save("attention_kv_cache_dynamic_window",
+     [helper.make_node("Attention", ["Q", "K", "V", "", "PK", "PV"], ["Y", "NK", "NV"],
+                       left_window_size=2, name="attn")],
+     [vi("Q", F, [1, 2, "T", 8]), vi("K", F, [1, 2, "T", 8]), vi("V", F, [1, 2, "T", 8]),
+      vi("PK", F, [1, 2, "P", 8]), vi("PV", F, [1, 2, "P", 8])],
+     [vi("Y", F, [1, 2, "T", 8]), vi("NK", F, [1, 2, "N", 8]), vi("NV", F, [1, 2, "N", 8])],
+     opset=25)
 # A declared output shape that contradicts what the graph computes.
 save("wrong_output_shape",
      [helper.make_node("Attention", ["Q", "K", "V"], ["Y"], name="attn")],
