@@ -299,17 +299,40 @@ void Importer::importEqual(const onnx::NodeProto &n) {
     define(n, 0, r);
 }
 
+/// Not on bool tensors (~mask in exports that hide masked scores).
+void Importer::importNot(const onnx::NodeProto &n) {
+  SmallVector<Value> ins{input(n, 0)};
+  if (failed)
+    return;
+  if (!typeOf(ins[0]).getElementType().isInteger(1)) {
+    nodeError(n) << "expects a bool tensor, got " << typeOf(ins[0]);
+    return;
+  }
+  Value r = broadcastGeneric(
+      n, ins, b.getI1Type(),
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value one = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
+        return arith::XOrIOp::create(nb, l, a[0], one);
+      });
+  if (r)
+    define(n, 0, r);
+}
+
 void Importer::importTrilu(const onnx::NodeProto &n) {
   int64_t k = 0;
+  // A diagonal computed from shapes (tril(diagonal=Tk - Tq) over a KV
+  // cache of dynamic length): its index value, compared per element below.
+  Value kDynamic;
   if (n.input_size() > 1 && !n.input(1).empty()) {
     auto kk = knownInput(n, 1);
-    auto c = kk && kk->elems.size() == 1 ? getConstantIntValue(kk->elems[0])
-                                         : std::nullopt;
-    if (!c) {
-      nodeError(n) << "k must be a constant";
+    if (!kk || kk->elems.size() != 1) {
+      nodeError(n) << "k must be a constant or computed from shapes";
       return;
     }
-    k = *c;
+    if (auto c = getConstantIntValue(kk->elems[0]))
+      k = *c;
+    else
+      kDynamic = cast<Value>(kk->elems[0]);
   }
   bool upper = intAttr(n, "upper", 1) != 0;
   Value x = input(n, 0);
@@ -326,7 +349,8 @@ void Importer::importTrilu(const onnx::NodeProto &n) {
   DenseElementsAttr cst;
   if (auto c = constantElements(x))
     cst = *c;
-  if (cst && t.hasStaticShape() && t.getNumElements() <= (int64_t(1) << 24)) {
+  if (cst && !kDynamic && t.hasStaticShape() &&
+      t.getNumElements() <= (int64_t(1) << 24)) {
     int64_t rows = t.getDimSize(r - 2), cols = t.getDimSize(r - 1);
     SmallVector<Attribute> out;
     Attribute zero = b.getZeroAttr(t.getElementType());
@@ -356,7 +380,8 @@ void Importer::importTrilu(const onnx::NodeProto &n) {
             Value i = linalg::IndexOp::create(nb, l, r - 2);
             Value j = linalg::IndexOp::create(nb, l, r - 1);
             Value diff = arith::SubIOp::create(nb, l, j, i);
-            Value kv = arith::ConstantIndexOp::create(nb, l, k);
+            Value kv =
+                kDynamic ? kDynamic : arith::ConstantIndexOp::create(nb, l, k);
             Value keep = arith::CmpIOp::create(
                 nb, l,
                 upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,

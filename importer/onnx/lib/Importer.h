@@ -343,6 +343,7 @@ private:
   void importExpand(const onnx::NodeProto &n);
   void importConstantOfShape(const onnx::NodeProto &n);
   void importCast(const onnx::NodeProto &n);
+  void importNot(const onnx::NodeProto &n);
   void importEqual(const onnx::NodeProto &n);
   void importTrilu(const onnx::NodeProto &n);
   void importGemm(const onnx::NodeProto &n);

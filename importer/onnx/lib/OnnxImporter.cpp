@@ -696,16 +696,16 @@ void Importer::importNode(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   // Inputs every op needs present (optional ones are checked where used).
   static const std::map<std::string, int> required = {
-      {"Attention", 3}, {"Identity", 1}, {"Dropout", 1},
-      {"Add", 2},       {"Sub", 2},      {"Mul", 2},
-      {"Div", 2},       {"Pow", 2},      {"Where", 3},
-      {"Sqrt", 1},      {"MatMul", 2},   {"Transpose", 1},
-      {"Reshape", 2},   {"Softmax", 1},  {"Constant", 0},
-      {"Shape", 1},     {"Gather", 2},   {"Unsqueeze", 2},
-      {"Squeeze", 1},   {"Concat", 1},   {"Slice", 3},
-      {"Split", 1},     {"Expand", 2},   {"ConstantOfShape", 1},
-      {"Cast", 1},      {"Equal", 2},    {"Trilu", 1},
-      {"Gemm", 2},      {"ReduceSum", 1}};
+      {"Attention", 3}, {"Identity", 1},  {"Dropout", 1},
+      {"Add", 2},       {"Sub", 2},       {"Mul", 2},
+      {"Div", 2},       {"Pow", 2},       {"Where", 3},
+      {"Sqrt", 1},      {"MatMul", 2},    {"Transpose", 1},
+      {"Reshape", 2},   {"Softmax", 1},   {"Constant", 0},
+      {"Shape", 1},     {"Gather", 2},    {"Unsqueeze", 2},
+      {"Squeeze", 1},   {"Concat", 1},    {"Slice", 3},
+      {"Split", 1},     {"Expand", 2},    {"ConstantOfShape", 1},
+      {"Cast", 1},      {"Equal", 2},     {"Trilu", 1},
+      {"Gemm", 2},      {"ReduceSum", 1}, {"Not", 1}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -749,6 +749,7 @@ void Importer::importNode(const onnx::NodeProto &n) {
                    {"ConstantOfShape", &Importer::importConstantOfShape},
                    {"Cast", &Importer::importCast},
                    {"Equal", &Importer::importEqual},
+                   {"Not", &Importer::importNot},
                    {"Trilu", &Importer::importTrilu},
                    {"Gemm", &Importer::importGemm},
                    {"ReduceSum", &Importer::importReduceSum}};

@@ -1,0 +1,94 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# A cached attention step written as PyTorch code (GPT-2's layout: fused
+# QKV projection, heads split by view/transpose, torch.cat onto the past
+# keys and values, the causal mask built as ones(T, Tk).tril(diagonal=Tk -
+# T) and applied with masked_fill(~mask, -inf)), exported by
+# torch.onnx.export with the new-token and past lengths as dynamic axes
+# (opset 17). The diagonal is computed from shapes (Trilu with a dynamic
+# k) and the mask negated with Not. One compiled file runs a decode step
+# (past 10, one token) and a chunk (past 33, three tokens); the output and
+# both presents are compared with torch within 1e-5 (the past part of the
+# presents exactly).
+#
+# CHECK: step past=10 T=1: y max_abs_err {{.*}} ok, present_key ok, present_value ok
+# CHECK: step past=33 T=3: y max_abs_err {{.*}} ok, present_key ok, present_value ok
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import torch
+
+RUN = os.environ["ATTENTION_RUN"]
+
+
+class Step(torch.nn.Module):
+    def __init__(self, d=128, h=4):
+        super().__init__()
+        self.h, self.d = h, d
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.out = torch.nn.Linear(d, d)
+
+    def forward(self, x, pk, pv):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).split(self.d, dim=2)
+        split = lambda a: a.view(b, t, self.h, self.d // self.h).transpose(1, 2)
+        q, k, v = split(q), split(k), split(v)
+        k = torch.cat([pk, k], dim=2)
+        v = torch.cat([pv, v], dim=2)
+        tk = k.shape[2]
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.d // self.h)
+        mask = torch.ones(t, tk, dtype=torch.bool).tril(diagonal=tk - t)
+        att = att.masked_fill(~mask, float("-inf")).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, self.d)
+        return self.out(y), k, v
+
+
+def main():
+    work = sys.argv[1]
+    os.makedirs(work, exist_ok=True)
+    torch.manual_seed(0)
+    m = Step().eval()
+    path = os.path.join(work, "step.onnx")
+    hd = m.d // m.h
+    torch.onnx.export(m, (torch.randn(1, 1, m.d), torch.randn(1, m.h, 10, hd),
+                          torch.randn(1, m.h, 10, hd)), path,
+                      input_names=["x", "past_key", "past_value"],
+                      output_names=["y", "present_key", "present_value"],
+                      dynamic_axes={"x": {1: "T"}, "past_key": {2: "P"},
+                                    "past_value": {2: "P"}}, opset_version=17)
+    for past, t in ((10, 1), (33, 3)):
+        x = torch.randn(1, t, m.d)
+        pk, pv = torch.randn(1, m.h, past, hd), torch.randn(1, m.h, past, hd)
+        with torch.no_grad():
+            want = [a.numpy() for a in m(x, pk, pv)]
+        cmd = [RUN, path]
+        for name, a in (("x", x), ("past_key", pk), ("past_value", pv)):
+            p = os.path.join(work, "%s_%d.npy" % (name, past))
+            np.save(p, a.numpy())
+            cmd += ["--input", "%s=%s" % (name, p)]
+        outs = [os.path.join(work, "out%d_%d.npy" % (i, past)) for i in range(3)]
+        for o in outs:
+            cmd += ["--output", o]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode:
+            print("FAIL step past=%d: attention-run exit %d\n%s" % (past, proc.returncode,
+                                                                     proc.stderr))
+            continue
+        got = [np.load(o) for o in outs]
+        err = float(np.abs(got[0] - want[0]).max())
+        notes = ["y max_abs_err %.2g %s" % (err, "ok" if err < 1e-5 else "FAIL")]
+        # The presents hold the past exactly and the new keys/values as
+        # projected here (within 1e-5 of torch's projection).
+        for name, g, w in zip(("present_key", "present_value"), got[1:], want[1:]):
+            same = (g.shape == w.shape and np.array_equal(g[:, :, :past], w[:, :, :past])
+                    and float(np.abs(g - w).max()) < 1e-5)
+            notes.append("%s %s" % (name, "ok" if same else "FAIL"))
+        print("step past=%d T=%d: %s" % (past, t, ", ".join(notes)))
+
+
+if __name__ == "__main__":
+    main()
