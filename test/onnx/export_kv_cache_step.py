@@ -6,11 +6,14 @@
 # T) and applied with masked_fill(~mask, -inf)), exported by
 # torch.onnx.export with the new-token and past lengths as dynamic axes
 # (opset 17). The diagonal is computed from shapes (Trilu with a dynamic
-# k) and the mask negated with Not. One compiled file runs a decode step
+# k) and the mask negated with Not; the scores-to-weights chain is raised to
+# one attn.sdpa with that mask (the concatenated lengths are one symbolic
+# size, past + T, on K and V). One compiled file runs a decode step
 # (past 10, one token) and a chunk (past 33, three tokens); the output and
 # both presents are compared with torch within 1e-5 (the past part of the
 # presents exactly).
 #
+# CHECK: remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/MatMul', Div '/Div', Where '/Where', Softmax '/Softmax', MatMul '/MatMul_1'
 # CHECK: step past=10 T=1: y max_abs_err {{.*}} ok, present_key ok, present_value ok
 # CHECK: step past=33 T=3: y max_abs_err {{.*}} ok, present_key ok, present_value ok
 
@@ -78,6 +81,8 @@ def main():
             print("FAIL step past=%d: attention-run exit %d\n%s" % (past, proc.returncode,
                                                                      proc.stderr))
             continue
+        if past == 10:
+            print("\n".join(l for l in proc.stderr.splitlines() if "remark" in l))
         got = [np.load(o) for o in outs]
         err = float(np.abs(got[0] - want[0]).max())
         notes = ["y max_abs_err %.2g %s" % (err, "ok" if err < 1e-5 else "FAIL")]

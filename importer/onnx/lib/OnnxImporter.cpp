@@ -182,6 +182,16 @@ OpFoldResult Importer::dimOf(Value v, int64_t i) {
         p = foldIndex('*', p, dimOf(c.getSrc(), d));
       return p;
     }
+    // A concatenation: the sum of its inputs' sizes along its dim (a KV
+    // cache's past + new), the first input's elsewhere.
+    if (auto c = dyn_cast<tensor::ConcatOp>(op)) {
+      if (i != static_cast<int64_t>(c.getDim()))
+        return dimOf(c.getInputs().front(), i);
+      OpFoldResult sum = b.getIndexAttr(0);
+      for (Value in : c.getInputs())
+        sum = foldIndex('+', sum, dimOf(in, i));
+      return sum;
+    }
     // Attention's result: the query's shape with the value's head size.
     if (auto s = dyn_cast<SdpaOp>(op))
       return i + 1 == t.getRank()
