@@ -41,11 +41,12 @@
 // An explicit mask is applied to the score tiles before their max. A mask
 // that is the same for every query row (key padding, [B, 1, 1, Tk]) is one
 // scalar per key, broadcast over the rows' lanes. One that varies along the
-// query rows is read per key block into Mt [Bc, Br] (16 x 16 blocks
-// transposed in registers, as Qt), so that the rows of a key lie along the
-// lanes as they do in St; an i1 mask of that kind is first widened to f32
-// (0 where a key is seen, -inf where not) since i1 elements cannot be
-// loaded as vectors, and a bf16 additive mask to f32. A mask broadcast
+// query rows is read transposed, so that the rows of a key lie along the
+// lanes as they do in St: an f32 mask of its own per (batch, head) per key
+// block into Mt [Bc, Br] (16 x 16 blocks transposed in registers, as Qt);
+// one that several items share, and any i1 or bf16 one, once per call into
+// MtAll [.., Tq / Br, Tk, Br] as f32 (i1: 0 where a key is seen, -inf where
+// not), where each item's panel is contiguous. A mask broadcast
 // along the keys (one value per query row, [B, 1, Tq, 1]) is widened to
 // f32 rows [B, 1, Tq] once per call and loaded as one vector per 16 rows
 // once per work item.
@@ -442,19 +443,27 @@ private:
   /// Mt[c, r] = mask[q0 + r, j0 + c] for the key block at j0 (rows past Tq
   /// read the last row, keys past Tk read 0).
   void packMask(Value j0);
+  /// Whether a mask that varies along the query rows is transposed (and
+  /// widened to f32) once per call rather than per key block of every item.
+  bool transposeOnce(RankedTensorType maskType);
+  /// MtAll [.., ceil(Tq / Br), Km rounded up to 16, Br] f32: the mask in
+  /// the items' row blocks, each with its last two dims swapped.
+  Value transposeMask(Value src);
   /// The mask's indices for query row `row` and key `key` (0 in its
   /// broadcast dims).
   SmallVector<Value> maskIndex(Value row, Value key);
+  /// MtAll's indices of the item's row vector `i` for key `key`.
+  SmallVector<Value> transposedMaskIndex(Value key, int64_t i);
   /// A key's mask value for every row (a mask that does not vary along the
   /// query rows), loaded once per key of a score tile.
   Value keyMaskValue(Value key);
   /// A mask broadcast along the keys: the f32 values of the item's row
   /// vectors (rows past Tq read 0), loaded once per item.
   void loadRowMask();
-  /// Score vector `s` (St row `stRow`, query rows q0 + 16 i .. + 15) under
-  /// the explicit mask: `keyValue` (keyMaskValue), Mt's row or the row
-  /// mask vector.
-  Value applyMask(Value s, Value keyValue, Value stRow, int64_t i);
+  /// Score vector `s` (St row `stRow`, key `key`, query rows q0 + 16 i ..
+  /// + 15) under the explicit mask: `keyValue` (keyMaskValue), Mt's or
+  /// MtAll's row or the row mask vector.
+  Value applyMask(Value s, Value keyValue, Value stRow, Value key, int64_t i);
   /// Dropout on the weights `p` of row vector `i` for key `key`: each is
   /// kept (times 1 / (1 - p)) iff the Philox number of its flat index in
   /// [B, Hq, Tq, Tk] is >= p, the counters of attn-fuse-softmax and the
@@ -493,7 +502,8 @@ private:
   // 0 (NaN iff one of them is not finite).
   Value vChecks;
   // Operands and per-item values.
-  Value q, k, v, out, tq, tk, offset, batch, head, kvHead, kEnd, qStart;
+  Value q, k, v, out, tq, tk, offset, batch, head, kvHead, kEnd, qStart,
+      qBlockIdx;
   Value qt, st, acc, alpha; // scratch: Qt [d, br], St [bc, br], O, alpha
   // The explicit mask, if any: its buffer, whether it varies along the query
   // rows (then read through Mt [bc rounded up to 16, br], per key block),
@@ -501,9 +511,12 @@ private:
   // still applied by select so that a masked +inf or NaN score weighs 0).
   // A mask broadcast along the keys (maskRows) is held as f32 rows without
   // the key dim, and rowMask has the item's vectors of it.
+  // A varying mask transposed once per call (maskTransposed) is MtAll
+  // instead, indexed through the operand's type (maskOperandType).
   Value mask, mt;
   bool maskVaries = false, maskRows = false, maskBool = false,
-       maskWidened = false;
+       maskWidened = false, maskTransposed = false;
+  MemRefType maskOperandType;
   SmallVector<Value> rowMask;
   Value iota;               // [0, 1, ..., 15] : vector<16xi32>
   // Dropout: the item's first score counter ((batch Hq + head) Tq + q0) Tk
@@ -774,6 +787,7 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
   }
   Value q0 = mul(qBlock, br);
   qStart = q0;
+  qBlockIdx = qBlock;
   SmallVector<int32_t> lanes;
   for (int32_t i = 0; i < kLanes; ++i)
     lanes.push_back(i);
@@ -798,7 +812,7 @@ void CpuFlashBuilder::emitWorkItem(Value batchIv, Value headIv, Value qBlock) {
     qt = scratchBuffer({d, br});
   }
   st = scratchBuffer({bc, br});
-  if (maskVaries)
+  if (maskVaries && !maskTransposed)
     mt = scratchBuffer({static_cast<int64_t>(llvm::alignTo(bc, kLanes)), br});
   acc = scratchBuffer({br, dv});
   alpha = scratchBuffer({br});
@@ -964,7 +978,7 @@ void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
         // The mask first, as in the plain lowering: a key the causal
         // predicate or the end of K hides is -inf whatever its mask says.
         if (mask)
-          s = applyMask(s, keyMask, add(jt, r), i);
+          s = applyMask(s, keyMask, add(jt, r), rows[r], i);
         if (masked) {
           // Lane l (row q0 + 16 i + l) sees the key iff the key is in K
           // and -band.left <= key - (q0 + 16 i + l + offset) <= band.right:
@@ -1035,7 +1049,7 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
       masked ? mul(arith::CeilDivUIOp::create(b, loc, nk, cIdx(rKeys)), rKeys)
              : cIdx(bc);
   SmallVector<Value> blockMax;
-  if (maskVaries)
+  if (maskVaries && !maskTransposed)
     packMask(j0);
   emitScores(j0, nkTiles, masked, blockMax);
 
@@ -1286,6 +1300,12 @@ void CpuFlashBuilder::prepareMask() {
   // along the keys becomes f32 rows [.., Tq] without the key dim, contiguous
   // along the rows for vector loads, whatever its element type.
   bool widenBool = maskBool && (maskVaries || maskRows);
+  if (maskVaries && transposeOnce(mType)) {
+    mask = transposeMask(toBuffer(m));
+    maskTransposed = true;
+    maskWidened = maskBool;
+    return;
+  }
   if (widenBool || maskRows || (!maskBool && !mType.getElementType().isF32()))
     m = widenMask(m, /*dropKeyDim=*/maskRows, widenBool);
   maskWidened = widenBool;
@@ -1380,6 +1400,151 @@ void CpuFlashBuilder::packMask(Value j0) {
   });
 }
 
+bool CpuFlashBuilder::transposeOnce(RankedTensorType maskType) {
+  // A mask that must be widened anyway (i1, bf16) is read once per call
+  // regardless: that pass writes it transposed at no extra cost.
+  if (!maskType.getElementType().isF32())
+    return true;
+  // An f32 mask shared by several items of the same rows (broadcast over
+  // batches or heads) would be transposed again by each of them, and the
+  // per-block copies cost more than one pass over the mask (GPT-2's core
+  // under a [1, 1, T, T] mask: 12 heads). A mask of its own per (batch,
+  // head) is read once either way; a transposed copy would only add a pass.
+  int64_t mr = maskType.getRank();
+  auto qType = op.getQuery().getType();
+  for (int64_t sd = 0; sd + 2 < rank; ++sd) {
+    int64_t a = sd - (rank - mr);
+    bool broadcast = a < 0 || maskType.getDimSize(a) == 1;
+    int64_t qDim = sd == rank - 3 ? headDim() : 0;
+    if (broadcast && qType.getDimSize(qDim) != 1)
+      return true;
+  }
+  return false;
+}
+
+Value CpuFlashBuilder::transposeMask(Value src) {
+  // MtAll[.., qb, c, r] = mask[.., qb Br + r, c] as f32 (an i1 mask as 0 /
+  // -inf), in 16 x 16 blocks transposed in registers like Qt. Each item's
+  // [Km, Br] panel is contiguous, so its key loop reads the mask as one
+  // stream (a transposed [Km, Tq] copy put its keys Tq floats apart: 4 KiB
+  // at Tq = 1024, which the prefetchers did not follow). Rows past Tq read
+  // the last row (their outputs are never stored); keys are padded to a
+  // multiple of 16 and past the mask's read its last key (the end-of-K
+  // predicate hides them). The loop runs along the mask's rows, 16 of them
+  // at a time, so that its reads are 16 sequential streams.
+  auto srcType = cast<MemRefType>(src.getType());
+  maskOperandType = srcType;
+  int64_t mr = srcType.getRank();
+  Type elem = srcType.getElementType();
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynSizes;
+  SmallVector<OpFoldResult> ubs;
+  for (int64_t a = 0; a + 2 < mr; ++a) {
+    Value size = dimOf(src, a);
+    shape.push_back(srcType.getDimSize(a));
+    if (srcType.isDynamicDim(a))
+      dynSizes.push_back(size);
+    ubs.push_back(size);
+  }
+  Value rows = dimOf(src, mr - 2), keys = dimOf(src, mr - 1);
+  Value rowBlocks = arith::CeilDivUIOp::create(b, loc, rows, cIdx(br));
+  Value keyTiles = arith::CeilDivUIOp::create(b, loc, keys, cIdx(kLanes));
+  int64_t staticRows = srcType.getDimSize(mr - 2),
+          staticKeys = srcType.getDimSize(mr - 1);
+  if (ShapedType::isDynamic(staticRows)) {
+    shape.push_back(ShapedType::kDynamic);
+    dynSizes.push_back(rowBlocks);
+  } else {
+    shape.push_back(llvm::divideCeil(staticRows, br));
+  }
+  if (ShapedType::isDynamic(staticKeys)) {
+    shape.push_back(ShapedType::kDynamic);
+    dynSizes.push_back(mul(keyTiles, kLanes));
+  } else {
+    shape.push_back(llvm::alignTo(staticKeys, kLanes));
+  }
+  shape.push_back(br);
+  Value all =
+      memref::AllocOp::create(b, loc, MemRefType::get(shape, b.getF32Type()),
+                              dynSizes, b.getI64IntegerAttr(64));
+  ubs.push_back(mul(rowBlocks, br / kLanes));
+  ubs.push_back(keyTiles);
+  Value lastRow = sub(rows, cIdx(1)), lastKey = sub(keys, cIdx(1));
+  bool keepWhereTrue = op.getMaskKind() == MaskKind::attend_where_true;
+  scf::ForallOp::create(
+      b, loc, ubs, ValueRange{}, std::nullopt,
+      [&](OpBuilder &, Location, ValueRange ivs) {
+        OpBuilder::InsertionGuard guard(b);
+        SmallVector<Value> lead(ivs.drop_back(2));
+        Value r0 = mul(ivs[mr - 2], kLanes), k0 = mul(ivs[mr - 1], kLanes);
+        auto srcAt = [&](Value row, Value key) {
+          SmallVector<Value> idx(lead);
+          idx.push_back(row);
+          idx.push_back(key);
+          return idx;
+        };
+        Value inK;
+        if (elem.isF32())
+          inK = vector::CreateMaskOp::create(
+              b, loc, VectorType::get({kLanes}, b.getI1Type()),
+              ValueRange{maxI(sub(keys, k0), cIdx(0))});
+        Value zero = splat(0.0f),
+              minusInf = splat(-std::numeric_limits<float>::infinity());
+        SmallVector<Value> vecs;
+        for (int64_t l = 0; l < kLanes; ++l) {
+          Value row = minI(add(r0, l), lastRow);
+          if (elem.isF32()) {
+            vecs.push_back(vector::MaskedLoadOp::create(
+                b, loc, vecType, src, srcAt(row, k0), inK, zero));
+            continue;
+          }
+          // i1 elements are bytes in memory but bits in a vector, and a
+          // masked vector load of bf16 on a CPU without avx512_bf16 is
+          // legalized through f32 -> bf16 truncations (a libcall): both are
+          // loaded as scalars, the bf16 ones widened to f32 one by one.
+          SmallVector<Value> elems;
+          for (int64_t e = 0; e < kLanes; ++e) {
+            Value x = memref::LoadOp::create(
+                b, loc, src, srcAt(row, minI(add(k0, e), lastKey)));
+            if (!maskBool)
+              x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+            elems.push_back(x);
+          }
+          Value v = vector::FromElementsOp::create(
+              b, loc, VectorType::get({kLanes}, elems[0].getType()), elems);
+          if (maskBool)
+            v = arith::SelectOp::create(b, loc, v,
+                                        keepWhereTrue ? zero : minusInf,
+                                        keepWhereTrue ? minusInf : zero);
+          vecs.push_back(v);
+        }
+        transpose16x16(vecs);
+        Value rowBlock =
+            arith::DivUIOp::create(b, loc, ivs[mr - 2], cIdx(br / kLanes));
+        Value col =
+            mul(arith::RemUIOp::create(b, loc, ivs[mr - 2], cIdx(br / kLanes)),
+                kLanes);
+        for (int64_t l = 0; l < kLanes; ++l) {
+          SmallVector<Value> idx(lead);
+          idx.push_back(rowBlock);
+          idx.push_back(add(k0, l));
+          idx.push_back(col);
+          storeVec(vecs[l], all, idx);
+        }
+        scf::InParallelOp::create(b, loc);
+      });
+  return all;
+}
+
+SmallVector<Value> CpuFlashBuilder::transposedMaskIndex(Value key, int64_t i) {
+  // The operand's indices (0 in its broadcast dims) for the row block and
+  // key; MtAll has the row block before the key and the row within it last.
+  SmallVector<Value> idx = maskAt(maskOperandType, /*noKeyDim=*/false, cIdx(0),
+                                  batch, head, qBlockIdx, key);
+  idx.push_back(cIdx(i * kLanes));
+  return idx;
+}
+
 Value CpuFlashBuilder::keyMaskValue(Value key) {
   // Row index 0: the mask's Tq dim is 1 or absent.
   return memref::LoadOp::create(b, loc, mask, maskIndex(cIdx(0), key));
@@ -1399,7 +1564,7 @@ void CpuFlashBuilder::loadRowMask() {
 }
 
 Value CpuFlashBuilder::applyMask(Value s, Value keyValue, Value stRow,
-                                 int64_t i) {
+                                 Value key, int64_t i) {
   Value minusInf = splat(-std::numeric_limits<float>::infinity());
   if (!maskVaries && !maskRows) {
     Value m = keyValue;
@@ -1410,7 +1575,9 @@ Value CpuFlashBuilder::applyMask(Value s, Value keyValue, Value stRow,
     return arith::SelectOp::create(b, loc, m, keepWhereTrue ? s : minusInf,
                                    keepWhereTrue ? minusInf : s);
   }
-  Value m = maskRows ? rowMask[i] : loadVec(mt, {stRow, cIdx(i * kLanes)});
+  Value m = maskRows         ? rowMask[i]
+            : maskTransposed ? loadVec(mask, transposedMaskIndex(key, i))
+                             : loadVec(mt, {stRow, cIdx(i * kLanes)});
   if (!maskWidened)
     return arith::AddFOp::create(b, loc, s, m);
   Value hidden =

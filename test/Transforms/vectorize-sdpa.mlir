@@ -295,56 +295,91 @@ func.func @consumed(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
 // Explicit masks. Key padding ([B, 1, 1, Tk], the same for every query
 // row): one i1 per key, loaded once per key of a score tile, selects the
 // whole score vector (-inf where the key is hidden) before the block max.
-// An additive mask that varies along the query rows ([H, Tq, Tk]) is read
-// per key block into Mt [Bc, Br] (16 rows of 16 keys per masked load, the
-// last chunk of K masked, transposed in registers like Qt) and added to
-// the score vectors. An i1 mask that varies along the rows is widened to
-// f32 first (0 / -inf, a linalg.generic on the mask's own shape), then read
-// like the additive one and applied by select, so that a hidden +inf or
-// NaN score still weighs 0.
+// An f32 additive mask that varies along the query rows and is read by one
+// item per row block ([B, H, Tq, Tk]) is read per key block into Mt [Bc,
+// Br] (16 rows of 16 keys per masked load, the last chunk of K masked,
+// transposed in registers like Qt) and added to the score vectors.
+func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: tensor<2x4x64x64xf32>)
+    -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>) {
+  %a = attn.sdpa %q, %q, %q mask(%pad : attend_where_true) causal(top_left) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x1x1x64xi1> -> tensor<2x4x64x64xf32>
+  %b = attn.sdpa %q, %q, %q mask(%bias : additive) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32> -> tensor<2x4x64x64xf32>
+  return %a, %b : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>
+}
 // CHECK-LABEL: func.func @masked(
-// CHECK-SAME: %[[Q:.*]]: tensor<2x4x64x64xf32>, %[[PAD:.*]]: tensor<2x1x1x64xi1>, %[[BIAS:.*]]: tensor<4x64x64xf32>, %[[HIDE:.*]]: tensor<64x64xi1>)
+// CHECK-SAME: %[[Q:.*]]: tensor<2x4x64x64xf32>, %[[PAD:.*]]: tensor<2x1x1x64xi1>, %[[BIAS:.*]]: tensor<2x4x64x64xf32>)
 // CHECK-NOT: attn.sdpa
 // CHECK: %[[PADM:.*]] = bufferization.to_buffer %[[PAD]] read_only : tensor<2x1x1x64xi1> to memref<2x1x1x64xi1, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in
 // CHECK: %[[KP:.*]] = memref.load %[[PADM]][%[[B]], %c0, %c0, %{{.*}}] : memref<2x1x1x64xi1, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: %[[S:.*]] = arith.select %[[KP]], %{{.*}}#0, %cst{{.*}} : vector<16xf32>
 // CHECK: arith.cmpf ogt, %[[S]], %{{.*}} : vector<16xf32>
-// CHECK: %[[BIASM:.*]] = bufferization.to_buffer %[[BIAS]] read_only : tensor<4x64x64xf32> to memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>
-// CHECK: scf.forall (%{{.*}}, %[[H2:.*]], %{{.*}}) in
+// CHECK: %[[BIASM:.*]] = bufferization.to_buffer %[[BIAS]] read_only : tensor<2x4x64x64xf32> to memref<2x4x64x64xf32, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: scf.forall (%[[B2:.*]], %[[H2:.*]], %{{.*}}) in
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
 // CHECK: %[[MT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
 // CHECK: %[[INK:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
-// CHECK: vector.maskedload %[[BIASM]][%[[H2]], %{{.*}}, %{{.*}}], %[[INK]], %{{.*}} : memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: vector.maskedload %[[BIASM]][%[[B2]], %[[H2]], %{{.*}}, %{{.*}}], %[[INK]], %{{.*}} : memref<2x4x64x64xf32, strided<[?, ?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK-COUNT-32: vector.shuffle
 // CHECK: vector.store %{{.*}}, %[[MT]][%{{.*}}, %{{.*}}] : memref<128x64xf32>, vector<16xf32>
 // CHECK: %[[MV:.*]] = vector.load %[[MT]][%{{.*}}, %c0] : memref<128x64xf32>, vector<16xf32>
 // CHECK: %[[SB:.*]] = arith.addf %{{.*}}#0, %[[MV]] : vector<16xf32>
 // CHECK: arith.cmpf ogt, %[[SB]], %{{.*}} : vector<16xf32>
-// CHECK: linalg.generic {{.*}} ins(%[[HIDE]] : tensor<64x64xi1>) outs(%{{.*}} : tensor<64x64xf32>)
-// CHECK: ^bb0(%[[IN:.*]]: i1, %{{.*}}: f32):
-// CHECK: %[[W:.*]] = arith.select %[[IN]], %cst{{.*}}, %cst{{.*}} : f32
-// CHECK: linalg.yield %[[W]] : f32
-// CHECK: scf.forall
-// CHECK: vector.maskedload %{{.*}} : memref<64x64xf32, strided<[?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
-// CHECK: %[[HID:.*]] = arith.cmpf oeq, %{{.*}}, %[[NINF:.*]] : vector<16xf32>
-// CHECK: arith.select %[[HID]], %[[NINF]], %{{.*}}#0 : vector<16xi1>, vector<16xf32>
-func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: tensor<4x64x64xf32>, %hide: tensor<64x64xi1>)
-    -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>) {
-  %a = attn.sdpa %q, %q, %q mask(%pad : attend_where_true) causal(top_left) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x1x1x64xi1> -> tensor<2x4x64x64xf32>
-  %b = attn.sdpa %q, %q, %q mask(%bias : additive) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<4x64x64xf32> -> tensor<2x4x64x64xf32>
-  %c = attn.sdpa %q, %q, %q mask(%hide : masked_where_true) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<64x64xi1> -> tensor<2x4x64x64xf32>
-  return %a, %b, %c : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>
+
+// A varying mask that several items share (broadcast over batches or
+// heads: here [H, Tq, Tk] over B = 2), and any i1 one, is transposed once
+// per call into MtAll [.., Tq / Br, Tk, Br]: each item's panel of Tk keys
+// x Br rows is contiguous, so the tiles load the mask vector of 16 rows
+// for a key straight from it (row block, key, lane offset), without Mt or
+// per-block transposes. An f32 mask is read by masked vector loads, an i1
+// one element by element (a vector load of i1 would read bits) and widened
+// to 0 / -inf; the i1 mask is applied by select, so that a hidden +inf or
+// NaN score still weighs 0.
+func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>, %hide: tensor<64x64xi1>)
+    -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>) {
+  %a = attn.sdpa %q, %q, %q mask(%shared : additive) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<4x64x64xf32> -> tensor<2x4x64x64xf32>
+  %b = attn.sdpa %q, %q, %q mask(%hide : masked_where_true) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<64x64xi1> -> tensor<2x4x64x64xf32>
+  return %a, %b : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>
 }
+// CHECK-LABEL: func.func @masked_shared(
+// CHECK-SAME: %[[Q:.*]]: tensor<2x4x64x64xf32>, %[[SHARED:.*]]: tensor<4x64x64xf32>, %[[HIDE:.*]]: tensor<64x64xi1>)
+// CHECK: %[[SM:.*]] = bufferization.to_buffer %[[SHARED]] read_only : tensor<4x64x64xf32> to memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>
+// CHECK: %[[ALL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x1x64x64xf32>
+// CHECK: scf.forall (%[[TH:.*]], %[[TR:.*]], %[[TK:.*]]) in (%c4, %{{.*}}, %{{.*}}) {
+// CHECK: vector.maskedload %[[SM]][%[[TH]], %{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK: vector.store %{{.*}}, %[[ALL]][%[[TH]], %{{.*}}, %{{.*}}, %{{.*}}] : memref<4x1x64x64xf32>, vector<16xf32>
+// CHECK: scf.forall (%{{.*}}, %[[H:.*]], %[[QB:.*]]) in
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+// CHECK-NEXT: memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK: %[[MV:.*]] = vector.load %[[ALL]][%[[H]], %[[QB]], %{{.*}}, %c0] : memref<4x1x64x64xf32>, vector<16xf32>
+// CHECK: %[[SB:.*]] = arith.addf %{{.*}}#0, %[[MV]] : vector<16xf32>
+// CHECK: arith.cmpf ogt, %[[SB]], %{{.*}} : vector<16xf32>
+// CHECK: %[[HM:.*]] = bufferization.to_buffer %[[HIDE]] read_only : tensor<64x64xi1> to memref<64x64xi1, strided<[?, 1], offset: ?>>
+// CHECK: %[[ALLB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x64x64xf32>
+// CHECK: scf.forall
+// CHECK-COUNT-16: memref.load %[[HM]]
+// CHECK: %[[BITS:.*]] = vector.from_elements %{{.*}} : vector<16xi1>
+// CHECK: arith.select %[[BITS]], %[[NINF:.*]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[ALLB]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x64x64xf32>, vector<16xf32>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[QB2:.*]]) in
+// CHECK: %[[M:.*]] = vector.load %[[ALLB]][%[[QB2]], %{{.*}}, %c0] : memref<1x64x64xf32>, vector<16xf32>
+// CHECK: %[[HID:.*]] = arith.cmpf oeq, %[[M]], %[[NINF2:.*]] : vector<16xf32>
+// CHECK: arith.select %[[HID]], %[[NINF2]], %{{.*}}#0 : vector<16xi1>, vector<16xf32>
 
 // A bf16 core's additive mask is bf16: widened to f32 once per call (the
-// scores are f32), then read like an f32 one.
+// scores are f32) as it is transposed into MtAll, element by element (a
+// masked vector load of bf16 needs f32 -> bf16 truncations on CPUs without
+// avx512_bf16).
 // BF16-LABEL: func.func @masked_bf16(
-// BF16: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x64x64xbf16>) outs(%{{.*}} : tensor<2x64x64xf32>)
-// BF16: arith.extf %{{.*}} : bf16 to f32
+// BF16: %[[BM:.*]] = bufferization.to_buffer %arg1 read_only : tensor<2x64x64xbf16> to memref<2x64x64xbf16, strided<[?, ?, 1], offset: ?>>
+// BF16: %[[ALL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x64x64xf32>
 // BF16: scf.forall
-// BF16: vector.maskedload %{{.*}} : memref<2x64x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// BF16: %[[E:.*]] = memref.load %[[BM]]
+// BF16: arith.extf %[[E]] : bf16 to f32
+// BF16: vector.from_elements %{{.*}} : vector<16xf32>
+// BF16: scf.forall
 // BF16: x86vector.avx512.dot
+// BF16: vector.load %[[ALL]][%{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<2x1x64x64xf32>, vector<16xf32>
 // BF16: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
 func.func @masked_bf16(%q: tensor<2x64x64xbf16>, %bias: tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16> {
   %o = attn.sdpa %q, %q, %q mask(%bias : additive) : tensor<2x64x64xbf16>, tensor<2x64x64xbf16>, tensor<2x64x64xbf16>, tensor<2x64x64xbf16> -> tensor<2x64x64xbf16>

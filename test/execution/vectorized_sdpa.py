@@ -316,10 +316,14 @@ def main():
 
     # Explicit masks. The same for every query row (key padding): one value
     # per key, broadcast over the lanes; i1 masks select, additive ones add.
-    # Varying along the rows: read per key block through a transposed copy
-    # (an i1 one widened to 0 / -inf first). Tails of Tq and Tk, GQA heads,
-    # both layouts, dynamic sizes, rows whose every key is hidden (0), and
-    # inf values and a +inf score under hidden keys (weight 0).
+    # Varying along the rows: an f32 mask of its own per (batch, head) is
+    # read per key block through a transposed copy; one shared by several
+    # batches or heads, and any i1 or bf16 mask (widened to f32, i1 to 0 /
+    # -inf), is transposed once per call into the items' row blocks. Tails
+    # of Tq and Tk (keys past a multiple of 16, rows past a multiple of the
+    # item), GQA heads, both layouts, dynamic sizes, a mask of one key
+    # (Tk = 1), rows whose every key is hidden (0), and inf values and a
+    # +inf score under hidden keys (weight 0).
     pad = np.ones((2, 1, 1, 200), bool)
     pad[1, ..., 150:] = False
     case("mask key padding attend_where_true [B,1,1,Tk] causal T=200", normal(2, 2, 200, 64),
@@ -350,6 +354,18 @@ def main():
     case("mask dynamic B=3 T=129 key padding [?,1,1,?]", normal(3, 2, 129, 64),
          normal(3, 2, 129, 64), normal(3, 2, 129, 64), shapes=dyn + ((None, 1, 1, None),),
          mask=(rng.random((3, 1, 1, 129)) < 0.7, "attend_where_true"))
+    shared = normal(1, 1, 150, 131)
+    shared[0, 0, :, 120:] = -np.inf
+    case("mask additive shared [1,1,Tq,Tk] B=2 H=3 Tq=150 Tk=131 bottom_right",
+         normal(2, 3, 150, 64), normal(2, 3, 131, 64), normal(2, 3, 131, 64),
+         causal="bottom_right", mask=(shared, "additive"))
+    seen = rng.random((2, 1, 77, 77)) < 0.7
+    seen[1, 0, 9] = False  # a row that sees no key
+    case("mask dynamic B=2 T=77 attend_where_true [?,1,?,?]", normal(2, 2, 77, 64),
+         normal(2, 2, 77, 64), normal(2, 2, 77, 64), shapes=dyn + ((None, 1, None, None),),
+         mask=(seen, "attend_where_true"))
+    case("mask additive [Tq,1] of one key, Tk=1 Tq=20", normal(1, 2, 20, 16),
+         normal(1, 2, 1, 16), normal(1, 2, 1, 16), mask=(normal(20, 1), "additive"))
     q = np.abs(normal(1, 1, 40, 16)) + 0.1
     k, v = normal(1, 1, 40, 16), normal(1, 1, 40, 16)
     v[0, 0, 7, 3], v[0, 0, 20, 0] = np.inf, np.nan
