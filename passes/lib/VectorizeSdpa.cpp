@@ -1377,7 +1377,12 @@ SmallVector<Value> CpuFlashBuilder::maskIndex(Value row, Value key) {
 void CpuFlashBuilder::packMask(Value j0) {
   // Like packQ: 16 rows of 16 keys, transposed in registers. The last key
   // chunk of K is a masked load (keys past Tk read 0: the end-of-K
-  // predicate hides them).
+  // predicate hides them). Each line loaded prefetches the line of the
+  // next key block in its row: a block's window is 64 rows of 512 bytes,
+  // each row in another 4 KiB page at T = 1024, too short a run per page
+  // for the hardware prefetchers, and such masks (each element read once)
+  // come from DRAM. (GPT-2's core under a [1, 12, T, T] bias: 3-5% faster;
+  // two blocks ahead gained less.)
   Value lastRow = sub(tq, cIdx(1));
   auto laneMask = VectorType::get({kLanes}, b.getI1Type());
   loop(cIdx(0), cIdx(br), kLanes, {}, [&](Value r0, ValueRange) {
@@ -1386,10 +1391,14 @@ void CpuFlashBuilder::packMask(Value j0) {
       Value inK = vector::CreateMaskOp::create(
           b, loc, laneMask, ValueRange{maxI(sub(tk, key0), cIdx(0))});
       SmallVector<Value> rowsOfMask;
+      Value nextKey = minI(add(key0, cIdx(bc)), sub(tk, cIdx(1)));
       for (int64_t l = 0; l < kLanes; ++l) {
         Value row = minI(add(qStart, add(r0, cIdx(l))), lastRow);
         rowsOfMask.push_back(vector::MaskedLoadOp::create(
             b, loc, vecType, mask, maskIndex(row, key0), inK, splat(0.0f)));
+        memref::PrefetchOp::create(b, loc, mask, maskIndex(row, nextKey),
+                                   /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
       }
       transpose16x16(rowsOfMask);
       for (int64_t l = 0; l < kLanes; ++l)

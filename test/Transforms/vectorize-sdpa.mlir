@@ -298,7 +298,8 @@ func.func @consumed(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
 // An f32 additive mask that varies along the query rows and is read by one
 // item per row block ([B, H, Tq, Tk]) is read per key block into Mt [Bc,
 // Br] (16 rows of 16 keys per masked load, the last chunk of K masked,
-// transposed in registers like Qt) and added to the score vectors.
+// transposed in registers like Qt; each line loaded prefetches the same
+// rows' line of the next key block) and added to the score vectors.
 func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: tensor<2x4x64x64xf32>)
     -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>) {
   %a = attn.sdpa %q, %q, %q mask(%pad : attend_where_true) causal(top_left) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x1x1x64xi1> -> tensor<2x4x64x64xf32>
@@ -319,6 +320,7 @@ func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: t
 // CHECK: %[[MT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
 // CHECK: %[[INK:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
 // CHECK: vector.maskedload %[[BIASM]][%[[B2]], %[[H2]], %{{.*}}, %{{.*}}], %[[INK]], %{{.*}} : memref<2x4x64x64xf32, strided<[?, ?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: memref.prefetch %[[BIASM]][%[[B2]], %[[H2]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<2x4x64x64xf32, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK-COUNT-32: vector.shuffle
 // CHECK: vector.store %{{.*}}, %[[MT]][%{{.*}}, %{{.*}}] : memref<128x64xf32>, vector<16xf32>
 // CHECK: %[[MV:.*]] = vector.load %[[MT]][%{{.*}}, %c0] : memref<128x64xf32>, vector<16xf32>
