@@ -256,10 +256,13 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     to the score tiles before their max: a mask that is the same for every
     query row (key padding, [B, 1, 1, Tk]) as one value per key broadcast
     over the lanes (i1: a select of the whole vector; additive: an add);
-    one that varies along the rows through a per-key-block copy Mt [Bc,
-    block-q] transposed like Qt (an i1 one widened to 0 / -inf f32 once
-    per call, then applied by select, so a hidden +inf or NaN score still
-    weighs 0; a bf16 additive mask widened to f32 likewise); one broadcast
+    one that varies along the rows read transposed: an f32 mask of its own
+    per (batch, head) through a per-key-block copy Mt [Bc, block-q]
+    transposed like Qt (each load prefetching the next block), and one
+    shared by several batches or heads, or any i1 or bf16 mask, transposed
+    once per call into one contiguous [Tk, block-q] f32 panel per row
+    block (an i1 one as 0 / -inf, applied by select, so a hidden +inf or
+    NaN score still weighs 0); one broadcast
     along the keys ([B, 1, Tq, 1]) widened once per call to f32 rows
     without the key dim, one vector per 16 rows loaded per work item.
     Soft-capped scores (c tanh(s / c)) are capped as the tile is stored,
