@@ -434,8 +434,8 @@ private:
   void emitOutputUpdate(Value j0, Value nk, bool masked);
   void emitOutputTiles(Value j0, Value nk, bool masked, bool guardZeroWeights);
   void emitEpilogue(Value q0, ValueRange l);
-  /// The explicit mask: the operand as a buffer (an i1 mask that varies
-  /// along the query rows widened to f32 first).
+  /// The explicit mask: the operand as a buffer, or MtAll (transposeMask),
+  /// or f32 rows (a mask broadcast along the keys).
   void prepareMask();
   /// `m` as f32 (0 / -inf for an i1 mask with toZeroInf), without its last
   /// (key) dim with dropKeyDim, computed once per call.
@@ -506,13 +506,13 @@ private:
       qBlockIdx;
   Value qt, st, acc, alpha; // scratch: Qt [d, br], St [bc, br], O, alpha
   // The explicit mask, if any: its buffer, whether it varies along the query
-  // rows (then read through Mt [bc rounded up to 16, br], per key block),
-  // and whether it holds i1 values (maskVaries: widened to 0 / -inf f32,
-  // still applied by select so that a masked +inf or NaN score weighs 0).
-  // A mask broadcast along the keys (maskRows) is held as f32 rows without
-  // the key dim, and rowMask has the item's vectors of it.
-  // A varying mask transposed once per call (maskTransposed) is MtAll
-  // instead, indexed through the operand's type (maskOperandType).
+  // rows (then read through Mt [bc rounded up to 16, br] per key block, an
+  // f32 operand, or, maskTransposed, as MtAll, indexed through the
+  // operand's type maskOperandType), and whether it holds i1 values
+  // (maskWidened: as 0 / -inf f32, still applied by select so that a
+  // masked +inf or NaN score weighs 0). A mask broadcast along the keys
+  // (maskRows) is held as f32 rows without the key dim, and rowMask has the
+  // item's vectors of it.
   Value mask, mt;
   bool maskVaries = false, maskRows = false, maskBool = false,
        maskWidened = false, maskTransposed = false;
@@ -1293,19 +1293,20 @@ void CpuFlashBuilder::prepareMask() {
     maskRows = true;
   }
   // i1 elements are bytes in memory but bits in a vector register: a vector
-  // load of i1 would read 16 bits, not 16 bytes. An i1 mask that is loaded
-  // as vectors (varying, or rows) is therefore widened to f32 0 / -inf once
-  // per call (the mask's own shape, not the broadcast one), and so is a
-  // bf16 additive mask (then f32 values like the scores). A mask broadcast
-  // along the keys becomes f32 rows [.., Tq] without the key dim, contiguous
-  // along the rows for vector loads, whatever its element type.
-  bool widenBool = maskBool && (maskVaries || maskRows);
+  // load of i1 would read 16 bits, not 16 bytes. Any i1 or bf16 mask that
+  // varies along the rows is therefore transposed once per call as f32
+  // (transposeOnce; i1 as 0 / -inf), so the per-block copies only ever read
+  // f32. A mask broadcast along the keys becomes f32 rows [.., Tq] without
+  // the key dim (i1 as 0 / -inf), contiguous along the rows for vector
+  // loads, whatever its element type; a bf16 key-padding mask is widened to
+  // f32 values like the scores.
   if (maskVaries && transposeOnce(mType)) {
     mask = transposeMask(toBuffer(m));
     maskTransposed = true;
     maskWidened = maskBool;
     return;
   }
+  bool widenBool = maskBool && maskRows;
   if (widenBool || maskRows || (!maskBool && !mType.getElementType().isF32()))
     m = widenMask(m, /*dropKeyDim=*/maskRows, widenBool);
   maskWidened = widenBool;
