@@ -128,6 +128,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       // vdpbf16ps only where the target CPU has it.
       vec.bf16Dot = options.bf16Dot && avx512Bf16;
       vec.streamingStores = options.streamingStores;
+      vec.parallel = options.parallel;
       // Elsewhere bf16 cores run the f32 kernel on widened loads: the
       // same memory traffic as bf16, f32 FMAs.
       vec.bf16Widen = true;

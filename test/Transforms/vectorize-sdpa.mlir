@@ -9,6 +9,7 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa='streaming-stores=false' -cse | FileCheck %s --check-prefix=NOSTREAM
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-kv=96 register-keys=6 register-rows=6' -cse | FileCheck %s --check-prefix=TILE6
 // RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' --convert-vector-to-llvm='enable-x86vector' | FileCheck %s --check-prefix=SCALEF-LLVM
+// RUN: attention-opt %s --attn-vectorize-sdpa='parallel=false' -cse | FileCheck %s --check-prefix=SERIAL
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
 // place (read-only buffers), one work item per (batch, head, 64-row query
@@ -72,14 +73,57 @@
 // CHECK-COUNT-4: vector.fma
 // CHECK: vector.reduction <add>
 // CHECK: memref.store %{{.*}}, %[[CHECKS]][%[[CB]], %[[CH]], %[[CK]]] : memref<?x?x?xf32>
-// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QBLK:.*]]) in (%{{.*}}, %{{.*}}, %[[NQB]]) {
+// The work items (batch, head, block of 64 query rows) run on one worker
+// per thread of the OpenMP team, no more than there are items. Each worker
+// cuts its scratch (Qt, St, O, alpha) from one heap block, and takes
+// chunks of consecutive items, max(1, left / (2 workers)) as last read,
+// from a shared counter by an atomic add.
+// CHECK: %[[NITEMS:.*]] = arith.muli %{{.*}}, %[[NQB]] : index
+// CHECK: %[[THREADS:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[T:.*]] = arith.index_cast %[[THREADS]] : i32 to index
+// CHECK: %[[MIN:.*]] = arith.minsi %[[NITEMS]], %[[T]] : index
+// CHECK: %[[WORKERS:.*]] = arith.maxsi %c1, %[[MIN]] : index
+// CHECK: %[[NEXT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16xi64>
+// CHECK: memref.store %c0_i64, %[[NEXT]][%c0] : memref<16xi64>
+// CHECK: %[[N64:.*]] = arith.index_cast %[[NITEMS]] : index to i64
+// CHECK: scf.forall (%{{.*}}) in (%[[WORKERS]]) {
+// CHECK: %[[SCRATCH:.*]] = memref.alloc() {alignment = 64 : i64} : memref<65792xi8>
+// CHECK: %[[QT:.*]] = memref.view %[[SCRATCH]][%c0][] : memref<65792xi8> to memref<64x64xf32>
+// CHECK: %[[ST:.*]] = memref.view %[[SCRATCH]][%c16384][] : memref<65792xi8> to memref<128x64xf32>
+// CHECK: %[[ACC:.*]] = memref.view %[[SCRATCH]][%c49152][] : memref<65792xi8> to memref<64x64xf32>
+// CHECK: %[[ALPHA:.*]] = memref.view %[[SCRATCH]][%c65536][] : memref<65792xi8> to memref<64xf32>
+// CHECK: scf.while : () -> (i64, i64) {
+// CHECK: %[[SEEN:.*]] = memref.atomic_rmw addi %c0_i64, %[[NEXT]][%c0] : (i64, memref<16xi64>) -> i64
+// CHECK: %[[LEFT:.*]] = arith.subi %[[N64]], %[[SEEN]] : i64
+// CHECK: %[[TWICE:.*]] = arith.muli %[[WORKERS]], %c2 : index
+// CHECK: %[[TWICE64:.*]] = arith.index_cast %[[TWICE]] : index to i64
+// CHECK: %[[SHARE:.*]] = arith.divsi %[[LEFT]], %[[TWICE64]] : i64
+// CHECK: %[[CHUNK:.*]] = arith.maxsi %[[SHARE]], %c1_i64 : i64
+// CHECK: %[[FIRST:.*]] = memref.atomic_rmw addi %[[CHUNK]], %[[NEXT]][%c0] : (i64, memref<16xi64>) -> i64
+// CHECK: %[[MORE:.*]] = arith.cmpi slt, %[[FIRST]], %[[N64]] : i64
+// CHECK: scf.condition(%[[MORE]]) %[[FIRST]], %[[CHUNK]] : i64, i64
+// CHECK: } do {
+// CHECK: ^bb0(%[[F64:.*]]: i64, %[[C64:.*]]: i64):
+// CHECK: %[[F:.*]] = arith.index_cast %[[F64]] : i64 to index
+// CHECK: %[[C:.*]] = arith.index_cast %[[C64]] : i64 to index
+// CHECK: %[[END:.*]] = arith.addi %[[F]], %[[C]] : index
+// CHECK: %[[LAST:.*]] = arith.minsi %[[NITEMS]], %[[END]] : index
+// CHECK: scf.for %[[ITEM:.*]] = %[[F]] to %[[LAST]] step %c1 {
+// CHECK: %[[QBLK:.*]] = arith.remui %[[ITEM]], %[[NQB]] : index
+// CHECK: %[[REST:.*]] = arith.divui %[[ITEM]], %[[NQB]] : index
+// CHECK: %[[H:.*]] = arith.remui %[[REST]], %c12 : index
+// CHECK: %[[B:.*]] = arith.divui %[[REST]], %c12 : index
+// Without `parallel`: one worker, and no call into libomp.
+// SERIAL-LABEL: func.func @causal(
+// SERIAL-NOT: omp_get_max_threads
+// SERIAL: scf.forall (%{{.*}}) in (%c1) {
+// SERIAL: memref.alloc() {alignment = 64 : i64} : memref<65792xi8>
+// SERIAL: scf.while
+// SERIAL-LABEL: func.func @
+// Causal: a head's query blocks from the last to the first.
 // CHECK: %[[LASTQB:.*]] = arith.subi %[[NQB]], %c1 : index
 // CHECK: %[[REVQB:.*]] = arith.subi %[[LASTQB]], %[[QBLK]] : index
 // CHECK: arith.muli %[[REVQB]], %c64 : index
-// CHECK: %[[QT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
-// CHECK: %[[ST:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
-// CHECK: %[[ACC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
-// CHECK: %[[ALPHA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
 // Q^T, scaled by 1/sqrt(64), in 16 x 16 blocks: 16 row loads, 4 stages of
 // 16 two-source shuffles, 16 stores.
 // CHECK: %[[SCALE:.*]] = arith.constant dense<1.250000e-01> : vector<16xf32>
@@ -246,7 +290,12 @@ func.func @causal(%q: tensor<1x12x1024x64xf32>, %k: tensor<1x12x1024x64xf32>, %v
 // CHECK: } else {
 // CHECK: scf.yield %[[K]], %[[V]]
 // Not causal: the query blocks in order (every item reads all keys).
-// CHECK: scf.forall (%{{.*}}, %[[HQ:.*]], %[[GQB:.*]]) in
+// CHECK: scf.forall (%{{.*}}) in
+// CHECK: scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK: %[[GQB:.*]] = arith.remui %[[ITEM]], %{{.*}} : index
+// CHECK: %[[REST:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
+// CHECK: %[[HQ:.*]] = arith.remui %[[REST]], %c8 : index
+// CHECK: arith.divui %[[REST]], %c8 : index
 // CHECK: %[[HK:.*]] = arith.divui %[[HQ]], %c4
 // CHECK-NEXT: arith.muli %[[GQB]], %c64 : index
 // CHECK: memref.load %[[KV]]#0[%{{.*}}, %{{.*}}, %[[HK]], %{{.*}}] : memref<?x?x2x32xf32, strided<[?, ?, ?, 1], offset: ?>>
@@ -310,14 +359,21 @@ func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: t
 // CHECK-SAME: %[[Q:.*]]: tensor<2x4x64x64xf32>, %[[PAD:.*]]: tensor<2x1x1x64xi1>, %[[BIAS:.*]]: tensor<2x4x64x64xf32>)
 // CHECK-NOT: attn.sdpa
 // CHECK: %[[PADM:.*]] = bufferization.to_buffer %[[PAD]] read_only : tensor<2x1x1x64xi1> to memref<2x1x1x64xi1, strided<[?, ?, ?, 1], offset: ?>>
-// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in
+// CHECK: scf.forall (%{{.*}}) in
+// CHECK: scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK: %[[REST:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
+// CHECK: %[[B:.*]] = arith.divui %[[REST]], %c4 : index
 // CHECK: %[[KP:.*]] = memref.load %[[PADM]][%[[B]], %c0, %c0, %{{.*}}] : memref<2x1x1x64xi1, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: %[[S:.*]] = arith.select %[[KP]], %{{.*}}#0, %cst{{.*}} : vector<16xf32>
 // CHECK: arith.cmpf ogt, %[[S]], %{{.*}} : vector<16xf32>
 // CHECK: %[[BIASM:.*]] = bufferization.to_buffer %[[BIAS]] read_only : tensor<2x4x64x64xf32> to memref<2x4x64x64xf32, strided<[?, ?, ?, 1], offset: ?>>
-// CHECK: scf.forall (%[[B2:.*]], %[[H2:.*]], %{{.*}}) in
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
-// CHECK: %[[MT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
+// CHECK: scf.forall (%{{.*}}) in
+// CHECK: memref.view %{{.*}}[%c16384][] : memref<98560xi8> to memref<128x64xf32>
+// CHECK: %[[MT:.*]] = memref.view %{{.*}}[%c49152][] : memref<98560xi8> to memref<128x64xf32>
+// CHECK: scf.for %[[ITEM2:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK: %[[REST2:.*]] = arith.divui %[[ITEM2]], %{{.*}} : index
+// CHECK: %[[H2:.*]] = arith.remui %[[REST2]], %c4 : index
+// CHECK: %[[B2:.*]] = arith.divui %[[REST2]], %c4 : index
 // CHECK: %[[INK:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
 // CHECK: vector.maskedload %[[BIASM]][%[[B2]], %[[H2]], %{{.*}}, %{{.*}}], %[[INK]], %{{.*}} : memref<2x4x64x64xf32, strided<[?, ?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK: memref.prefetch %[[BIASM]][%[[B2]], %[[H2]], %{{.*}}, %{{.*}}], read, locality<3>, data : memref<2x4x64x64xf32, strided<[?, ?, ?, 1], offset: ?>>
@@ -350,9 +406,14 @@ func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>
 // CHECK: vector.maskedload %[[SM]][%[[TH]], %{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK-COUNT-64: vector.shuffle
 // CHECK: vector.store %{{.*}}, %[[ALL]][%[[TH]], %{{.*}}, %{{.*}}, %{{.*}}] : memref<4x1x64x64xf32>, vector<16xf32>
-// CHECK: scf.forall (%{{.*}}, %[[H:.*]], %[[QB:.*]]) in
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<128x64xf32>
-// CHECK-NEXT: memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// CHECK: scf.forall (%{{.*}}) in
+// CHECK: memref.view %{{.*}}[%c16384][] : memref<65792xi8> to memref<128x64xf32>
+// CHECK-NOT: to memref<128x64xf32>
+// CHECK: memref.view %{{.*}}[%c49152][] : memref<65792xi8> to memref<64x64xf32>
+// CHECK: scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK: %[[QB:.*]] = arith.remui %[[ITEM]], %{{.*}} : index
+// CHECK: %[[REST:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
+// CHECK: %[[H:.*]] = arith.remui %[[REST]], %c4 : index
 // CHECK: %[[MV:.*]] = vector.load %[[ALL]][%[[H]], %[[QB]], %{{.*}}, %c0] : memref<4x1x64x64xf32>, vector<16xf32>
 // CHECK: %[[SB:.*]] = arith.addf %{{.*}}#0, %[[MV]] : vector<16xf32>
 // CHECK: arith.cmpf ogt, %[[SB]], %{{.*}} : vector<16xf32>
@@ -363,7 +424,9 @@ func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>
 // CHECK: %[[BITS:.*]] = vector.from_elements %{{.*}} : vector<16xi1>
 // CHECK: arith.select %[[BITS]], %[[NINF:.*]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[ALLB]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x64x64xf32>, vector<16xf32>
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[QB2:.*]]) in
+// CHECK: scf.forall (%{{.*}}) in
+// CHECK: scf.for %[[ITEM2:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK: %[[QB2:.*]] = arith.remui %[[ITEM2]], %{{.*}} : index
 // CHECK: %[[M:.*]] = vector.load %[[ALLB]][%[[QB2]], %{{.*}}, %c0] : memref<1x64x64xf32>, vector<16xf32>
 // CHECK: %[[HID:.*]] = arith.cmpf oeq, %[[M]], %[[NINF2:.*]] : vector<16xf32>
 // CHECK: arith.select %[[HID]], %[[NINF2]], %{{.*}}#0 : vector<16xi1>, vector<16xf32>
@@ -400,7 +463,10 @@ func.func @masked_bf16(%q: tensor<2x64x64xbf16>, %bias: tensor<2x64x64xbf16>) ->
 // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], {{.*}} ins(%[[ROWS]] : tensor<2x1x64x1xi1>) outs(%{{.*}} : tensor<2x1x64xf32>)
 // CHECK: arith.select %{{.*}}, %cst{{.*}}, %cst{{.*}} : f32
 // CHECK: %[[RM:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<2x1x64xf32> to memref<2x1x64xf32, strided<[?, ?, 1], offset: ?>>
-// CHECK: scf.forall (%[[B:.*]], %{{.*}}, %{{.*}}) in
+// CHECK: scf.forall (%{{.*}}) in
+// CHECK: scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %c1 {
+// CHECK: %[[REST:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
+// CHECK: %[[B:.*]] = arith.divui %[[REST]], %c4 : index
 // CHECK: %[[INQ:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
 // CHECK: %[[RV:.*]] = vector.maskedload %[[RM]][%[[B]], %c0{{.*}}, %{{.*}}], %[[INQ]], %{{.*}} : memref<2x1x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
 // CHECK: scf.for
@@ -545,8 +611,9 @@ func.func @untouched(%h: tensor<2x16x64xf16>, %q: tensor<2x16x64xf32>, %r: tenso
 // BF16: vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
 // BF16: vector.store %{{.*}}, %[[VP]]
 // BF16: scf.forall
-// BF16: %[[QP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x128xbf16>
-// BF16: %[[PP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x128xbf16>
+// BF16: %[[SCRATCH:.*]] = memref.alloc() {alignment = 64 : i64} : memref<73984xi8>
+// BF16: %[[QP:.*]] = memref.view %[[SCRATCH]][%c0][] : memref<73984xi8> to memref<32x128xbf16>
+// BF16: %[[PP:.*]] = memref.view %[[SCRATCH]][%c8192][] : memref<73984xi8> to memref<64x128xbf16>
 // Q^T pairs: the transposed block's columns c, c + 1 rounded one by one
 // (vcvtneps2bf16), then interleaved.
 // BF16-COUNT-64: vector.shuffle
@@ -592,7 +659,7 @@ func.func @untouched(%h: tensor<2x16x64xf16>, %q: tensor<2x16x64xf32>, %r: tenso
 // WIDEN-NOT: x86vector.avx512.dot
 // WIDEN: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x100x64xbf16>
 // WIDEN: scf.forall
-// WIDEN: memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+// WIDEN: memref.view %{{.*}}[%c0][] : memref<65792xi8> to memref<64x64xf32>
 // WIDEN: vector.load %{{.*}} : memref<2x4x100x64xbf16, strided<[?, ?, ?, 1], offset: ?>>, vector<16xbf16>
 // WIDEN-NEXT: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
 // WIDEN: memref.load %{{.*}} : memref<2x4x99x64xbf16, strided<[?, ?, ?, 1], offset: ?>>

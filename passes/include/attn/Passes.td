@@ -231,8 +231,13 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     `block-q` shrinks the work item to it (rounded up to 16 rows) and
     scales `register-keys` up accordingly.
 
-    One `scf.forall` iteration per (batch, head, block of `block-q` query
-    rows). The item transposes its scaled Q block into Qt [d, block-q], so
+    A work item is a (batch, head, block of `block-q` query rows). The
+    items run on workers, one `scf.forall` iteration each: one worker per
+    thread of the OpenMP team (`omp_get_max_threads()`, at most one per
+    item; one without `parallel`), each taking guided chunks of
+    consecutive items (max(1, left / (2 workers))) from a shared atomic
+    counter, in the items' order, and allocating its scratch once. The
+    item transposes its scaled Q block into Qt [d, block-q], so
     that query rows lie along the vector lanes: the online softmax's row
     max, row sum and rescale factor are vectors, and the row reductions are
     vertical. exp(s - m) is taken as 2^(s log2(e) - m2) with m2 = m log2(e)
@@ -277,8 +282,8 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     cheapest items come last. A key
     of weight 0 adds nothing even when its value is inf or NaN (blocks with
     non-finite values take a guarded copy of the output update). The
-    scratch (Qt, St, O: 64 KiB at the defaults, d = 64) belongs to the work
-    item; no Tq x Tk buffer, no transposed K or V.
+    scratch (Qt, St, O: 64 KiB at the defaults, d = 64) is one heap block
+    per worker; no Tq x Tk buffer, no transposed K or V.
 
     Before:
     ```mlir
@@ -288,12 +293,19 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     ```mlir
     %qm = bufferization.to_buffer %q read_only : ... to memref<1x12x1024x64xf32, strided<[?, ?, ?, 1], offset: ?>>
     %out = memref.alloc() {alignment = 64 : i64} : memref<1x12x1024x64xf32>
-    scf.forall (%b, %h, %qb) in (1, 12, 16) {
-      %qt = memref.alloc() : memref<64x64xf32>    (and St, O, alpha)
-      Qt = Q block^T * scale; O = 0
-      %s1:8 = scf.for %blk = %c0 to %full ... { scores, exp, O update }
-      %s2:8 = scf.for %blk = %full to %end ... { the same, with the predicate }
-      out block = O / l
+    %threads = call @omp_get_max_threads() : () -> i32
+    scf.forall (%w) in (%workers) {
+      %scratch = memref.alloc() : memref<65792xi8>
+      %qt = memref.view %scratch[%c0][] : memref<65792xi8> to memref<64x64xf32>
+                                                  (and St, O, alpha)
+      scf.while: take a chunk of items from the counter (memref.atomic_rmw)
+        scf.for %item = %first to %last {
+          (%b, %h, %qb) of %item (causal: %qb = 15 - %qb)
+          Qt = Q block^T * scale; O = 0
+          %s1:8 = scf.for %blk = %c0 to %full ... { scores, exp, O update }
+          %s2:8 = scf.for %blk = %full to %end ... { the same, with the predicate }
+          out block = O / l
+        }
     }
     %o = bufferization.to_tensor %out restrict writable : ...
     ```
@@ -314,6 +326,9 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"accumulators", "accumulators", "int64_t", /*default=*/"24",
            "Most vector<16xf32> accumulators of a register tile: 24 of "
            "AVX-512's 32 registers; 4 (8 of AVX2's 16 ymm) for AVX2">,
+    Option<"parallel", "parallel", "bool", /*default=*/"true",
+           "One worker per thread of the OpenMP team that runs the "
+           "parallel loop (false: one worker, and no call into libomp)">,
     Option<"polynomialExp", "polynomial-exp", "bool", /*default=*/"true",
            "2^x as an inline polynomial for non-positive arguments "
            "(false: math.exp2)">,
