@@ -69,6 +69,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -1612,6 +1613,36 @@ Value CpuFlashBuilder::transposeMask(Value src) {
   ubs.push_back(keyTiles);
   Value lastRow = sub(rows, cIdx(1)), lastKey = sub(keys, cIdx(1));
   bool keepWhereTrue = op.getMaskKind() == MaskKind::attend_where_true;
+  // An i1 element is a byte in memory but a bit in a vector (a vector load
+  // of i1 reads bits), and memref has no op that views i1 as i8: 16 keys of
+  // an i1 row are loaded as 16 bytes through the buffer's address, from
+  // its aligned pointer and strided metadata (taken once, here).
+  Value maskBase, maskOffset;
+  SmallVector<Value> maskStrides;
+  if (maskBool) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, src);
+    maskOffset = meta.getOffset();
+    maskStrides.assign(meta.getStrides().begin(), meta.getStrides().end());
+    maskBase = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, src));
+  }
+  auto loadBoolRow = [&](ValueRange idx) -> Value {
+    Value linear = maskOffset;
+    for (auto [i, stride] : llvm::zip(idx, maskStrides))
+      linear = add(linear, mul(i, stride));
+    Value address = arith::AddIOp::create(
+        b, loc, maskBase,
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), linear));
+    Value ptr = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+    auto bytesType = VectorType::get({kLanes}, b.getI8Type());
+    Value bytes = LLVM::LoadOp::create(b, loc, bytesType, ptr, /*alignment=*/1);
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, bytes,
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0))));
+  };
   scf::ForallOp::create(
       b, loc, ubs, ValueRange{}, std::nullopt,
       [&](OpBuilder &, Location, ValueRange ivs) {
@@ -1631,18 +1662,13 @@ Value CpuFlashBuilder::transposeMask(Value src) {
               ValueRange{maxI(sub(keys, k0), cIdx(0))});
         Value zero = splat(0.0f),
               minusInf = splat(-std::numeric_limits<float>::infinity());
-        SmallVector<Value> vecs;
-        for (int64_t l = 0; l < kLanes; ++l) {
-          Value row = minI(add(r0, l), lastRow);
-          if (elem.isF32()) {
-            vecs.push_back(vector::MaskedLoadOp::create(
-                b, loc, vecType, src, srcAt(row, k0), inK, zero));
-            continue;
-          }
-          // i1 elements are bytes in memory but bits in a vector, and a
-          // masked vector load of bf16 on a CPU without avx512_bf16 is
-          // legalized through f32 -> bf16 truncations (a libcall): both are
-          // loaded as scalars, the bf16 ones widened to f32 one by one.
+        // A masked vector load of bf16 on a CPU without avx512_bf16 is
+        // legalized through f32 -> bf16 truncations (a libcall): bf16
+        // elements are loaded as scalars and widened one by one, and so are
+        // the i1 ones of the last 16 keys when Tk is not a multiple of 16
+        // (reading past a row's end could leave the buffer).
+        auto rowOf = [&](int64_t l) { return minI(add(r0, l), lastRow); };
+        auto scalars = [&](Value row) -> Value {
           SmallVector<Value> elems;
           for (int64_t e = 0; e < kLanes; ++e) {
             Value x = memref::LoadOp::create(
@@ -1651,13 +1677,34 @@ Value CpuFlashBuilder::transposeMask(Value src) {
               x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
             elems.push_back(x);
           }
-          Value v = vector::FromElementsOp::create(
+          return vector::FromElementsOp::create(
               b, loc, VectorType::get({kLanes}, elems[0].getType()), elems);
-          if (maskBool)
-            v = arith::SelectOp::create(b, loc, v,
-                                        keepWhereTrue ? zero : minusInf,
-                                        keepWhereTrue ? minusInf : zero);
-          vecs.push_back(v);
+        };
+        SmallVector<Value> vecs;
+        if (elem.isF32()) {
+          for (int64_t l = 0; l < kLanes; ++l)
+            vecs.push_back(vector::MaskedLoadOp::create(
+                b, loc, vecType, src, srcAt(rowOf(l), k0), inK, zero));
+        } else if (!maskBool) {
+          for (int64_t l = 0; l < kLanes; ++l)
+            vecs.push_back(scalars(rowOf(l)));
+        } else {
+          Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                              add(k0, kLanes), keys);
+          auto rowsOfBits = [&](bool bytes) {
+            SmallVector<Value> bits;
+            for (int64_t l = 0; l < kLanes; ++l)
+              bits.push_back(bytes ? loadBoolRow(srcAt(rowOf(l), k0))
+                                   : scalars(rowOf(l)));
+            scf::YieldOp::create(b, loc, bits);
+          };
+          auto ifOp = scf::IfOp::create(
+              b, loc, whole, [&](OpBuilder &, Location) { rowsOfBits(true); },
+              [&](OpBuilder &, Location) { rowsOfBits(false); });
+          for (Value bits : ifOp.getResults())
+            vecs.push_back(arith::SelectOp::create(
+                b, loc, bits, keepWhereTrue ? zero : minusInf,
+                keepWhereTrue ? minusInf : zero));
         }
         transpose16x16(vecs);
         Value rowBlock =

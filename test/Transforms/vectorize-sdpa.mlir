@@ -389,9 +389,10 @@ func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: t
 // x Br rows is contiguous, so the tiles load the mask vector of 16 rows
 // for a key straight from it (row block, key, lane offset), without Mt or
 // per-block transposes. An f32 mask is read by masked vector loads, an i1
-// one element by element (a vector load of i1 would read bits) and widened
-// to 0 / -inf; the i1 mask is applied by select, so that a hidden +inf or
-// NaN score still weighs 0.
+// one 16 bytes at a time through the buffer's address (a vector load of i1
+// would read bits; element by element in the last 16 keys when Tk is not a
+// multiple of 16) and widened to 0 / -inf; the i1 mask is applied by
+// select, so that a hidden +inf or NaN score still weighs 0.
 func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>, %hide: tensor<64x64xi1>)
     -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>) {
   %a = attn.sdpa %q, %q, %q mask(%shared : additive) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<4x64x64xf32> -> tensor<2x4x64x64xf32>
@@ -419,10 +420,26 @@ func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>
 // CHECK: arith.cmpf ogt, %[[SB]], %{{.*}} : vector<16xf32>
 // CHECK: %[[HM:.*]] = bufferization.to_buffer %[[HIDE]] read_only : tensor<64x64xi1> to memref<64x64xi1, strided<[?, 1], offset: ?>>
 // CHECK: %[[ALLB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x64x64xf32>
+// CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[HM]]
+// CHECK: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[HM]]
+// CHECK: %[[PTR64:.*]] = arith.index_cast %[[PTR]] : index to i64
 // CHECK: scf.forall
+// CHECK: %[[WHOLE:.*]] = arith.cmpi ule, %{{.*}}, %c64 : index
+// CHECK: %[[ROWS:.*]]:16 = scf.if %[[WHOLE]] -> (vector<16xi1>
+// CHECK: arith.muli %{{.*}}, %[[STRIDES]]#0 : index
+// CHECK: %[[ROWOFF:.*]] = arith.addi %[[OFF]], %{{.*}} : index
+// CHECK: arith.muli %{{.*}}, %[[STRIDES]]#1 : index
+// CHECK: %[[EL:.*]] = arith.addi %[[ROWOFF]], %{{.*}} : index
+// CHECK: %[[EL64:.*]] = arith.index_cast %[[EL]] : index to i64
+// CHECK: %[[ADDR:.*]] = arith.addi %[[PTR64]], %[[EL64]] : i64
+// CHECK: %[[P:.*]] = llvm.inttoptr %[[ADDR]] : i64 to !llvm.ptr
+// CHECK: %[[BYTES:.*]] = llvm.load %[[P]] {alignment = 1 : i64} : !llvm.ptr -> vector<16xi8>
+// CHECK: arith.cmpi ne, %[[BYTES]], %{{.*}} : vector<16xi8>
+// CHECK-COUNT-15: llvm.load %{{.*}} {alignment = 1 : i64} : !llvm.ptr -> vector<16xi8>
+// CHECK: } else {
 // CHECK-COUNT-16: memref.load %[[HM]]
-// CHECK: %[[BITS:.*]] = vector.from_elements %{{.*}} : vector<16xi1>
-// CHECK: arith.select %[[BITS]], %[[NINF:.*]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.from_elements %{{.*}} : vector<16xi1>
+// CHECK: arith.select %[[ROWS]]#0, %[[NINF:.*]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: vector.store %{{.*}}, %[[ALLB]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x64x64xf32>, vector<16xf32>
 // CHECK: scf.forall (%{{.*}}) in
 // CHECK: scf.for %[[ITEM2:.*]] = %{{.*}} to %{{.*}} step %c1 {

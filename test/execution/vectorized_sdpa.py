@@ -87,15 +87,27 @@ def module(qshape, kshape, vshape, causal=None, layout=None, scale=None, elem="f
     if dropout is not None:
         parts.append("dropout_p = %r : f32, seed = %d : i64" % dropout)
     attrs = "{%s} " % ", ".join(parts) if parts else ""
-    marg = mclause = mtype = ""
+    marg = mclause = mtype = slice_op = ""
     if mask:
         # An additive mask has the operands' element type.
-        mty = attn_exec.tensor_type(mask[0], elem if mask[1] == "additive" else "i1")
+        mel = elem if mask[1] == "additive" else "i1"
+        mty = attn_exec.tensor_type(mask[0], mel)
         marg, mclause, mtype = ", %%m: %s" % mty, "mask(%%m : %s) " % mask[1], ", " + mty
-    return ("func.func @main(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
+        if len(mask) > 2:
+            # A window of a larger argument (full shape, offsets; leading
+            # dims of size 1 dropped): the mask is read through a strided
+            # view with an offset.
+            full, offsets = mask[2]
+            fty = attn_exec.tensor_type(full, mel)
+            marg = ", %%mfull: %s" % fty
+            slice_op = "  %%m = tensor.extract_slice %%mfull[%s] [%s] [%s] : %s to %s\n" % (
+                ", ".join(map(str, offsets)),
+                ", ".join(map(str, (1,) * (len(full) - len(mask[0])) + tuple(mask[0]))),
+                ", ".join("1" for _ in offsets), fty, mty)
+    return ("func.func @main(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n%s"
             "  %%0 = attn.sdpa %%q, %%k, %%v %s%s%s%s: %s, %s, %s%s -> %s\n"
             "  return %%0 : %s\n}\n") % (
-        ty(qshape), ty(kshape), ty(vshape), marg, ty(oshape), mclause,
+        ty(qshape), ty(kshape), ty(vshape), marg, ty(oshape), slice_op, mclause,
         "causal(%s) " % causal if causal else "",
         "layout(%s) " % layout if layout else "", attrs,
         ty(qshape), ty(kshape), ty(vshape), mtype, ty(oshape), ty(oshape))
@@ -179,10 +191,12 @@ def main():
         else "are widened to f32"))
 
     def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None, elem="f32",
-             mask=None, window=None, softcap=None, tol=None, dropout=None):
+             mask=None, window=None, softcap=None, tol=None, dropout=None, mask_in=None):
         """Runs one module; `shapes` overrides the static types (dynamic dims;
         with a mask, a fourth entry for its type). bf16: inputs rounded to
-        bf16, tolerance 2e-2 (atol and rtol). `mask`: (values, kind)."""
+        bf16, tolerance 2e-2 (atol and rtol). `mask`: (values, kind).
+        `mask_in`: (larger array, offsets): the module's argument, of which
+        the mask is the window at `offsets` (sliced in the module)."""
         band = window is not None or softcap is not None or dropout is not None
         if part == ("core" if band else "band"):
             return
@@ -190,6 +204,8 @@ def main():
         mask_type = None
         if mask is not None:
             mask_type = (shapes[3] if shapes and len(shapes) > 3 else mask[0].shape, mask[1])
+        if mask_in is not None:
+            mask_type += ((mask_in[0].shape, mask_in[1]),)
         text = module(qs, ks, vs, causal, layout, scale, elem, mask_type, window, softcap,
                       dropout)
         tol = tol or 1e-5
@@ -222,7 +238,8 @@ def main():
         for vname, opts in variants:
             label = "%s %s" % (name, vname)
             with checks(label):
-                inputs = [q, k, v] + ([mask[0]] if mask is not None else [])
+                inputs = [q, k, v] + ([mask[0] if mask_in is None else mask_in[0]]
+                                      if mask is not None else [])
                 (got,) = attn_exec.run(text, "main", inputs, work,
                                        extra_args=[opts if opts.startswith("--")
                                                    else "--pipeline-options=" + opts])
@@ -378,6 +395,14 @@ def main():
     hide[:, [7, 20, 30]] = True
     case("mask hides inf/NaN values and a +inf score ([Tq,Tk], widened)", q, k, v,
          mask=(hide, "masked_where_true"))
+    # An i1 mask read through a strided view with an offset (a window of a
+    # larger argument): its rows of 16 keys are loaded as 16 bytes from the
+    # buffer's address, which must follow the view's offset and row stride.
+    wide = rng.random((3, 90, 70)) < 0.3
+    window = wide[1, 7:7 + 66, 5:5 + 50]
+    case("mask masked_where_true [Tq,Tk] window of a larger i1 argument, Tq=66 Tk=50",
+         normal(2, 2, 66, 32), normal(2, 2, 50, 32), normal(2, 2, 50, 32),
+         mask=(window, "masked_where_true"), mask_in=(wide, (1, 7, 5)))
 
     # Masks broadcast along the keys (one value per query row): widened to
     # f32 rows once per call, one vector per 16 rows loaded per work item.

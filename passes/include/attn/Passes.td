@@ -266,8 +266,10 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     transposed like Qt (each load prefetching the next block), and one
     shared by several batches or heads, or any i1 or bf16 mask, transposed
     once per call into one contiguous [Tk, block-q] f32 panel per row
-    block (an i1 one as 0 / -inf, applied by select, so a hidden +inf or
-    NaN score still weighs 0); one broadcast
+    block (an i1 one read 16 bytes at a time through the buffer's
+    address, as memref cannot view i1 as i8, and widened to 0 / -inf,
+    applied by select, so a hidden +inf or NaN score still weighs 0); one
+    broadcast
     along the keys ([B, 1, Tq, 1]) widened once per call to f32 rows
     without the key dim, one vector per 16 rows loaded per work item.
     Soft-capped scores (c tanh(s / c)) are capped as the tile is stored,
@@ -356,6 +358,7 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
+    "mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect",
     "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect", "mlir::vector::VectorDialect",
