@@ -644,16 +644,14 @@ Value CpuFlashBuilder::build() {
               // other workers took in between. (memref.generic_atomic_rmw,
               // one compare-and-swap for both, is rejected by the buffer
               // deallocation pipeline.)
-              auto atomicAdd = [&](int64_t c) -> Value {
+              auto atomicAdd = [&](Value c) -> Value {
                 return memref::AtomicRMWOp::create(
-                    b, loc, arith::AtomicRMWKind::addi,
-                    arith::ConstantIntOp::create(b, loc, i64, c), next,
+                    b, loc, arith::AtomicRMWKind::addi, c, next,
                     ValueRange{cIdx(0)});
               };
-              Value chunk = chunkAfter(atomicAdd(0));
-              Value first = memref::AtomicRMWOp::create(
-                  b, loc, arith::AtomicRMWKind::addi, chunk, next,
-                  ValueRange{cIdx(0)});
+              Value chunk = chunkAfter(
+                  atomicAdd(arith::ConstantIntOp::create(b, loc, i64, 0)));
+              Value first = atomicAdd(chunk);
               Value more = arith::CmpIOp::create(
                   b, loc, arith::CmpIPredicate::slt, first, numItems64);
               scf::ConditionOp::create(b, loc, more, ValueRange{first, chunk});
@@ -716,9 +714,7 @@ void CpuFlashBuilder::planScratch() {
 }
 
 void CpuFlashBuilder::bindScratch() {
-  Value block = memref::AllocOp::create(
-      b, loc, MemRefType::get({scratchBytes}, b.getI8Type()),
-      b.getI64IntegerAttr(64));
+  Value block = scratchBuffer({scratchBytes}, b.getI8Type());
   SmallVector<Value> views;
   for (auto [part, offset] : llvm::zip(scratchParts, scratchOffsets))
     views.push_back(
