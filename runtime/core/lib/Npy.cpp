@@ -8,6 +8,7 @@
 
 #include "attnrt/Npy.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -39,33 +40,44 @@ Status fail(const std::string &what, const std::string &msg) {
   return Status::error(what + ": " + msg);
 }
 
-} // namespace
+/// What the header of a .npy file says: its length and the array's type.
+struct NpyHeader {
+  size_t dataStart = 0; // offset of the payload from the file's start
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::string dims; // the shape tuple's text, for messages
+  size_t payloadBytes = 0;
+};
 
-Status parseNpy(const std::string &bytes, const std::string &what,
-                Tensor &out) {
+/// Reads the magic and version in the first bytes (`prefix`, at least the
+/// first 12 of the file where it has them): where the header dict starts
+/// and how long it is.
+Status parsePreamble(const std::string &prefix, const std::string &what,
+                     size_t &headerStart, size_t &headerLen) {
   static const char magic[] = "\x93NUMPY";
-  if (bytes.size() < 10 || bytes.compare(0, 6, magic, 6) != 0)
+  if (prefix.size() < 10 || prefix.compare(0, 6, magic, 6) != 0)
     return fail(what, "not a .npy file (missing the \\x93NUMPY magic)");
-  unsigned major = static_cast<unsigned char>(bytes[6]);
-  size_t headerLen, headerStart;
+  unsigned major = static_cast<unsigned char>(prefix[6]);
   if (major == 1) {
-    headerLen = static_cast<unsigned char>(bytes[8]) |
-                (static_cast<unsigned char>(bytes[9]) << 8);
+    headerLen = static_cast<unsigned char>(prefix[8]) |
+                (static_cast<unsigned char>(prefix[9]) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
+    if (prefix.size() < 12)
       return fail(what, "truncated .npy header");
     headerLen = 0;
     for (int i = 3; i >= 0; --i)
-      headerLen = (headerLen << 8) | static_cast<unsigned char>(bytes[8 + i]);
+      headerLen = (headerLen << 8) | static_cast<unsigned char>(prefix[8 + i]);
     headerStart = 12;
   } else {
     return fail(what, "unsupported .npy version " + std::to_string(major));
   }
-  if (bytes.size() < headerStart + headerLen)
-    return fail(what, "truncated .npy header");
-  std::string h = bytes.substr(headerStart, headerLen);
+  return Status::ok();
+}
 
+/// Parses the header dict `h` (descr, fortran_order, shape) into `hdr`.
+Status parseDict(const std::string &h, const std::string &what,
+                 NpyHeader &hdr) {
   size_t p;
   if (!findKey(h, "descr", p) || p >= h.size() || (h[p] != '\'' && h[p] != '"'))
     return fail(what, "header has no 'descr'");
@@ -73,17 +85,16 @@ Status parseNpy(const std::string &bytes, const std::string &what,
   if (e == std::string::npos)
     return fail(what, "malformed 'descr' in header");
   std::string descr = h.substr(p + 1, e - p - 1);
-  DType dtype;
   if (descr == "<f4")
-    dtype = DType::F32;
+    hdr.dtype = DType::F32;
   else if (descr == "<f2")
-    dtype = DType::F16;
+    hdr.dtype = DType::F16;
   else if (descr == "|b1")
-    dtype = DType::Bool;
+    hdr.dtype = DType::Bool;
   else if (descr == "<i8")
-    dtype = DType::I64;
+    hdr.dtype = DType::I64;
   else if (descr == "<i4")
-    dtype = DType::I32;
+    hdr.dtype = DType::I32;
   else
     return fail(what, "unsupported dtype '" + descr +
                           "' (expected <f4, <f2, |b1, <i8 or <i4, little-endian)");
@@ -101,9 +112,8 @@ Status parseNpy(const std::string &bytes, const std::string &what,
   e = h.find(')', p);
   if (e == std::string::npos)
     return fail(what, "malformed 'shape' in header");
-  std::vector<int64_t> shape;
-  std::string dims = h.substr(p + 1, e - p - 1);
-  std::stringstream ss(dims);
+  hdr.dims = h.substr(p + 1, e - p - 1);
+  std::stringstream ss(hdr.dims);
   std::string tok;
   const int64_t maxElems = int64_t(1) << 40;
   int64_t count = 1;
@@ -116,42 +126,56 @@ Status parseNpy(const std::string &bytes, const std::string &what,
         tok.size() > 15)
       return fail(what, "bad dimension '" + tok + "' in shape");
     int64_t d = std::stoll(tok);
-    shape.push_back(d);
+    hdr.shape.push_back(d);
     if (d != 0 && count > maxElems / d)
-      return fail(what, "shape (" + dims + ") has too many elements");
+      return fail(what, "shape (" + hdr.dims + ") has too many elements");
     count *= d;
   }
-  if (shape.size() > 16)
-    return fail(what, "rank " + std::to_string(shape.size()) + " exceeds 16");
-  size_t dataStart = headerStart + headerLen;
-  size_t need = static_cast<size_t>(count) * dtypeSize(dtype);
-  if (bytes.size() - dataStart < need)
-    return fail(what, "truncated data: shape (" + dims + ") needs " +
-                          std::to_string(need) + " bytes, file has " +
-                          std::to_string(bytes.size() - dataStart));
-  if (bytes.size() - dataStart > need)
-    return fail(what, "trailing bytes after the array data");
-  Tensor t(dtype, shape);
-  std::memcpy(t.data(), bytes.data() + dataStart, need);
-  if (dtype == DType::Bool)
-    for (int64_t i = 0; i < count; ++i)
-      if (t.as<uint8_t>()[i] > 1)
-        return fail(what, "bool array holds a byte other than 0 or 1");
-  out = std::move(t);
+  if (hdr.shape.size() > 16)
+    return fail(what,
+                "rank " + std::to_string(hdr.shape.size()) + " exceeds 16");
+  hdr.payloadBytes = static_cast<size_t>(count) * dtypeSize(hdr.dtype);
   return Status::ok();
 }
 
-Status readNpy(const std::string &path, Tensor &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error(path + ": cannot open for reading");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parseNpy(buf.str(), path, out);
+/// Parses the preamble and dict of a .npy file whose first bytes are in
+/// `bytes` (all of the header, or the file is truncated there).
+Status parseHeader(const std::string &bytes, const std::string &what,
+                   NpyHeader &hdr) {
+  size_t headerStart, headerLen;
+  if (Status s = parsePreamble(bytes, what, headerStart, headerLen); !s)
+    return s;
+  if (bytes.size() < headerStart + headerLen)
+    return fail(what, "truncated .npy header");
+  hdr.dataStart = headerStart + headerLen;
+  return parseDict(bytes.substr(headerStart, headerLen), what, hdr);
 }
 
-std::string serializeNpy(const Tensor &t0) {
-  Tensor t = t0.dtype() == DType::BF16 ? convertFloat(t0, DType::F32) : t0;
+/// The payload after the header must be exactly the array's bytes.
+Status checkPayloadSize(const NpyHeader &hdr, size_t available,
+                        const std::string &what) {
+  if (available < hdr.payloadBytes)
+    return fail(what, "truncated data: shape (" + hdr.dims + ") needs " +
+                          std::to_string(hdr.payloadBytes) +
+                          " bytes, file has " + std::to_string(available));
+  if (available > hdr.payloadBytes)
+    return fail(what, "trailing bytes after the array data");
+  return Status::ok();
+}
+
+Status checkBools(const Tensor &t, const std::string &what) {
+  if (t.dtype() != DType::Bool)
+    return Status::ok();
+  const uint8_t *b = t.as<uint8_t>();
+  for (size_t i = 0, n = t.byteSize(); i < n; ++i)
+    if (b[i] > 1)
+      return fail(what, "bool array holds a byte other than 0 or 1");
+  return Status::ok();
+}
+
+/// The header of `t`'s .npy file (version 1, padded so that the data
+/// starts at a multiple of 64 bytes); bf16 is described as f32.
+std::string npyHeader(const Tensor &t) {
   const char *descr = "<f4";
   switch (t.dtype()) {
   case DType::F16:
@@ -179,7 +203,6 @@ std::string serializeNpy(const Tensor &t0) {
   shape += ")";
   std::string header = std::string("{'descr': '") + descr +
                        "', 'fortran_order': False, 'shape': " + shape + ", }";
-  // Pad so that the data starts at a multiple of 64 bytes.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
@@ -187,6 +210,76 @@ std::string serializeNpy(const Tensor &t0) {
   out += static_cast<char>(header.size() & 0xFF);
   out += static_cast<char>(header.size() >> 8);
   out += header;
+  return out;
+}
+
+} // namespace
+
+Status parseNpy(const std::string &bytes, const std::string &what,
+                Tensor &out) {
+  NpyHeader hdr;
+  if (Status s = parseHeader(bytes, what, hdr); !s)
+    return s;
+  if (Status s = checkPayloadSize(hdr, bytes.size() - hdr.dataStart, what); !s)
+    return s;
+  Tensor t(hdr.dtype, hdr.shape);
+  std::memcpy(t.data(), bytes.data() + hdr.dataStart, hdr.payloadBytes);
+  if (Status s = checkBools(t, what); !s)
+    return s;
+  out = std::move(t);
+  return Status::ok();
+}
+
+Status readNpy(const std::string &path, Tensor &out) {
+  // The header first, then the payload straight into the tensor: the
+  // file's bytes are never held a second time (a whole-file buffer would
+  // double the memory of a large mask or activation while it is read).
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(path + ": cannot open for reading");
+  in.seekg(0, std::ios::end);
+  std::streamoff fileSize = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (!in || fileSize < 0)
+    return Status::error(path + ": cannot determine the file's size");
+  std::string head(static_cast<size_t>(std::min<std::streamoff>(fileSize, 12)),
+                   '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  size_t headerStart, headerLen;
+  if (Status s = parsePreamble(head, path, headerStart, headerLen); !s)
+    return s;
+  size_t headerEnd = headerStart + headerLen;
+  if (static_cast<size_t>(fileSize) < headerEnd)
+    return fail(path, "truncated .npy header");
+  if (headerEnd > head.size()) {
+    size_t have = head.size();
+    head.resize(headerEnd);
+    in.read(head.data() + have, static_cast<std::streamsize>(headerEnd - have));
+  }
+  if (!in)
+    return Status::error(path + ": read failed");
+  NpyHeader hdr;
+  if (Status s = parseHeader(head.substr(0, headerEnd), path, hdr); !s)
+    return s;
+  if (Status s = checkPayloadSize(
+          hdr, static_cast<size_t>(fileSize) - headerEnd, path);
+      !s)
+    return s;
+  in.seekg(static_cast<std::streamoff>(headerEnd), std::ios::beg);
+  Tensor t(hdr.dtype, hdr.shape);
+  in.read(static_cast<char *>(t.data()),
+          static_cast<std::streamsize>(hdr.payloadBytes));
+  if (!in || static_cast<size_t>(in.gcount()) != hdr.payloadBytes)
+    return Status::error(path + ": read failed");
+  if (Status s = checkBools(t, path); !s)
+    return s;
+  out = std::move(t);
+  return Status::ok();
+}
+
+std::string serializeNpy(const Tensor &t0) {
+  Tensor t = t0.dtype() == DType::BF16 ? convertFloat(t0, DType::F32) : t0;
+  std::string out = npyHeader(t);
   out.append(static_cast<const char *>(t.data()), t.byteSize());
   return out;
 }
@@ -197,8 +290,15 @@ Status writeNpyAtomic(const std::string &path, const Tensor &t) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out)
       return Status::error(path + ": cannot open for writing");
-    std::string bytes = serializeNpy(t);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    // The header, then the tensor's own bytes (no serialized copy of them);
+    // bf16 is converted to f32 first.
+    Tensor f32;
+    const Tensor &src =
+        t.dtype() == DType::BF16 ? (f32 = convertFloat(t, DType::F32)) : t;
+    std::string header = npyHeader(src);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(static_cast<const char *>(src.data()),
+              static_cast<std::streamsize>(src.byteSize()));
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());

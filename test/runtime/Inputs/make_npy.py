@@ -31,3 +31,19 @@ with open(os.path.join(d, "x_huge_shape.npy"), "wb") as f:
     header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"
     header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
     f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+# The header's length field promises more than the file holds.
+with open(os.path.join(d, "x_cut_header.npy"), "wb") as f:
+    f.write(whole[:40])
+with open(os.path.join(d, "x_trailing.npy"), "wb") as f:
+    f.write(whole + b"\0\0\0\0")
+# A bool mask [2, 4, 8] with a byte that is neither 0 nor 1.
+m = np.ones((2, 4, 8), bool)
+np.save(os.path.join(d, "m.npy"), m)
+with open(os.path.join(d, "m.npy"), "rb") as f:
+    mb = bytearray(f.read())
+mb[-3] = 7
+with open(os.path.join(d, "m_bad_byte.npy"), "wb") as f:
+    f.write(bytes(mb))
+# Format version 2 (4-byte header length): read like version 1.
+with open(os.path.join(d, "x_v2.npy"), "wb") as f:
+    np.lib.format.write_array(f, x, version=(2, 0))
