@@ -451,10 +451,12 @@ private:
   /// read the last row, keys past Tk read 0).
   void packMask(Value j0);
   /// Whether a mask that varies along the query rows is transposed (and
-  /// widened to f32) once per call rather than per key block of every item.
+  /// widened to f32 unless it is i1) once per call rather than per key block
+  /// of every item.
   bool transposeOnce(RankedTensorType maskType);
-  /// MtAll [.., ceil(Tq / Br), Km rounded up to 16, Br] f32: the mask in
-  /// the items' row blocks, each with its last two dims swapped.
+  /// MtAll [.., ceil(Tq / Br), Km rounded up to 16, Br]: the mask in the
+  /// items' row blocks, each with its last two dims swapped; f32, or i8 (1
+  /// where the key is hidden) for an i1 mask.
   Value transposeMask(Value src);
   /// The mask's indices for query row `row` and key `key` (0 in its
   /// broadcast dims).
@@ -520,9 +522,10 @@ private:
   // The explicit mask, if any: its buffer, whether it varies along the query
   // rows (then read through Mt [bc rounded up to 16, br] per key block, an
   // f32 operand, or, maskTransposed, as MtAll, indexed through the
-  // operand's type maskOperandType), and whether it holds i1 values
-  // (maskWidened: as 0 / -inf f32, still applied by select so that a
-  // masked +inf or NaN score weighs 0). A mask broadcast along the keys
+  // operand's type maskOperandType; an i1 mask's MtAll holds bytes, 1 where
+  // hidden), and whether it holds i1 values (maskWidened: as 0 / -inf f32;
+  // both are applied by select so that a masked +inf or NaN score weighs
+  // 0). A mask broadcast along the keys
   // (maskRows) is held as f32 rows without the key dim, and rowMask has the
   // item's vectors of it.
   Value mask, mt;
@@ -1422,16 +1425,15 @@ void CpuFlashBuilder::prepareMask() {
   }
   // i1 elements are bytes in memory but bits in a vector register: a vector
   // load of i1 would read 16 bits, not 16 bytes. Any i1 or bf16 mask that
-  // varies along the rows is therefore transposed once per call as f32
-  // (transposeOnce; i1 as 0 / -inf), so the per-block copies only ever read
-  // f32. A mask broadcast along the keys becomes f32 rows [.., Tq] without
-  // the key dim (i1 as 0 / -inf), contiguous along the rows for vector
-  // loads, whatever its element type; a bf16 key-padding mask is widened to
-  // f32 values like the scores.
+  // varies along the rows is therefore transposed once per call
+  // (transposeOnce; bf16 as f32, i1 as bytes, 1 where hidden), so the
+  // per-block copies only ever read f32. A mask broadcast along the keys
+  // becomes f32 rows [.., Tq] without the key dim (i1 as 0 / -inf), contiguous
+  // along the rows for vector loads, whatever its element type; a bf16
+  // key-padding mask is widened to f32 values like the scores.
   if (maskVaries && transposeOnce(mType)) {
     mask = transposeMask(toBuffer(m));
     maskTransposed = true;
-    maskWidened = maskBool;
     return;
   }
   bool widenBool = maskBool && maskRows;
@@ -1602,9 +1604,13 @@ Value CpuFlashBuilder::transposeMask(Value src) {
     shape.push_back(llvm::alignTo(staticKeys, kLanes));
   }
   shape.push_back(br);
-  Value all =
-      memref::AllocOp::create(b, loc, MemRefType::get(shape, b.getF32Type()),
-                              dynSizes, b.getI64IntegerAttr(64));
+  // An i1 mask stays one byte per element (1 where the key is hidden): a
+  // quarter of f32's memory and of the key loop's mask traffic (a [1, 1, T,
+  // T] mask at T = 8192 would otherwise take 256 MiB), applied by the same
+  // select as the widened form.
+  Type allElem = maskBool ? Type(b.getI8Type()) : Type(b.getF32Type());
+  Value all = memref::AllocOp::create(b, loc, MemRefType::get(shape, allElem),
+                                      dynSizes, b.getI64IntegerAttr(64));
   ubs.push_back(mul(rowBlocks, br / kLanes));
   ubs.push_back(keyTiles);
   Value lastRow = sub(rows, cIdx(1)), lastKey = sub(keys, cIdx(1));
@@ -1656,8 +1662,7 @@ Value CpuFlashBuilder::transposeMask(Value src) {
           inK = vector::CreateMaskOp::create(
               b, loc, VectorType::get({kLanes}, b.getI1Type()),
               ValueRange{maxI(sub(keys, k0), cIdx(0))});
-        Value zero = splat(0.0f),
-              minusInf = splat(-std::numeric_limits<float>::infinity());
+        Value zero = splat(0.0f);
         // A masked vector load of bf16 on a CPU without avx512_bf16 is
         // legalized through f32 -> bf16 truncations (a libcall): bf16
         // elements are loaded as scalars and widened one by one, and so are
@@ -1697,10 +1702,18 @@ Value CpuFlashBuilder::transposeMask(Value src) {
           auto ifOp = scf::IfOp::create(
               b, loc, whole, [&](OpBuilder &, Location) { rowsOfBits(true); },
               [&](OpBuilder &, Location) { rowsOfBits(false); });
+          // Hidden keys as byte 1 (attend_where_true: where the bit is 0).
+          auto bytesType = VectorType::get({kLanes}, b.getI8Type());
+          auto byteSplat = [&](int8_t x) -> Value {
+            return arith::ConstantOp::create(
+                b, loc,
+                DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(x)));
+          };
+          Value hiddenByte = byteSplat(1), seenByte = byteSplat(0);
           for (Value bits : ifOp.getResults())
             vecs.push_back(arith::SelectOp::create(
-                b, loc, bits, keepWhereTrue ? zero : minusInf,
-                keepWhereTrue ? minusInf : zero));
+                b, loc, bits, keepWhereTrue ? seenByte : hiddenByte,
+                keepWhereTrue ? hiddenByte : seenByte));
         }
         transpose16x16(vecs);
         Value rowBlock =
@@ -1758,6 +1771,16 @@ Value CpuFlashBuilder::applyMask(Value s, Value keyValue, Value stRow,
     bool keepWhereTrue = op.getMaskKind() == MaskKind::attend_where_true;
     return arith::SelectOp::create(b, loc, m, keepWhereTrue ? s : minusInf,
                                    keepWhereTrue ? minusInf : s);
+  }
+  if (maskTransposed && maskBool) {
+    auto bytesType = VectorType::get({kLanes}, b.getI8Type());
+    Value bytes = vector::LoadOp::create(b, loc, bytesType, mask,
+                                         transposedMaskIndex(key, i));
+    Value hidden = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, bytes,
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0))));
+    return arith::SelectOp::create(b, loc, hidden, minusInf, s);
   }
   Value m = maskRows         ? rowMask[i]
             : maskTransposed ? loadVec(mask, transposedMaskIndex(key, i))

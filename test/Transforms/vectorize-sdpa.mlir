@@ -391,8 +391,10 @@ func.func @masked(%q: tensor<2x4x64x64xf32>, %pad: tensor<2x1x1x64xi1>, %bias: t
 // per-block transposes. An f32 mask is read by masked vector loads, an i1
 // one 16 bytes at a time through the buffer's address (a vector load of i1
 // would read bits; element by element in the last 16 keys when Tk is not a
-// multiple of 16) and widened to 0 / -inf; the i1 mask is applied by
-// select, so that a hidden +inf or NaN score still weighs 0.
+// multiple of 16). The i1 mask's MtAll holds bytes, 1 where the key is
+// hidden (masked_where_true: where the bit is set), a quarter of f32's
+// memory; the tiles load 16 of them per score vector, compare with 0 and
+// select -inf, so that a hidden +inf or NaN score still weighs 0.
 func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>, %hide: tensor<64x64xi1>)
     -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>) {
   %a = attn.sdpa %q, %q, %q mask(%shared : additive) : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<4x64x64xf32> -> tensor<2x4x64x64xf32>
@@ -419,7 +421,7 @@ func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>
 // CHECK: %[[SB:.*]] = arith.addf %{{.*}}#0, %[[MV]] : vector<16xf32>
 // CHECK: arith.cmpf ogt, %[[SB]], %{{.*}} : vector<16xf32>
 // CHECK: %[[HM:.*]] = bufferization.to_buffer %[[HIDE]] read_only : tensor<64x64xi1> to memref<64x64xi1, strided<[?, 1], offset: ?>>
-// CHECK: %[[ALLB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x64x64xf32>
+// CHECK: %[[ALLB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x64x64xi8>
 // CHECK: %{{.*}}, %[[OFF:.*]], %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[HM]]
 // CHECK: %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[HM]]
 // CHECK: %[[PTR64:.*]] = arith.index_cast %[[PTR]] : index to i64
@@ -439,14 +441,15 @@ func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>
 // CHECK: } else {
 // CHECK-COUNT-16: memref.load %[[HM]]
 // CHECK: vector.from_elements %{{.*}} : vector<16xi1>
-// CHECK: arith.select %[[ROWS]]#0, %[[NINF:.*]], %{{.*}} : vector<16xi1>, vector<16xf32>
-// CHECK: vector.store %{{.*}}, %[[ALLB]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x64x64xf32>, vector<16xf32>
+// CHECK: arith.select %[[ROWS]]#0, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xi8>
+// CHECK-COUNT-64: vector.shuffle %{{.*}}, %{{.*}} {{\[}}{{.*}}] : vector<16xi8>, vector<16xi8>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[ALLB]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x64x64xi8>, vector<16xi8>
 // CHECK: scf.forall (%{{.*}}) in
 // CHECK: scf.for %[[ITEM2:.*]] = %{{.*}} to %{{.*}} step %c1 {
 // CHECK: %[[QB2:.*]] = arith.remui %[[ITEM2]], %{{.*}} : index
-// CHECK: %[[M:.*]] = vector.load %[[ALLB]][%[[QB2]], %{{.*}}, %c0] : memref<1x64x64xf32>, vector<16xf32>
-// CHECK: %[[HID:.*]] = arith.cmpf oeq, %[[M]], %[[NINF2:.*]] : vector<16xf32>
-// CHECK: arith.select %[[HID]], %[[NINF2]], %{{.*}}#0 : vector<16xi1>, vector<16xf32>
+// CHECK: %[[M:.*]] = vector.load %[[ALLB]][%[[QB2]], %{{.*}}, %c0] : memref<1x64x64xi8>, vector<16xi8>
+// CHECK: %[[HID:.*]] = arith.cmpi ne, %[[M]], %{{.*}} : vector<16xi8>
+// CHECK: arith.select %[[HID]], %{{.*}}, %{{.*}}#0 : vector<16xi1>, vector<16xf32>
 
 // A bf16 core's additive mask is bf16: widened to f32 once per call (the
 // scores are f32) as it is transposed into MtAll, element by element (a
