@@ -7,15 +7,30 @@
 # torch.onnx.export with the new-token and past lengths as dynamic axes
 # (opset 17). The diagonal is computed from shapes (Trilu with a dynamic
 # k) and the mask negated with Not; the scores-to-weights chain is raised to
-# one attn.sdpa with that mask (the concatenated lengths are one symbolic
-# size, past + T, on K and V). One compiled file runs a decode step
-# (past 10, one token) and a chunk (past 33, three tokens); the output and
-# both presents are compared with torch within 1e-5 (the past part of the
-# presents exactly).
+# one attn.sdpa (the concatenated lengths are one symbolic size, past + T,
+# on K and V). That mask hides key j of row i where j > i + (Tk - T): it
+# is the bottom-right causal triangle, so the sdpa is causal(bottom_right)
+# with no mask operand and the mask's ops are gone. The same step with the
+# diagonal one further left (Tk - T - 1, a window no causal alignment
+# describes) keeps its mask as an explicit operand. One compiled file per
+# model runs a decode step (past 10, one token) and a chunk (past 33, three
+# tokens); the output and both presents are compared with torch within
+# 1e-5 (the past part of the presents exactly).
 #
+# CHECK-LABEL: model diagonal=Tk-T
+# CHECK: import: attn.sdpa causal(bottom_right), no mask operand, no Trilu ops left
 # CHECK: remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/MatMul', Div '/Div', Where '/Where', Softmax '/Softmax', MatMul '/MatMul_1'
 # CHECK: step past=10 T=1: y max_abs_err {{.*}} ok, present_key ok, present_value ok
 # CHECK: step past=33 T=3: y max_abs_err {{.*}} ok, present_key ok, present_value ok
+# CHECK-LABEL: model diagonal=Tk-T-1
+# CHECK: import: attn.sdpa with an explicit mask operand, not causal
+# CHECK: remark: raised 5 ONNX nodes to attn.sdpa
+# CHECK: step past=10 T=1: y max_abs_err {{.*}} ok, present_key ok, present_value ok
+# CHECK: step past=33 T=3: y max_abs_err {{.*}} ok, present_key ok, present_value ok
+# CHECK-LABEL: model diagonal=Tk-T static
+# CHECK: import: attn.sdpa causal(bottom_right), no mask operand, no Trilu ops left
+# CHECK: step past=33 T=3: y max_abs_err {{.*}} ok, present_key ok, present_value ok
+# CHECK-NOT: FAIL
 
 import math
 import os
@@ -26,12 +41,13 @@ import numpy as np
 import torch
 
 RUN = os.environ["ATTENTION_RUN"]
+TRANSLATE = os.path.join(os.path.dirname(RUN), "attention-translate")
 
 
 class Step(torch.nn.Module):
-    def __init__(self, d=128, h=4):
+    def __init__(self, d=128, h=4, shift=0):
         super().__init__()
-        self.h, self.d = h, d
+        self.h, self.d, self.shift = h, d, shift
         self.qkv = torch.nn.Linear(d, 3 * d)
         self.out = torch.nn.Linear(d, d)
 
@@ -44,26 +60,60 @@ class Step(torch.nn.Module):
         v = torch.cat([pv, v], dim=2)
         tk = k.shape[2]
         att = q @ k.transpose(-2, -1) / math.sqrt(self.d // self.h)
-        mask = torch.ones(t, tk, dtype=torch.bool).tril(diagonal=tk - t)
+        mask = torch.ones(t, tk, dtype=torch.bool).tril(diagonal=tk - t + self.shift)
         att = att.masked_fill(~mask, float("-inf")).softmax(-1)
         y = (att @ v).transpose(1, 2).reshape(b, t, self.d)
         return self.out(y), k, v
 
 
+def describe_import(path):
+    """What the importer made of the attention: its sdpa's causal alignment
+    and mask operand."""
+    proc = subprocess.run([TRANSLATE, "--import-onnx", path], capture_output=True,
+                          text=True)
+    if proc.returncode:
+        return "FAIL: attention-translate exit %d\n%s" % (proc.returncode, proc.stderr)
+    sdpa = [l for l in proc.stdout.splitlines() if "attn.sdpa" in l]
+    if len(sdpa) != 1:
+        return "FAIL: %d attn.sdpa ops" % len(sdpa)
+    masked = " mask(" in sdpa[0]
+    if "causal(bottom_right)" in sdpa[0] and not masked:
+        trilu = "linalg.index" in proc.stdout or "arith.cmpi sle" in proc.stdout
+        return ("attn.sdpa causal(bottom_right), no mask operand, %s" %
+                ("FAIL: mask ops left" if trilu else "no Trilu ops left"))
+    if masked and "causal(" not in sdpa[0]:
+        return "attn.sdpa with an explicit mask operand, not causal"
+    return "FAIL: unexpected sdpa: " + sdpa[0].strip()
+
+
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
+    for shift, label in ((0, "Tk-T"), (-1, "Tk-T-1")):
+        print("model diagonal=%s" % label)
+        check_model(work, shift, ((10, 1), (33, 3)))
+    # Exported without dynamic axes, the diagonal is a constant (33).
+    print("model diagonal=Tk-T static")
+    check_model(work, 0, ((33, 3),), dynamic=False)
+
+
+def check_model(work, shift, steps, dynamic=True):
+    """Exports the step (with `dynamic`, T and the past length as dynamic
+    axes; else at the first of `steps`), checks its import and runs each
+    (past, T) of `steps` against torch."""
     torch.manual_seed(0)
-    m = Step().eval()
-    path = os.path.join(work, "step.onnx")
+    m = Step(shift=shift).eval()
+    path = os.path.join(work, "step%d%s.onnx" % (shift, "" if dynamic else "_static"))
     hd = m.d // m.h
-    torch.onnx.export(m, (torch.randn(1, 1, m.d), torch.randn(1, m.h, 10, hd),
-                          torch.randn(1, m.h, 10, hd)), path,
+    past0, t0 = steps[0]
+    axes = {"x": {1: "T"}, "past_key": {2: "P"}, "past_value": {2: "P"}}
+    torch.onnx.export(m, (torch.randn(1, t0, m.d), torch.randn(1, m.h, past0, hd),
+                          torch.randn(1, m.h, past0, hd)), path,
                       input_names=["x", "past_key", "past_value"],
                       output_names=["y", "present_key", "present_value"],
-                      dynamic_axes={"x": {1: "T"}, "past_key": {2: "P"},
-                                    "past_value": {2: "P"}}, opset_version=17)
-    for past, t in ((10, 1), (33, 3)):
+                      dynamic_axes=axes if dynamic else None, opset_version=17)
+    print("import: " + describe_import(path))
+    for past, t in steps:
         x = torch.randn(1, t, m.d)
         pk, pv = torch.randn(1, m.h, past, hd), torch.randn(1, m.h, past, hd)
         with torch.no_grad():
@@ -81,7 +131,7 @@ def main():
             print("FAIL step past=%d: attention-run exit %d\n%s" % (past, proc.returncode,
                                                                      proc.stderr))
             continue
-        if past == 10:
+        if (past, t) == steps[0]:
             print("\n".join(l for l in proc.stderr.splitlines() if "remark" in l))
         got = [np.load(o) for o in outs]
         err = float(np.abs(got[0] - want[0]).max())

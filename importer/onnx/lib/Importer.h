@@ -204,7 +204,7 @@ private:
   /// becomes `causal`, at most one other mask stays an operand.
   struct ResolvedChain {
     double scale = 1.0;
-    bool causal = false;
+    CausalKind causal = CausalKind::none;
     Value mask;
     MaskKind kind = MaskKind::masked_where_true;
   };
@@ -212,8 +212,19 @@ private:
                                             Value kT);
   /// PyTorch's SDPA export builds its causal mask from the sizes:
   /// Where(Equal(Trilu(ones [Tq, Tk], upper=0), 0), -inf, 0).
-  bool isShapeCausalMask(const std::string &name, Value q, Value kT,
-                         double post = 1.0);
+  std::optional<CausalKind> shapeCausalMask(const std::string &name, Value q,
+                                            Value kT, double post = 1.0);
+  /// A bool mask built from the sizes, as PyTorch code writes a cached
+  /// step's: Trilu(ones [Tq, Tk], upper=0) where true attends, its Not
+  /// where true hides (Casts to bool peeled).
+  std::optional<CausalKind> shapeCausalBoolMask(const std::string &name,
+                                                MaskKind kind, Value q,
+                                                Value kT);
+  /// `name` as Trilu(ones [Tq, Tk], k, upper=0): top_left for k = 0,
+  /// bottom_right for k = Tk - Tq (the sizes of q [.., Tq, d] and
+  /// kT [.., d, Tk]).
+  std::optional<CausalKind> triluCausal(const std::string &name, Value q,
+                                        Value kT);
 
   /// attn.sdpa for a raised chain ending at `pv` (MatMul(P, V)).
   void emitRaisedAttention(const onnx::NodeProto &pv, const AttentionChain &c);

@@ -522,7 +522,10 @@ void Importer::emitRaisedRegion(const RaisedRegion &r) {
   if (!rc || rc->mask)
     return;
   double scale = rc->scale;
-  bool causal = rc->causal;
+  // The ops here are causal top-left or not at all.
+  if (rc->causal == CausalKind::bottom_right)
+    return;
+  bool causal = rc->causal == CausalKind::top_left;
   Location loc = nodeLoc(*r.anchor);
   FloatAttr scaleAttr;
   if (std::abs(scale * std::sqrt(double(headDim)) - 1.0) > 1e-6)
@@ -703,10 +706,18 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
       mv = arith::ConstantOp::create(
           b, fileLoc, DenseElementsAttr::get(bt, ArrayRef<bool>(keep)));
     }
-    if (isCausalTriangle(mv, kind, post) ||
-        (kind == MaskKind::additive &&
-         isShapeCausalMask(m.name, q, kT, post))) {
-      rc.causal = true;
+    std::optional<CausalKind> causal;
+    if (isCausalTriangle(mv, kind, post))
+      causal = CausalKind::top_left;
+    else if (kind == MaskKind::additive)
+      causal = shapeCausalMask(m.name, q, kT, post);
+    else
+      causal = shapeCausalBoolMask(m.name, kind, q, kT);
+    if (causal) {
+      // Two triangles of different alignments hide more than either.
+      if (rc.causal != CausalKind::none && rc.causal != *causal)
+        return std::nullopt;
+      rc.causal = *causal;
       continue;
     }
     if (rc.mask)
@@ -736,8 +747,9 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
   return rc;
 }
 
-bool Importer::isShapeCausalMask(const std::string &name, Value q, Value kT,
-                                 double post) {
+std::optional<CausalKind> Importer::shapeCausalMask(const std::string &name,
+                                                    Value q, Value kT,
+                                                    double post) {
   auto node = [&](const std::string &v,
                   StringRef op) -> const onnx::NodeProto * {
     auto p = producer.find(v);
@@ -750,38 +762,112 @@ bool Importer::isShapeCausalMask(const std::string &name, Value q, Value kT,
   };
   const onnx::NodeProto *where = node(name, "Where");
   if (!where || where->input_size() != 3 || !is(inputName(*where, 2), 0.0))
-    return false;
+    return std::nullopt;
   auto fill = scalarConst(inputName(*where, 1));
   const onnx::NodeProto *eq = node(inputName(*where, 0), "Equal");
   if (!fill || *fill * post > -1.0e4 || !eq || !is(inputName(*eq, 1), 0.0))
-    return false;
-  const onnx::NodeProto *tril = node(inputName(*eq, 0), "Trilu");
-  if (!tril || intAttr(*tril, "upper", 1) != 0 ||
-      (tril->input_size() > 1 && !inputName(*tril, 1).empty() &&
-       !is(inputName(*tril, 1), 0.0)))
-    return false;
-  // Ones of shape [Tq, Tk]: ConstantOfShape(value 1) or Expand(1, shape).
-  std::string shape;
+    return std::nullopt;
+  return triluCausal(inputName(*eq, 0), q, kT);
+}
+
+std::optional<CausalKind> Importer::shapeCausalBoolMask(const std::string &name,
+                                                        MaskKind kind, Value q,
+                                                        Value kT) {
+  // Casts to bool of the 0/1 values change nothing; Not flips which
+  // entries the triangle marks.
+  std::string v = name;
+  bool negated = false;
+  for (int depth = 0; depth < 8; ++depth) {
+    auto p = producer.find(v);
+    if (p == producer.end())
+      return std::nullopt;
+    const onnx::NodeProto &n = *p->second;
+    if (n.op_type() == "Cast" && n.input_size() == 1 &&
+        intAttr(n, "to", 0) == ::onnx::TensorProto::BOOL) {
+      v = inputName(n, 0);
+    } else if (n.op_type() == "Not" && n.input_size() == 1) {
+      negated = !negated;
+      v = inputName(n, 0);
+    } else {
+      break;
+    }
+  }
+  // The triangle (tril: key j <= row i + k) is what attends.
+  bool hidesTriangle = kind == MaskKind::masked_where_true;
+  if (negated != hidesTriangle)
+    return std::nullopt;
+  return triluCausal(v, q, kT);
+}
+
+std::optional<CausalKind> Importer::triluCausal(const std::string &name,
+                                                Value q, Value kT) {
+  auto node = [&](const std::string &v,
+                  StringRef op) -> const onnx::NodeProto * {
+    auto p = producer.find(v);
+    return p == producer.end() || p->second->op_type() != op ? nullptr
+                                                             : p->second;
+  };
+  const onnx::NodeProto *tril = node(name, "Trilu");
+  if (!tril || intAttr(*tril, "upper", 1) != 0)
+    return std::nullopt;
+  // Ones of shape [Tq, Tk]: ConstantOfShape(value 1), Expand(1, shape) or
+  // a constant (static exports), in any element type (bool true for
+  // torch.ones(..., dtype=torch.bool)).
+  auto isOne = [](DenseElementsAttr v) {
+    if (isa<FloatType>(v.getElementType()))
+      return (*v.getValues<APFloat>().begin()).isExactlyValue(1.0);
+    return v.getElementType().isIntOrIndex() &&
+           (*v.getValues<APInt>().begin()).isOne();
+  };
+  int64_t r = typeOf(q).getRank();
+  OpFoldResult tq = dimOf(q, r - 2), tk = dimOf(kT, r - 1);
+  std::optional<KnownInts> k;
   if (const auto *cos = node(inputName(*tril, 0), "ConstantOfShape")) {
     const auto *a = attr(*cos, "value");
     auto v = a && a->has_t() ? tensorAttr(a->t()) : std::nullopt;
-    if (!v || v->getNumElements() != 1 ||
-        !isa<FloatType>(v->getElementType()) ||
-        !(*v->getValues<APFloat>().begin()).isExactlyValue(1.0))
-      return false;
-    shape = inputName(*cos, 0);
+    if (!v || v->getNumElements() != 1 || !isOne(*v))
+      return std::nullopt;
+    k = known(inputName(*cos, 0));
   } else if (const auto *ex = node(inputName(*tril, 0), "Expand")) {
-    if (!is(inputName(*ex, 0), 1.0))
-      return false;
-    shape = inputName(*ex, 1);
-  } else {
-    return false;
+    auto c = scalarConst(inputName(*ex, 0));
+    if (!c || *c != 1.0)
+      return std::nullopt;
+    k = known(inputName(*ex, 1));
+  } else if (Value ones = lookup(inputName(*tril, 0))) {
+    std::optional<DenseElementsAttr> v = constantElements(ones);
+    if (!v || !v->isSplat() || v->getType().getRank() != 2 || !isOne(*v))
+      return std::nullopt;
+    k.emplace();
+    for (int64_t size : v->getType().getShape())
+      k->elems.push_back(b.getIndexAttr(size));
   }
-  auto k = known(shape);
-  int64_t r = typeOf(q).getRank();
-  return k && k->elems.size() == 2 &&
-         isEqualConstantIntOrValue(k->elems[0], dimOf(q, r - 2)) &&
-         isEqualConstantIntOrValue(k->elems[1], dimOf(kT, r - 1));
+  if (!k || k->elems.size() != 2 ||
+      !isEqualConstantIntOrValue(k->elems[0], tq) ||
+      !isEqualConstantIntOrValue(k->elems[1], tk))
+    return std::nullopt;
+  // The diagonal: absent or 0 is top-left; Tk - Tq (a constant, or the
+  // subtraction of those two sizes) bottom-right, and top-left as well
+  // where the two are equal.
+  OpFoldResult diag = b.getIndexAttr(0);
+  if (tril->input_size() > 1 && !inputName(*tril, 1).empty()) {
+    auto d = known(inputName(*tril, 1));
+    if (!d || d->elems.size() != 1)
+      return std::nullopt;
+    diag = d->elems[0];
+  }
+  if (isConstantIntValue(diag, 0))
+    return CausalKind::top_left;
+  auto ctq = getConstantIntValue(tq), ctk = getConstantIntValue(tk),
+       cdiag = getConstantIntValue(diag);
+  if (ctq && ctk && cdiag)
+    return *cdiag == *ctk - *ctq ? std::optional(CausalKind::bottom_right)
+                                 : std::nullopt;
+  auto dv = dyn_cast<Value>(diag);
+  auto sub = dv ? dv.getDefiningOp<arith::SubIOp>() : arith::SubIOp();
+  if (sub && isEqualConstantIntOrValue(sub.getLhs(), tk) &&
+      isEqualConstantIntOrValue(sub.getRhs(), tq))
+    return CausalKind::bottom_right;
+  return std::nullopt;
 }
 
 void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
@@ -834,9 +920,7 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
   outShape.back() = vt.getShape().back();
   auto sdpa = SdpaOp::create(
       b, loc, RankedTensorType::get(outShape, qt.getElementType()), q, k, v,
-      mask,
-      CausalKindAttr::get(ctx,
-                          rc->causal ? CausalKind::top_left : CausalKind::none),
+      mask, CausalKindAttr::get(ctx, rc->causal),
       MaskKindAttr::get(ctx, rc->kind),
       HeadLayoutAttr::get(ctx, HeadLayout::heads_major), IntegerAttr(),
       IntegerAttr(), FloatAttr(), b.getF32FloatAttr(float(rc->scale)),
