@@ -17,9 +17,10 @@ status=0
 
 # run_suite NAME BUILD_DIR: runs lit on BUILD_DIR/test and adds its counts.
 run_suite() {
-  local name=$1 dir=$2 log="$2/lit-results.txt"
+  local name=$1 dir=$2 log="$2/lit-results.txt" start=$SECONDS
   echo "== $name: lit $dir/test"
-  /usr/lib/llvm-22/bin/lit -sv --order=lexical "$dir/test" 2>&1 | tee "$log"
+  # --time-tests: the log ends with the slowest tests, to keep the run short.
+  /usr/lib/llvm-22/bin/lit -sv --time-tests --order=lexical "$dir/test" 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   local passed failed=0 n kind
   passed=$(grep -E '^ *Passed *:' "$log" | grep -oE '[0-9]+' | head -1)
@@ -29,7 +30,7 @@ run_suite() {
   done
   # A runner that died before reporting counts as one failure.
   if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-  echo "== $name: ${passed:-0} passed, $failed failed"
+  echo "== $name: ${passed:-0} passed, $failed failed ($((SECONDS - start)) s)"
   total_passed=$((total_passed + ${passed:-0}))
   total_failed=$((total_failed + failed))
   [ "$rc" -eq 0 ] || status=1
