@@ -265,10 +265,11 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     per (batch, head) through a per-key-block copy Mt [Bc, block-q]
     transposed like Qt (each load prefetching the next block), and one
     shared by several batches or heads, or any i1 or bf16 mask, transposed
-    once per call into one contiguous [Tk, block-q] f32 panel per row
-    block (an i1 one read 16 bytes at a time through the buffer's
-    address, as memref cannot view i1 as i8, and widened to 0 / -inf,
-    applied by select, so a hidden +inf or NaN score still weighs 0); one
+    once per call into one contiguous [Tk, block-q] panel per row block,
+    f32, or bytes for an i1 mask (1 where hidden: the mask's own size; its
+    rows read 16 bytes at a time through the buffer's address, as memref
+    cannot view i1 as i8), applied by compare and select, so a hidden +inf
+    or NaN score still weighs 0; one
     broadcast
     along the keys ([B, 1, Tq, 1]) widened once per call to f32 rows
     without the key dim, one vector per 16 rows loaded per work item.
