@@ -1541,8 +1541,9 @@ void CpuFlashBuilder::packMask(Value j0) {
 }
 
 bool CpuFlashBuilder::transposeOnce(RankedTensorType maskType) {
-  // A mask that must be widened anyway (i1, bf16) is read once per call
-  // regardless: that pass writes it transposed at no extra cost.
+  // The per-block copies read f32 only: an i1 or bf16 mask is converted
+  // once per call regardless (i1 to bytes, bf16 to f32), and that pass
+  // writes it transposed at no extra cost.
   if (!maskType.getElementType().isF32())
     return true;
   // An f32 mask shared by several items of the same rows (broadcast over
@@ -1563,8 +1564,9 @@ bool CpuFlashBuilder::transposeOnce(RankedTensorType maskType) {
 }
 
 Value CpuFlashBuilder::transposeMask(Value src) {
-  // MtAll[.., qb, c, r] = mask[.., qb Br + r, c] as f32 (an i1 mask as 0 /
-  // -inf), in 16 x 16 blocks transposed in registers like Qt. Each item's
+  // MtAll[.., qb, c, r] = mask[.., qb Br + r, c] as f32 (an i1 mask as a
+  // byte, 1 where hidden), in 16 x 16 blocks transposed in registers like
+  // Qt. Each item's
   // [Km, Br] panel is contiguous, so its key loop reads the mask as one
   // stream (a transposed [Km, Tq] copy put its keys Tq floats apart: 4 KiB
   // at Tq = 1024, which the prefetchers did not follow). Rows past Tq read

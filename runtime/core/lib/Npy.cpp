@@ -240,8 +240,14 @@ Status readNpy(const std::string &path, Tensor &out) {
   in.seekg(0, std::ios::end);
   std::streamoff fileSize = in.tellg();
   in.seekg(0, std::ios::beg);
-  if (!in || fileSize < 0)
-    return Status::error(path + ": cannot determine the file's size");
+  if (!in || fileSize < 0) {
+    // A pipe (`--input <(...)`, /dev/stdin) has no size to seek to: read it
+    // whole, as it comes.
+    in.clear();
+    std::stringstream buf;
+    buf << in.rdbuf();
+    return parseNpy(buf.str(), path, out);
+  }
   std::string head(static_cast<size_t>(std::min<std::streamoff>(fileSize, 12)),
                    '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));

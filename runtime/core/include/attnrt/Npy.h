@@ -1,7 +1,9 @@
-//===- Npy.h - NumPy .npy files ----------------------------------*- C++ -*-===//
+//===- Npy.h - NumPy .npy files ----------------------------------*- C++
+//-*-===//
 //
 // Reads and writes NumPy's .npy format (versions 1-3, little-endian,
-// C order): f32 ('<f4'), f16 ('<f2'), bool ('|b1') and int64 ('<i8').
+// C order): f32 ('<f4'), f16 ('<f2'), bool ('|b1'), int64 ('<i8') and int32
+// ('<i4').
 // bf16 has no NumPy dtype: bf16 tensors travel as f32 files.
 //
 //===----------------------------------------------------------------------===//
