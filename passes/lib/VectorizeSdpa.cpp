@@ -142,10 +142,12 @@ public:
   CpuFlashBuilder(OpBuilder &builder, SdpaOp op, int64_t blockQ,
                   int64_t blockKV, int64_t registerKeys, int64_t registerRows,
                   int64_t accumulators, bool polynomialExp, bool avx512Scalef,
-                  bool bf16Dot, bool streamingStores, bool parallel)
+                  bool bf16Dot, bool streamingStores, bool parallel,
+                  int64_t maskCopyLimitMiB)
       : SdpaIndexing(op), b(builder), loc(op.getLoc()), op(op), br(blockQ),
         bc(blockKV), band(op), polynomialExp(polynomialExp),
-        avx512Scalef(avx512Scalef), parallel(parallel) {
+        avx512Scalef(avx512Scalef), parallel(parallel),
+        maskCopyLimitMiB(maskCopyLimitMiB) {
     // Streaming stores only for a result that leaves the function as it
     // is: a consumer in the module would read the lines back from memory.
     streamOut = streamingStores &&
@@ -495,6 +497,7 @@ private:
   bool polynomialExp;     // 2^x inline (exp2NonPositive) or math.exp2
   bool avx512Scalef;      // exp2NonPositive's 2^n by vscalefps (AVX-512F)
   bool parallel;          // one worker per OpenMP thread (else one)
+  int64_t maskCopyLimitMiB; // largest shared f32 mask copied transposed
   bool streamOut = false; // the output written with non-temporal stores
   int64_t d = 0, dv = 0;
   int64_t qVecs = 0; // vectors per key row of St (br / 16)
@@ -1553,14 +1556,21 @@ bool CpuFlashBuilder::transposeOnce(RankedTensorType maskType) {
   // head) is read once either way; a transposed copy would only add a pass.
   int64_t mr = maskType.getRank();
   auto qType = op.getQuery().getType();
+  bool shared = false;
   for (int64_t sd = 0; sd + 2 < rank; ++sd) {
     int64_t a = sd - (rank - mr);
     bool broadcast = a < 0 || maskType.getDimSize(a) == 1;
     int64_t qDim = sd == rank - 3 ? headDim() : 0;
-    if (broadcast && qType.getDimSize(qDim) != 1)
-      return true;
+    shared |= broadcast && qType.getDimSize(qDim) != 1;
   }
-  return false;
+  // The copy is as large as the mask: one whose static size exceeds the
+  // limit keeps the per-block copies (more transposes, no second copy; a
+  // [1, 1, 8192, 8192] mask is 256 MiB).
+  if (shared && maskType.hasStaticShape() &&
+      (maskType.getNumElements() * 4 + (int64_t(1) << 20) - 1) >> 20 >
+          maskCopyLimitMiB)
+    return false;
+  return shared;
 }
 
 Value CpuFlashBuilder::transposeMask(Value src) {
@@ -1802,15 +1812,17 @@ struct AttnVectorizeSdpaPass
     if (blockQ < kLanes || blockQ % kLanes || blockQ > 256 || blockKV < 1 ||
         blockKV > 1024 || registerKeys < 1 || registerKeys > 64 ||
         registerRows < 1 || registerRows > 64 || accumulators < 1 ||
-        accumulators > 64) {
+        accumulators > 64 || maskCopyLimitMiB < 0) {
       getOperation().emitError()
           << "attn-vectorize-sdpa: block-q must be a multiple of 16 in "
              "[16, 256], block-kv in [1, 1024], register-keys, "
-             "register-rows and accumulators in [1, 64]; got block-q="
+             "register-rows and accumulators in [1, 64], "
+             "mask-copy-limit-mib >= 0; got block-q="
           << int64_t(blockQ) << " block-kv=" << int64_t(blockKV)
           << " register-keys=" << int64_t(registerKeys)
           << " register-rows=" << int64_t(registerRows)
-          << " accumulators=" << int64_t(accumulators);
+          << " accumulators=" << int64_t(accumulators)
+          << " mask-copy-limit-mib=" << int64_t(maskCopyLimitMiB);
       return signalPassFailure();
     }
     SmallVector<SdpaOp> ops;
@@ -1822,7 +1834,8 @@ struct AttnVectorizeSdpaPass
       OpBuilder b(op);
       CpuFlashBuilder builder(b, op, blockQ, blockKV, registerKeys,
                               registerRows, accumulators, polynomialExp,
-                              avx512Scalef, bf16Dot, streamingStores, parallel);
+                              avx512Scalef, bf16Dot, streamingStores, parallel,
+                              maskCopyLimitMiB);
       Value result = builder.build();
       op.getResult().replaceAllUsesWith(result);
       op.erase();

@@ -129,6 +129,14 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       vec.bf16Dot = options.bf16Dot && avx512Bf16;
       vec.streamingStores = options.streamingStores;
       vec.parallel = options.parallel;
+      // A shared f32 mask: with AVX-512 the per-block transposes of each
+      // item measured faster than one transposed copy per call (GPT-2's
+      // core under a [1, 1, T, T] mask: 0.967 of the time at T = 1024,
+      // 0.986 at 2048) and need no second copy; the AVX2 code, whose
+      // transposes take two ymm per row, is faster with the copy (0.959).
+      vec.maskCopyLimitMiB = options.sdpaMaskCopyLimitMiB >= 0
+                                 ? int64_t(options.sdpaMaskCopyLimitMiB)
+                                 : (avx512 ? 0 : 64);
       // Elsewhere bf16 cores run the f32 kernel on widened loads: the
       // same memory traffic as bf16, f32 FMAs.
       vec.bf16Widen = true;

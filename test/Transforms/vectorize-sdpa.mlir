@@ -10,6 +10,9 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-kv=96 register-keys=6 register-rows=6' -cse | FileCheck %s --check-prefix=TILE6
 // RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' --convert-vector-to-llvm='enable-x86vector' | FileCheck %s --check-prefix=SCALEF-LLVM
 // RUN: attention-opt %s --attn-vectorize-sdpa='parallel=false' -cse | FileCheck %s --check-prefix=SERIAL
+// RUN: attention-opt %s --attn-vectorize-sdpa='mask-copy-limit-mib=0' -cse | FileCheck %s --check-prefix=NOCOPY
+// RUN: not attention-opt %s --attn-vectorize-sdpa='mask-copy-limit-mib=-1' 2>&1 | FileCheck %s --check-prefix=BADLIMIT
+// BADLIMIT: mask-copy-limit-mib >= 0; got {{.*}} mask-copy-limit-mib=-1
 
 // GPT-2 small's causal core. Before: one attn.sdpa. After: Q, K, V read in
 // place (read-only buffers), one work item per (batch, head, 64-row query
@@ -222,7 +225,7 @@
 // SMALL: math.exp2 %{{.*}} : vector<16xf32>
 // SMALL: scf.for %{{.*}} = %c0 to %c32 step %c2 {
 
-// BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys, register-rows and accumulators in [1, 64]; got block-q=24
+// BAD: attn-vectorize-sdpa: block-q must be a multiple of 16 in [16, 256], block-kv in [1, 1024], register-keys, register-rows and accumulators in [1, 64], mask-copy-limit-mib >= 0; got block-q=24
 // BADACC: got block-q=64 block-kv=128 register-keys=4 register-rows=4 accumulators=0
 
 // A register tile size that does not divide the block becomes the largest
@@ -450,6 +453,22 @@ func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>
 // CHECK: %[[M:.*]] = vector.load %[[ALLB]][%[[QB2]], %{{.*}}, %c0] : memref<1x64x64xi8>, vector<16xi8>
 // CHECK: %[[HID:.*]] = arith.cmpi ne, %[[M]], %{{.*}} : vector<16xi8>
 // CHECK: arith.select %[[HID]], %{{.*}}, %{{.*}}#0 : vector<16xi1>, vector<16xf32>
+
+// With mask-copy-limit-mib=0 (a shared f32 mask larger than the limit:
+// 64 KiB rounds up to 1 MiB) the shared mask gets no transposed copy: each
+// item transposes its key block into Mt as for a mask of its own (a
+// second view of the worker's scratch), reading the mask through its
+// broadcast (the head index only). The i1 mask still gets its byte panels.
+// NOCOPY-LABEL: func.func @masked_shared(
+// NOCOPY: %[[SM:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<4x64x64xf32> to memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>
+// NOCOPY-NOT: memref<4x1x64x64xf32>
+// NOCOPY: memref.view %{{.*}}[%c16384][] : memref<98560xi8> to memref<128x64xf32>
+// NOCOPY: %[[MT:.*]] = memref.view %{{.*}}[%c49152][] : memref<98560xi8> to memref<128x64xf32>
+// NOCOPY: vector.maskedload %[[SM]][%{{.*}}, %{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<4x64x64xf32, strided<[?, ?, 1], offset: ?>>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// NOCOPY: memref.prefetch %[[SM]]
+// NOCOPY: vector.store %{{.*}}, %[[MT]][%{{.*}}, %{{.*}}] : memref<128x64xf32>, vector<16xf32>
+// NOCOPY: memref.alloc() {alignment = 64 : i64} : memref<1x64x64xi8>
+// NOCOPY-LABEL: func.func @masked_bf16(
 
 // A bf16 core's additive mask is bf16: widened to f32 once per call (the
 // scores are f32) as it is transposed into MtAll, element by element (a

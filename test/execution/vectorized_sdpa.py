@@ -191,12 +191,15 @@ def main():
         else "are widened to f32"))
 
     def case(name, q, k, v, causal=None, layout=None, scale=None, shapes=None, elem="f32",
-             mask=None, window=None, softcap=None, tol=None, dropout=None, mask_in=None):
+             mask=None, window=None, softcap=None, tol=None, dropout=None, mask_in=None,
+             extra_variants=()):
         """Runs one module; `shapes` overrides the static types (dynamic dims;
         with a mask, a fourth entry for its type). bf16: inputs rounded to
         bf16, tolerance 2e-2 (atol and rtol). `mask`: (values, kind).
         `mask_in`: (larger array, offsets): the module's argument, of which
-        the mask is the window at `offsets` (sliced in the module)."""
+        the mask is the window at `offsets` (sliced in the module).
+        `extra_variants`: (name, pipeline options) run besides the usual
+        ones (the sanitizer run too)."""
         band = window is not None or softcap is not None or dropout is not None
         if part == ("core" if band else "band"):
             return
@@ -235,6 +238,7 @@ def main():
                                else []) + cpu_variants
         if SANITIZED:
             variants = [x for x in variants if x[0] in SANITIZER_VARIANTS]
+        variants = variants + list(extra_variants)
         for vname, opts in variants:
             label = "%s %s" % (name, vname)
             with checks(label):
@@ -335,8 +339,10 @@ def main():
     # per key, broadcast over the lanes; i1 masks select, additive ones add.
     # Varying along the rows: an f32 mask of its own per (batch, head) is
     # read per key block through a transposed copy; one shared by several
-    # batches or heads, and any i1 or bf16 mask (widened to f32, i1 to 0 /
-    # -inf), is transposed once per call into the items' row blocks. Tails
+    # batches or heads, and any i1 or bf16 mask (bf16 widened to f32, i1 as
+    # bytes, 1 where hidden), is transposed once per call into the items'
+    # row blocks, except a shared f32 mask above sdpa-mask-copy-limit-mib,
+    # which takes the per-block copies (run with the limit 0). Tails
     # of Tq and Tk (keys past a multiple of 16, rows past a multiple of the
     # item), GQA heads, both layouts, dynamic sizes, a mask of one key
     # (Tk = 1), rows whose every key is hidden (0), and inf values and a
@@ -375,7 +381,8 @@ def main():
     shared[0, 0, :, 120:] = -np.inf
     case("mask additive shared [1,1,Tq,Tk] B=2 H=3 Tq=150 Tk=131 bottom_right",
          normal(2, 3, 150, 64), normal(2, 3, 131, 64), normal(2, 3, 131, 64),
-         causal="bottom_right", mask=(shared, "additive"))
+         causal="bottom_right", mask=(shared, "additive"),
+         extra_variants=[("no-mask-copy", "sdpa-mask-copy-limit-mib=0")])
     seen = rng.random((2, 1, 77, 77)) < 0.7
     seen[1, 0, 9] = False  # a row that sees no key
     case("mask dynamic B=2 T=77 attend_where_true [?,1,?,?]", normal(2, 2, 77, 64),

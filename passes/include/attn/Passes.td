@@ -263,8 +263,9 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     over the lanes (i1: a select of the whole vector; additive: an add);
     one that varies along the rows read transposed: an f32 mask of its own
     per (batch, head) through a per-key-block copy Mt [Bc, block-q]
-    transposed like Qt (each load prefetching the next block), and one
-    shared by several batches or heads, or any i1 or bf16 mask, transposed
+    transposed like Qt (each load prefetching the next block), as is a
+    shared one larger than `mask-copy-limit-mib`; one shared by several
+    batches or heads within it, or any i1 or bf16 mask, transposed
     once per call into one contiguous [Tk, block-q] panel per row block,
     f32, or bytes for an i1 mask (1 where hidden: the mask's own size; its
     rows read 16 bytes at a time through the buffer's address, as memref
@@ -332,6 +333,14 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     Option<"parallel", "parallel", "bool", /*default=*/"true",
            "One worker per thread of the OpenMP team that runs the "
            "parallel loop (false: one worker, and no call into libomp)">,
+    Option<"maskCopyLimitMiB", "mask-copy-limit-mib", "int64_t",
+           /*default=*/"64",
+           "An f32 mask that several items share (broadcast over batches "
+           "or heads) and that varies along the rows is transposed once "
+           "per call into a copy of its own size only up to this many "
+           "MiB (static shapes; a dynamically sized one is copied); a "
+           "larger one is transposed per key block of each item, with "
+           "no second copy">,
     Option<"polynomialExp", "polynomial-exp", "bool", /*default=*/"true",
            "2^x as an inline polynomial for non-positive arguments "
            "(false: math.exp2)">,

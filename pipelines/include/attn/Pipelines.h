@@ -88,6 +88,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("attn-vectorize-sdpa: query rows per output register "
                      "tile"),
       llvm::cl::init(4)};
+  PassOptions::Option<int64_t> sdpaMaskCopyLimitMiB{
+      *this, "sdpa-mask-copy-limit-mib",
+      llvm::cl::desc("attn-vectorize-sdpa: largest f32 mask shared by "
+                     "several batches or heads that is copied transposed "
+                     "once per call (MiB; larger static ones are "
+                     "transposed per key block, without the copy; -1: by "
+                     "the target CPU, 0 with AVX-512, 64 with AVX2)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> sdpaAccumulators{
       *this, "sdpa-accumulators",
       llvm::cl::desc(
