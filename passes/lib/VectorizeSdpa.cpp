@@ -239,6 +239,13 @@ private:
   void storeVec(Value v, Value mem, ValueRange idx) {
     vector::StoreOp::create(b, loc, v, mem, idx);
   }
+  /// A vector<16xi8> of `x` (the bytes of i1 masks).
+  Value byteSplat(int8_t x) {
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({kLanes}, b.getI8Type()),
+                               b.getI8IntegerAttr(x)));
+  }
   Value bcast(Value scalar) {
     return vector::BroadcastOp::create(b, loc, vecType, scalar);
   }
@@ -1652,10 +1659,8 @@ Value CpuFlashBuilder::transposeMask(Value src) {
         b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
     auto bytesType = VectorType::get({kLanes}, b.getI8Type());
     Value bytes = LLVM::LoadOp::create(b, loc, bytesType, ptr, /*alignment=*/1);
-    return arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, bytes,
-        arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0))));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bytes,
+                                 byteSplat(0));
   };
   scf::ForallOp::create(
       b, loc, ubs, ValueRange{}, std::nullopt,
@@ -1715,12 +1720,6 @@ Value CpuFlashBuilder::transposeMask(Value src) {
               b, loc, whole, [&](OpBuilder &, Location) { rowsOfBits(true); },
               [&](OpBuilder &, Location) { rowsOfBits(false); });
           // Hidden keys as byte 1 (attend_where_true: where the bit is 0).
-          auto bytesType = VectorType::get({kLanes}, b.getI8Type());
-          auto byteSplat = [&](int8_t x) -> Value {
-            return arith::ConstantOp::create(
-                b, loc,
-                DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(x)));
-          };
           Value hiddenByte = byteSplat(1), seenByte = byteSplat(0);
           for (Value bits : ifOp.getResults())
             vecs.push_back(arith::SelectOp::create(
@@ -1788,10 +1787,8 @@ Value CpuFlashBuilder::applyMask(Value s, Value keyValue, Value stRow,
     auto bytesType = VectorType::get({kLanes}, b.getI8Type());
     Value bytes = vector::LoadOp::create(b, loc, bytesType, mask,
                                          transposedMaskIndex(key, i));
-    Value hidden = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::ne, bytes,
-        arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0))));
+    Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         bytes, byteSplat(0));
     return arith::SelectOp::create(b, loc, hidden, minusInf, s);
   }
   Value m = maskRows         ? rowMask[i]

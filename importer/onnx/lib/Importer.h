@@ -336,6 +336,8 @@ private:
   SmallVector<OpFoldResult> sizesOf(Value v);
   /// `name` as known integers, if it is one (KnownInts or a small constant).
   std::optional<KnownInts> known(const std::string &name);
+  /// The node that produces `name` if its op type is `op`, else null.
+  const onnx::NodeProto *producedBy(const std::string &name, StringRef op);
   std::optional<KnownInts> knownInput(const onnx::NodeProto &n, int i);
   void defineKnown(const onnx::NodeProto &n, int i, KnownInts k);
   /// The tensor holding known integers (materialized on first use as data).

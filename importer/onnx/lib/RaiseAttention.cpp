@@ -192,12 +192,6 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
       for (const auto &in : n.input())
         ++uses[in];
   }
-  auto producedBy = [&](const std::string &v,
-                        StringRef op) -> const onnx::NodeProto * {
-    auto p = producer.find(v);
-    return p == producer.end() || p->second->op_type() != op ? nullptr
-                                                             : p->second;
-  };
   for (const auto &pv : g.node()) {
     if (pv.op_type() != "MatMul" || pv.input_size() != 2 ||
         uses[inputName(pv, 0)] != 1)
@@ -424,6 +418,13 @@ Importer::matchRegion(const onnx::NodeProto &pv, const AttentionChain &chain) {
     return nodeOrder[a] < nodeOrder[b];
   });
   return r;
+}
+
+const onnx::NodeProto *Importer::producedBy(const std::string &name,
+                                            StringRef op) {
+  auto p = producer.find(name);
+  return p == producer.end() || p->second->op_type() != op ? nullptr
+                                                           : p->second;
 }
 
 bool Importer::isCausalTriangle(Value mask, MaskKind kind, double post) {
@@ -750,21 +751,15 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
 std::optional<CausalKind> Importer::shapeCausalMask(const std::string &name,
                                                     Value q, Value kT,
                                                     double post) {
-  auto node = [&](const std::string &v,
-                  StringRef op) -> const onnx::NodeProto * {
-    auto p = producer.find(v);
-    return p == producer.end() || p->second->op_type() != op ? nullptr
-                                                             : p->second;
-  };
   auto is = [&](const std::string &v, double x) {
     auto c = scalarConst(v);
     return c && *c == x;
   };
-  const onnx::NodeProto *where = node(name, "Where");
+  const onnx::NodeProto *where = producedBy(name, "Where");
   if (!where || where->input_size() != 3 || !is(inputName(*where, 2), 0.0))
     return std::nullopt;
   auto fill = scalarConst(inputName(*where, 1));
-  const onnx::NodeProto *eq = node(inputName(*where, 0), "Equal");
+  const onnx::NodeProto *eq = producedBy(inputName(*where, 0), "Equal");
   if (!fill || *fill * post > -1.0e4 || !eq || !is(inputName(*eq, 1), 0.0))
     return std::nullopt;
   return triluCausal(inputName(*eq, 0), q, kT);
@@ -801,13 +796,7 @@ std::optional<CausalKind> Importer::shapeCausalBoolMask(const std::string &name,
 
 std::optional<CausalKind> Importer::triluCausal(const std::string &name,
                                                 Value q, Value kT) {
-  auto node = [&](const std::string &v,
-                  StringRef op) -> const onnx::NodeProto * {
-    auto p = producer.find(v);
-    return p == producer.end() || p->second->op_type() != op ? nullptr
-                                                             : p->second;
-  };
-  const onnx::NodeProto *tril = node(name, "Trilu");
+  const onnx::NodeProto *tril = producedBy(name, "Trilu");
   if (!tril || intAttr(*tril, "upper", 1) != 0)
     return std::nullopt;
   // Ones of shape [Tq, Tk]: ConstantOfShape(value 1), Expand(1, shape) or
@@ -822,13 +811,13 @@ std::optional<CausalKind> Importer::triluCausal(const std::string &name,
   int64_t r = typeOf(q).getRank();
   OpFoldResult tq = dimOf(q, r - 2), tk = dimOf(kT, r - 1);
   std::optional<KnownInts> k;
-  if (const auto *cos = node(inputName(*tril, 0), "ConstantOfShape")) {
+  if (const auto *cos = producedBy(inputName(*tril, 0), "ConstantOfShape")) {
     const auto *a = attr(*cos, "value");
     auto v = a && a->has_t() ? tensorAttr(a->t()) : std::nullopt;
     if (!v || v->getNumElements() != 1 || !isOne(*v))
       return std::nullopt;
     k = known(inputName(*cos, 0));
-  } else if (const auto *ex = node(inputName(*tril, 0), "Expand")) {
+  } else if (const auto *ex = producedBy(inputName(*tril, 0), "Expand")) {
     auto c = scalarConst(inputName(*ex, 0));
     if (!c || *c != 1.0)
       return std::nullopt;

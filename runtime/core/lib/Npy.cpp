@@ -265,7 +265,8 @@ Status readNpy(const std::string &path, Tensor &out) {
   if (!in)
     return Status::error(path + ": read failed");
   NpyHeader hdr;
-  if (Status s = parseHeader(head.substr(0, headerEnd), path, hdr); !s)
+  hdr.dataStart = headerEnd;
+  if (Status s = parseDict(head.substr(headerStart, headerLen), path, hdr); !s)
     return s;
   if (Status s = checkPayloadSize(
           hdr, static_cast<size_t>(fileSize) - headerEnd, path);
