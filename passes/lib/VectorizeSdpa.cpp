@@ -45,11 +45,11 @@
 // lanes as they do in St: an f32 mask of its own per (batch, head) per key
 // block into Mt [Bc, Br] (16 x 16 blocks transposed in registers, as Qt);
 // one that several items share, and any i1 or bf16 one, once per call into
-// MtAll [.., Tq / Br, Tk, Br] as f32 (i1: 0 where a key is seen, -inf where
-// not), where each item's panel is contiguous. A mask broadcast
-// along the keys (one value per query row, [B, 1, Tq, 1]) is widened to
-// f32 rows [B, 1, Tq] once per call and loaded as one vector per 16 rows
-// once per work item.
+// MtAll [.., Tq / Br, Tk, Br] (f32 as f32, bf16 as its 16 bits, i1 as a
+// byte, 1 where the key is hidden), where each item's panel is contiguous. A
+// mask broadcast along the keys (one value per query row, [B, 1, Tq, 1]) is
+// widened to f32 rows [B, 1, Tq] once per call and loaded as one vector per 16
+// rows once per work item.
 //
 // exp(x) is taken as 2^(x log2(e)), the multiply fused with the
 // subtraction of the max, and 2^x is emitted inline (exp2NonPositive), or
@@ -459,13 +459,13 @@ private:
   /// Mt[c, r] = mask[q0 + r, j0 + c] for the key block at j0 (rows past Tq
   /// read the last row, keys past Tk read 0).
   void packMask(Value j0);
-  /// Whether a mask that varies along the query rows is transposed (and
-  /// widened to f32 unless it is i1) once per call rather than per key block
-  /// of every item.
+  /// Whether a mask that varies along the query rows is transposed once per
+  /// call rather than per key block of every item.
   bool transposeOnce(RankedTensorType maskType);
   /// MtAll [.., ceil(Tq / Br), Km rounded up to 16, Br]: the mask in the
-  /// items' row blocks, each with its last two dims swapped; f32, or i8 (1
-  /// where the key is hidden) for an i1 mask.
+  /// items' row blocks, each with its last two dims swapped; f32, i16 (the
+  /// bits) for a bf16 mask, or i8 (1 where the key is hidden) for an i1
+  /// mask.
   Value transposeMask(Value src);
   /// The mask's indices for query row `row` and key `key` (0 in its
   /// broadcast dims).
@@ -533,13 +533,14 @@ private:
   // rows (then read through Mt [bc rounded up to 16, br] per key block, an
   // f32 operand, or, maskTransposed, as MtAll, indexed through the
   // operand's type maskOperandType; an i1 mask's MtAll holds bytes, 1 where
-  // hidden), and whether it holds i1 values (maskWidened: as 0 / -inf f32;
+  // hidden, a bf16 mask's its bits), and whether it holds i1 values
+  // (maskBool; maskWidened: as 0 / -inf f32;
   // both are applied by select so that a masked +inf or NaN score weighs
   // 0). A mask broadcast along the keys
   // (maskRows) is held as f32 rows without the key dim, and rowMask has the
   // item's vectors of it.
   Value mask, mt;
-  bool maskVaries = false, maskRows = false, maskBool = false,
+  bool maskVaries = false, maskRows = false, maskBool = false, maskBf16 = false,
        maskWidened = false, maskTransposed = false;
   MemRefType maskOperandType;
   SmallVector<Value> rowMask;
@@ -1425,6 +1426,7 @@ void CpuFlashBuilder::prepareMask() {
   auto mType = cast<RankedTensorType>(m.getType());
   int64_t mr = mType.getRank();
   maskBool = mType.getElementType().isInteger(1);
+  maskBf16 = mType.getElementType().isBF16();
   maskVaries = mr >= 2 && mType.getDimSize(mr - 2) != 1;
   // Broadcast along the keys: the last dim 1 where Tk is not (with Tk = 1,
   // Mt reads it as any other mask).
@@ -1436,7 +1438,7 @@ void CpuFlashBuilder::prepareMask() {
   // i1 elements are bytes in memory but bits in a vector register: a vector
   // load of i1 would read 16 bits, not 16 bytes. Any i1 or bf16 mask that
   // varies along the rows is therefore transposed once per call
-  // (transposeOnce; bf16 as f32, i1 as bytes, 1 where hidden), so the
+  // (transposeOnce; bf16 as its bits, i1 as bytes, 1 where hidden), so the
   // per-block copies only ever read f32. A mask broadcast along the keys
   // becomes f32 rows [.., Tq] without the key dim (i1 as 0 / -inf), contiguous
   // along the rows for vector loads, whatever its element type; a bf16
@@ -1552,8 +1554,9 @@ void CpuFlashBuilder::packMask(Value j0) {
 
 bool CpuFlashBuilder::transposeOnce(RankedTensorType maskType) {
   // The per-block copies read f32 only: an i1 or bf16 mask is converted
-  // once per call regardless (i1 to bytes, bf16 to f32), and that pass
-  // writes it transposed at no extra cost.
+  // once per call regardless (i1 to bytes; bf16 keeps its bits, loaded
+  // without avx512_bf16), and that pass writes it transposed at no extra
+  // cost.
   if (!maskType.getElementType().isF32())
     return true;
   // An f32 mask shared by several items of the same rows (broadcast over
@@ -1627,7 +1630,11 @@ Value CpuFlashBuilder::transposeMask(Value src) {
   // quarter of f32's memory and of the key loop's mask traffic (a [1, 1, T,
   // T] mask at T = 8192 would otherwise take 256 MiB), applied by the same
   // select as the widened form.
-  Type allElem = maskBool ? Type(b.getI8Type()) : Type(b.getF32Type());
+  // A bf16 mask keeps its 16 bits (i16 panels, widened by a shift where a
+  // tile reads them): half of an f32 copy's memory and traffic.
+  Type allElem = maskBool   ? Type(b.getI8Type())
+                 : maskBf16 ? Type(b.getI16Type())
+                            : Type(b.getF32Type());
   Value all = memref::AllocOp::create(b, loc, MemRefType::get(shape, allElem),
                                       dynSizes, b.getI64IntegerAttr(64));
   ubs.push_back(mul(rowBlocks, br / kLanes));
@@ -1681,50 +1688,58 @@ Value CpuFlashBuilder::transposeMask(Value src) {
               ValueRange{maxI(sub(keys, k0), cIdx(0))});
         Value zero = splat(0.0f);
         // A masked vector load of bf16 on a CPU without avx512_bf16 is
-        // legalized through f32 -> bf16 truncations (a libcall): bf16
-        // elements are loaded as scalars and widened one by one, and so are
-        // the i1 ones of the last 16 keys when Tk is not a multiple of 16
-        // (reading past a row's end could leave the buffer).
+        // legalized through f32 -> bf16 truncations (a libcall), and reading
+        // past a row's end could leave the buffer: the last 16 keys, when Tk
+        // is not a multiple of 16, are loaded as scalars (bf16 as its bits,
+        // i1 as bits), the others with one vector load per row.
         auto rowOf = [&](int64_t l) { return minI(add(r0, l), lastRow); };
         auto scalars = [&](Value row) -> Value {
           SmallVector<Value> elems;
           for (int64_t e = 0; e < kLanes; ++e) {
             Value x = memref::LoadOp::create(
                 b, loc, src, srcAt(row, minI(add(k0, e), lastKey)));
-            if (!maskBool)
-              x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+            if (maskBf16)
+              x = arith::BitcastOp::create(b, loc, b.getI16Type(), x);
             elems.push_back(x);
           }
           return vector::FromElementsOp::create(
               b, loc, VectorType::get({kLanes}, elems[0].getType()), elems);
+        };
+        auto bf16Bits = [&](Value row) -> Value {
+          Value x = vector::LoadOp::create(
+              b, loc, VectorType::get({kLanes}, elem), src, srcAt(row, k0));
+          return arith::BitcastOp::create(
+              b, loc, VectorType::get({kLanes}, b.getI16Type()), x);
         };
         SmallVector<Value> vecs;
         if (elem.isF32()) {
           for (int64_t l = 0; l < kLanes; ++l)
             vecs.push_back(vector::MaskedLoadOp::create(
                 b, loc, vecType, src, srcAt(rowOf(l), k0), inK, zero));
-        } else if (!maskBool) {
-          for (int64_t l = 0; l < kLanes; ++l)
-            vecs.push_back(scalars(rowOf(l)));
         } else {
           Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
                                               add(k0, kLanes), keys);
-          auto rowsOfBits = [&](bool bytes) {
-            SmallVector<Value> bits;
+          auto rowsOf = [&](bool vectorLoads) {
+            SmallVector<Value> rowsLoaded;
             for (int64_t l = 0; l < kLanes; ++l)
-              bits.push_back(bytes ? loadBoolRow(srcAt(rowOf(l), k0))
-                                   : scalars(rowOf(l)));
-            scf::YieldOp::create(b, loc, bits);
+              rowsLoaded.push_back(!vectorLoads ? scalars(rowOf(l))
+                                   : maskBool ? loadBoolRow(srcAt(rowOf(l), k0))
+                                              : bf16Bits(rowOf(l)));
+            scf::YieldOp::create(b, loc, rowsLoaded);
           };
           auto ifOp = scf::IfOp::create(
-              b, loc, whole, [&](OpBuilder &, Location) { rowsOfBits(true); },
-              [&](OpBuilder &, Location) { rowsOfBits(false); });
-          // Hidden keys as byte 1 (attend_where_true: where the bit is 0).
-          Value hiddenByte = byteSplat(1), seenByte = byteSplat(0);
-          for (Value bits : ifOp.getResults())
-            vecs.push_back(arith::SelectOp::create(
-                b, loc, bits, keepWhereTrue ? seenByte : hiddenByte,
-                keepWhereTrue ? hiddenByte : seenByte));
+              b, loc, whole, [&](OpBuilder &, Location) { rowsOf(true); },
+              [&](OpBuilder &, Location) { rowsOf(false); });
+          if (maskBf16) {
+            vecs.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+          } else {
+            // Hidden keys as byte 1 (attend_where_true: where the bit is 0).
+            Value hiddenByte = byteSplat(1), seenByte = byteSplat(0);
+            for (Value bits : ifOp.getResults())
+              vecs.push_back(arith::SelectOp::create(
+                  b, loc, bits, keepWhereTrue ? seenByte : hiddenByte,
+                  keepWhereTrue ? hiddenByte : seenByte));
+          }
         }
         transpose16x16(vecs);
         Value rowBlock =
@@ -1782,6 +1797,19 @@ Value CpuFlashBuilder::applyMask(Value s, Value keyValue, Value stRow,
     bool keepWhereTrue = op.getMaskKind() == MaskKind::attend_where_true;
     return arith::SelectOp::create(b, loc, m, keepWhereTrue ? s : minusInf,
                                    keepWhereTrue ? minusInf : s);
+  }
+  if (maskTransposed && maskBf16) {
+    // bf16 bits in the high half of an f32: the mask's value exactly.
+    auto i32Type = VectorType::get({kLanes}, b.getI32Type());
+    Value bits = vector::LoadOp::create(
+        b, loc, VectorType::get({kLanes}, b.getI16Type()), mask,
+        transposedMaskIndex(key, i));
+    Value wide = arith::ShLIOp::create(
+        b, loc, arith::ExtUIOp::create(b, loc, i32Type, bits),
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(i32Type, b.getI32IntegerAttr(16))));
+    return arith::AddFOp::create(
+        b, loc, s, arith::BitcastOp::create(b, loc, vecType, wide));
   }
   if (maskTransposed && maskBool) {
     auto bytesType = VectorType::get({kLanes}, b.getI8Type());

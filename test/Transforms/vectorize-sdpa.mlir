@@ -470,21 +470,33 @@ func.func @masked_shared(%q: tensor<2x4x64x64xf32>, %shared: tensor<4x64x64xf32>
 // NOCOPY: memref.alloc() {alignment = 64 : i64} : memref<1x64x64xi8>
 // NOCOPY-LABEL: func.func @masked_bf16(
 
-// A bf16 core's additive mask is bf16: widened to f32 once per call (the
-// scores are f32) as it is transposed into MtAll, element by element (a
-// masked vector load of bf16 needs f32 -> bf16 truncations on CPUs without
-// avx512_bf16).
+// A bf16 core's additive mask is bf16: transposed once per call into MtAll
+// as its 16 bits (i16 panels, half of an f32 copy), 16 keys of a row with one
+// vector load of bf16 viewed as i16 (the last 16 keys, when Tk is not a
+// multiple of 16, as scalars: a masked vector load of bf16 needs f32 -> bf16
+// truncations on CPUs without avx512_bf16), then widened where the tile
+// adds it to the scores: the bits shifted into the high half of an f32.
 // BF16-LABEL: func.func @masked_bf16(
 // BF16: %[[BM:.*]] = bufferization.to_buffer %arg1 read_only : tensor<2x64x64xbf16> to memref<2x64x64xbf16, strided<[?, ?, 1], offset: ?>>
-// BF16: %[[ALL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x64x64xf32>
+// BF16: %[[ALL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x64x64xi16>
 // BF16: scf.forall
+// BF16: %[[WHOLE:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// BF16: scf.if %[[WHOLE]] -> (vector<16xi16>,
+// BF16: %[[ROW:.*]] = vector.load %[[BM]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x64x64xbf16, strided<[?, ?, 1], offset: ?>>, vector<16xbf16>
+// BF16: arith.bitcast %[[ROW]] : vector<16xbf16> to vector<16xi16>
+// BF16: } else {
 // BF16: %[[E:.*]] = memref.load %[[BM]]
-// BF16: arith.extf %[[E]] : bf16 to f32
-// BF16: vector.from_elements %{{.*}} : vector<16xf32>
+// BF16: arith.bitcast %[[E]] : bf16 to i16
+// BF16: vector.from_elements %{{.*}} : vector<16xi16>
+// BF16: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23] : vector<16xi16>, vector<16xi16>
+// BF16: vector.store %{{.*}}, %[[ALL]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x1x64x64xi16>, vector<16xi16>
 // BF16: scf.forall
 // BF16: x86vector.avx512.dot
-// BF16: vector.load %[[ALL]][%{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<2x1x64x64xf32>, vector<16xf32>
-// BF16: arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// BF16: %[[BITS:.*]] = vector.load %[[ALL]][%{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<2x1x64x64xi16>, vector<16xi16>
+// BF16: %[[WIDE:.*]] = arith.extui %[[BITS]] : vector<16xi16> to vector<16xi32>
+// BF16: %[[HIGH:.*]] = arith.shli %[[WIDE]], %{{.*}} : vector<16xi32>
+// BF16: %[[M:.*]] = arith.bitcast %[[HIGH]] : vector<16xi32> to vector<16xf32>
+// BF16: arith.addf %{{.*}}, %[[M]] : vector<16xf32>
 func.func @masked_bf16(%q: tensor<2x64x64xbf16>, %bias: tensor<2x64x64xbf16>) -> tensor<2x64x64xbf16> {
   %o = attn.sdpa %q, %q, %q mask(%bias : additive) : tensor<2x64x64xbf16>, tensor<2x64x64xbf16>, tensor<2x64x64xbf16>, tensor<2x64x64xbf16> -> tensor<2x64x64xbf16>
   return %o : tensor<2x64x64xbf16>

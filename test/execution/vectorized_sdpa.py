@@ -339,7 +339,7 @@ def main():
     # per key, broadcast over the lanes; i1 masks select, additive ones add.
     # Varying along the rows: an f32 mask of its own per (batch, head) is
     # read per key block through a transposed copy; one shared by several
-    # batches or heads, and any i1 or bf16 mask (bf16 widened to f32, i1 as
+    # batches or heads, and any i1 or bf16 mask (bf16 as its 16 bits, i1 as
     # bytes, 1 where hidden), is transposed once per call into the items'
     # row blocks, except a shared f32 mask above sdpa-mask-copy-limit-mib,
     # which takes the per-block copies (run with the limit 0). Tails
@@ -504,8 +504,10 @@ def main():
     # 21 keys: the last one is paired with zeros.
     weight_zero_case("bf16 inf/NaN values of weight 0", 21, 32, "bf16")
     guarded_block_case("bf16 seq_major GQA 6/2 B=2 T=150, one non-finite key block", "bf16")
-    # bf16 with masks: key padding (i1 per key), a varying i1 mask (widened),
-    # a bf16 additive bias (widened to f32), odd key counts.
+    # bf16 with masks: key padding (i1 per key), a varying i1 mask (bytes),
+    # bf16 additive biases (bf16 panels, widened in the tile; of their own
+    # per head with a tail of keys loaded as scalars, and one shared by
+    # batches and heads whose keys are whole vector loads), odd key counts.
     case("bf16 mask key padding attend_where_true causal T=200", normal(2, 2, 200, 64),
          normal(2, 2, 200, 64), normal(2, 2, 200, 64), causal="top_left",
          mask=(pad, "attend_where_true"), elem="bf16")
@@ -516,6 +518,11 @@ def main():
     bias[rng.random(bias.shape) < 0.1] = -np.inf
     case("bf16 mask additive [1,H,Tq,Tk] Tq=33 Tk=301", normal(1, 3, 33, 64),
          normal(1, 3, 301, 64), normal(1, 3, 301, 64), mask=(bias, "additive"), elem="bf16")
+    shared_bias = normal(1, 1, 40, 160)
+    shared_bias[rng.random(shared_bias.shape) < 0.2] = -np.inf
+    case("bf16 mask additive shared [1,1,Tq,Tk] B=2 Tq=40 Tk=160 causal", normal(2, 3, 40, 64),
+         normal(2, 3, 160, 64), normal(2, 3, 160, 64), causal="bottom_right",
+         mask=(shared_bias, "additive"), elem="bf16")
     rbias = normal(2, 1, 33, 1)
     rbias[1, 0, 7] = -np.inf
     case("bf16 mask rows additive [B,1,Tq,1] Tq=33 Tk=151", normal(2, 3, 33, 64),

@@ -267,10 +267,12 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
     shared one larger than `mask-copy-limit-mib`; one shared by several
     batches or heads within it, or any i1 or bf16 mask, transposed
     once per call into one contiguous [Tk, block-q] panel per row block,
-    f32, or bytes for an i1 mask (1 where hidden: the mask's own size; its
-    rows read 16 bytes at a time through the buffer's address, as memref
-    cannot view i1 as i8), applied by compare and select, so a hidden +inf
-    or NaN score still weighs 0; one
+    f32, the 16 bits of a bf16 mask (half of f32's memory; widened by a
+    shift where the tile adds them), or bytes for an i1 mask (1 where
+    hidden: the mask's own size; its rows read 16 bytes at a time through
+    the buffer's address, as memref cannot view i1 as i8), an i1 mask
+    applied by compare and select, so a hidden +inf or NaN score still
+    weighs 0; one
     broadcast
     along the keys ([B, 1, Tq, 1]) widened once per call to f32 rows
     without the key dim, one vector per 16 rows loaded per work item.
