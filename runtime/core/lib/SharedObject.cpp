@@ -8,14 +8,93 @@
 // module out. `__attn_fini` unloads them before dlclose. A module is refused
 // on a host without the instruction sets its CPU code was compiled for.
 //
+// dlopen maps a file's segments as its program headers describe them, and
+// a truncated file (an interrupted copy) still has the headers: the pages
+// past the end of the file are mapped, and touching them raises SIGBUS
+// inside dlopen. load() therefore checks first that the ELF file holds
+// every byte its headers name.
+//
 //===----------------------------------------------------------------------===//
 
 #include "attnrt/Cuda.h"
 #include "attnrt/Module.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <vector>
 
 namespace attnrt {
+
+namespace {
+
+/// Whether the ELF64 file `file` (named `path` in messages) holds its program
+/// headers, every loadable segment's file bytes and its section headers. Files
+/// that are not little-endian ELF64 pass: dlopen refuses them with its own
+/// message.
+Status checkElfExtent(const std::string &file, const std::string &path) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    return Status::error(path + ": cannot open for reading");
+  in.seekg(0, std::ios::end);
+  std::streamoff end = in.tellg();
+  if (end < 0)
+    return Status::ok(); // not a regular file: leave it to dlopen
+  uint64_t size = static_cast<uint64_t>(end);
+  Elf64_Ehdr eh;
+  if (size < sizeof(eh))
+    return Status::ok();
+  in.seekg(0);
+  in.read(reinterpret_cast<char *>(&eh), sizeof(eh));
+  if (!in || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return Status::ok();
+  auto truncated = [&](const std::string &what, uint64_t needed) {
+    return Status::error(
+        path + ": cannot load compiled module: the file is " + "truncated (" +
+        what + " end at byte " + std::to_string(needed) + ", the file has " +
+        std::to_string(size) + " bytes; an interrupted copy? save it again)");
+  };
+  // Offsets and counts come from the file: compare without overflowing.
+  auto extent = [](uint64_t offset, uint64_t count, uint64_t each) {
+    if (each && count > UINT64_MAX / each)
+      return UINT64_MAX;
+    uint64_t bytes = count * each;
+    return offset > UINT64_MAX - bytes ? UINT64_MAX : offset + bytes;
+  };
+  if (eh.e_phnum && eh.e_phentsize != sizeof(Elf64_Phdr))
+    return Status::error(path +
+                         ": cannot load compiled module: unexpected "
+                         "ELF program header size " +
+                         std::to_string(eh.e_phentsize));
+  uint64_t phEnd = extent(eh.e_phoff, eh.e_phnum, sizeof(Elf64_Phdr));
+  if (phEnd > size)
+    return truncated("its program headers", phEnd);
+  if (eh.e_shnum) {
+    uint64_t shEnd = extent(eh.e_shoff, eh.e_shnum, eh.e_shentsize);
+    if (shEnd > size)
+      return truncated("its section headers", shEnd);
+  }
+  std::vector<Elf64_Phdr> phs(eh.e_phnum);
+  in.seekg(static_cast<std::streamoff>(eh.e_phoff));
+  in.read(reinterpret_cast<char *>(phs.data()),
+          static_cast<std::streamsize>(phs.size() * sizeof(Elf64_Phdr)));
+  if (!in)
+    return Status::error(path + ": read failed");
+  for (const Elf64_Phdr &ph : phs) {
+    if (ph.p_type != PT_LOAD)
+      continue;
+    uint64_t segEnd = extent(ph.p_offset, ph.p_filesz, 1);
+    if (segEnd > size)
+      return truncated("its loadable segments", segEnd);
+  }
+  return Status::ok();
+}
+
+} // namespace
 
 Status SharedObjectModule::load(const std::string &path,
                                 std::unique_ptr<SharedObjectModule> &out) {
@@ -24,6 +103,8 @@ Status SharedObjectModule::load(const std::string &path,
   std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   // Errors recorded before are not this module's.
   (void)cuda::takeError();
+  if (Status s = checkElfExtent(file, path); !s)
+    return s;
   void *h = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = ::dlerror();
