@@ -131,7 +131,8 @@ llvm::cl::opt<bool> onnxRaiseOpt(
     llvm::cl::init(true), llvm::cl::cat(category));
 llvm::cl::opt<bool>
     printSignatureOpt("print-signature",
-                      llvm::cl::desc("Print the entry point's signature"),
+                      llvm::cl::desc("Print the entry point's signature "
+                                     "(without --input: print it and exit)"),
                       llvm::cl::init(false), llvm::cl::cat(category));
 
 llvm::cl::opt<bool> retainMemoryOpt(
@@ -235,7 +236,7 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
                   "function argument (NAME: an ONNX graph input)\n"
                   "  --output=<string>     - PATH.npy, one per result\n"
                   "  --print-signature     - Print the entry point's "
-                  "signature\n"
+                  "signature (without --input: print it and exit)\n"
                   "  --repeat=<uint>       - Timed runs after one warm-up\n"
                   "  --retain-memory       - Keep freed memory for the next "
                   "run (default on)\n"
@@ -387,6 +388,12 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "saved %s (%s)\n", opts.emitSharedObject.c_str(),
                      opts.target == "cpu" ? ("cpu " + jit->targetCpu()).c_str()
                                           : opts.target.c_str());
+      if (opts.printSignature) {
+        FunctionSignature sig;
+        if (Status s = jit->signature(entry, sig); !s)
+          return fail(s.message());
+        std::printf("@%s %s\n", entry.c_str(), sig.describe().c_str());
+      }
       return 0;
     }
     module = std::move(jit);
@@ -403,8 +410,13 @@ int main(int argc, char **argv) {
   FunctionSignature sig;
   if (Status s = module->signature(entry, sig); !s)
     return fail(s.message());
-  if (opts.printSignature)
+  if (opts.printSignature) {
     std::printf("@%s %s\n", entry.c_str(), sig.describe().c_str());
+    // Asked for the signature and given no inputs: that is the answer (it
+    // is how a user learns what to pass), not a run missing its inputs.
+    if (opts.inputs.empty() && !sig.inputs.empty())
+      return 0;
+  }
 
   // 2. Inputs: positional, or argN=PATH / N=PATH.
   std::vector<Tensor> args(sig.inputs.size());
