@@ -9,7 +9,7 @@
 # attention-run's result on the .onnx is compared with torch's (or a float64
 # reference's) within 1e-5, raised and (--onnx-raise=false) op by op. ONNX Runtime's com.microsoft.MultiHeadAttention
 # (bias, key padding, attention_bias, packed QKV, past/present) imports to
-# attn.sdpa.
+# attn.sdpa, and so does torch.nn.MultiheadAttention with a key padding mask.
 
 import os
 import subprocess
@@ -28,7 +28,8 @@ CASES = ["seed_self_attention_v2", "seed_causal_dynamic", "seed_wrapper_dynamic"
          "bert_self_attention", "sdpa_export", "sdpa_export_gather", "sdpa_identity",
          "post_softmax_mask",
          "ms_mha_basic", "ms_mha_causal_bias", "ms_mha_key_padding", "ms_mha_key_padding_2d",
-         "ms_mha_attention_bias", "ms_mha_packed_qkv", "ms_mha_past"]
+         "ms_mha_attention_bias", "ms_mha_packed_qkv", "ms_mha_past",
+         "torch_mha_key_padding"]
 
 
 def main():
@@ -164,5 +165,12 @@ if __name__ == "__main__":
 # CHECK: ok ms_mha_past: output shape [2, 2, 16]
 # CHECK: ok ms_mha_past: present_key shape [2, 2, 5, 8]
 # CHECK: ok ms_mha_past: present_value shape [2, 2, 5, 8]
+# torch.nn.MultiheadAttention with key_padding_mask: the expand(-1, H, -1,
+# -1) of the mask has its target shape as Where(Equal(c, -1), 1, c) of
+# constants, folded while importing; the expanded -inf mask is additive.
+# CHECK: torch_mha_key_padding remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/mha/MatMul_1', Mul '/mha/Mul_4', Add '/mha/Add_2', Softmax '/mha/Softmax', MatMul '/mha/MatMul_2'
+# CHECK: torch_mha_key_padding core: {{.*}} = attn.sdpa {{.*}} mask(%{{.*}} : additive)
+# CHECK: ok torch_mha_key_padding: y shape [2, 7, 24]
+# CHECK: ok torch_mha_key_padding unraised: y shape [2, 7, 24]
 # CHECK: long input: exit 1: attention-run: error: input 0 ({{.*}}x_long.npy): dim 1 is 9 but the module accepts at most 8 (expected x: f32[?, ?<=8, 16], got f32[1, 9, 16])
 # CHECK: export_patterns: all OK

@@ -111,6 +111,8 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   if (op != "Where" && op != "Pow" && op != "Sqrt" && importKnownArith(n))
     return;
+  if (op == "Where" && importKnownWhere(n))
+    return;
   SmallVector<Value> ins;
   for (int i = 0; i < n.input_size(); ++i)
     ins.push_back(input(n, i));
@@ -169,6 +171,32 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   if (!r)
     return;
   define(n, 0, r);
+}
+
+bool Importer::importKnownWhere(const onnx::NodeProto &n) {
+  // A constant condition over known integers picks elements of either:
+  // the branches may be sizes known only as SSA values (a Shape's dims).
+  auto x = knownInput(n, 1), y = knownInput(n, 2);
+  auto it = values.find(n.input(0));
+  DenseElementsAttr cond;
+  if (!x || !y || x->elemType != y->elemType || it == values.end() ||
+      !matchPattern(it->second, m_Constant(&cond)) ||
+      !cond.getElementType().isInteger(1) || typeOf(it->second).getRank() > 1)
+    return false;
+  SmallVector<bool> c(cond.getValues<bool>());
+  size_t nc = c.size(), nx = x->elems.size(), ny = y->elems.size();
+  size_t count = std::max({nc, nx, ny});
+  for (size_t k : {nc, nx, ny})
+    if (k != count && k != 1)
+      return false; // the data path reports the shapes
+  KnownInts r;
+  r.elemType = x->elemType;
+  r.scalar = typeOf(it->second).getRank() == 0 && x->scalar && y->scalar;
+  for (size_t i = 0; i < count; ++i)
+    r.elems.push_back(c[nc == 1 ? 0 : i] ? x->elems[nx == 1 ? 0 : i]
+                                         : y->elems[ny == 1 ? 0 : i]);
+  defineKnown(n, 0, r);
+  return true;
 }
 
 bool Importer::importKnownArith(const onnx::NodeProto &n) {
@@ -277,6 +305,25 @@ void Importer::importCast(const onnx::NodeProto &n) {
 }
 
 void Importer::importEqual(const onnx::NodeProto &n) {
+  // Shape arithmetic: known constant integers compare to a constant
+  // condition (torch's expand(-1, ...) exports its target shape as
+  // Where(Equal(shape, -1), 1, shape)), which a known Where then reads.
+  if (auto x = knownInput(n, 0), y = knownInput(n, 1); x && y) {
+    auto cx = x->constants(), cy = y->constants();
+    size_t nx = x->elems.size(), ny = y->elems.size();
+    if (cx && cy && (nx == ny || nx == 1 || ny == 1)) {
+      SmallVector<bool> eq;
+      for (size_t i = 0; i < std::max(nx, ny); ++i)
+        eq.push_back((*cx)[nx == 1 ? 0 : i] == (*cy)[ny == 1 ? 0 : i]);
+      SmallVector<int64_t> shape;
+      if (!(x->scalar && y->scalar))
+        shape.push_back(static_cast<int64_t>(eq.size()));
+      auto type = RankedTensorType::get(shape, b.getI1Type());
+      return define(n, 0,
+                    arith::ConstantOp::create(
+                        b, nodeLoc(n), DenseElementsAttr::get(type, eq)));
+    }
+  }
   SmallVector<Value> ins{input(n, 0), input(n, 1)};
   if (failed)
     return;

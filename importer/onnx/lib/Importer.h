@@ -364,6 +364,9 @@ private:
   /// Elementwise ops on known integers (shape arithmetic); false if the
   /// inputs are not all known.
   bool importKnownArith(const onnx::NodeProto &n);
+  /// Where with a constant condition over known integers (shape
+  /// arithmetic); false otherwise.
+  bool importKnownWhere(const onnx::NodeProto &n);
   /// One element converted between scalar types (ONNX Cast semantics).
   Value convertScalar(OpBuilder &nb, Location l, Value x, Type to);
 };

@@ -175,3 +175,28 @@ with open(os.path.join(d, "truncated.onnx"), "wb") as f:
     f.write(whole[: len(whole) // 2])
 with open(os.path.join(d, "not_onnx.onnx"), "wb") as f:
     f.write(b"\x93NUMPY this is not a protobuf at all \xff\xff\xff\xff")
+# Shape arithmetic with a constant condition: torch's x.expand(-1, 3, -1, -1)
+# writes its target shape as Where(Equal(c, ConstantOfShape(1) * -1),
+# ConstantOfShape(1), c), and expand_as-like graphs pick a Shape's dims where
+# the constant is -1. Both must be known while importing (Expand needs them).
+I64 = TensorProto.INT64
+
+
+def ints(name, values):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(np.array(values, np.int64)))
+
+
+save("expand_where_shape",
+     [ints("c", [-1, 3, -1, -1]), ints("four", [4]), ints("minus1", [-1]),
+      helper.make_node("ConstantOfShape", ["four"], ["ones"],
+                       value=numpy_helper.from_array(np.array([1], np.int64))),
+      helper.make_node("Mul", ["ones", "minus1"], ["m"]),
+      helper.make_node("Equal", ["c", "m"], ["e"]),
+      helper.make_node("Where", ["e", "ones", "c"], ["s"]),
+      helper.make_node("Expand", ["x", "s"], ["y"], name="expand"),
+      helper.make_node("Shape", ["x"], ["xs"]),
+      helper.make_node("Where", ["e", "xs", "c"], ["s2"]),
+      helper.make_node("Expand", ["x", "s2"], ["y2"], name="expand_as")],
+     [vi("x", F, ["B", 1, 1, 7])],
+     [vi("y", F, ["B", 3, 1, 7]), vi("y2", F, ["B", 3, 1, 7])], opset=17)

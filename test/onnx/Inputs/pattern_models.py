@@ -556,6 +556,31 @@ def seed_mha_dynamic(rng):
     return seed_dynamic(module, rng, 16, (2, 6))
 
 
+class TorchMhaKeyPadding(nn.Module):
+    """torch.nn.MultiheadAttention (batch_first) with a key_padding_mask."""
+
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+
+    def forward(self, x, key_padding_mask):
+        return self.mha(x, x, x, key_padding_mask=key_padding_mask, need_weights=False)[0]
+
+
+@case("torch_mha_key_padding")
+def torch_mha_key_padding(rng):
+    """nn.MultiheadAttention with key_padding_mask: the exporter expands the
+    [B, 1, 1, Tk] mask to the heads with expand(-1, H, -1, -1), whose target
+    shape it writes as Where(Equal(shape, -1), ones, shape) over constants
+    (known integers while importing), and adds it as -inf to the scores."""
+    module = TorchMhaKeyPadding(24, 3)
+    x = torch.from_numpy(randn(rng, 2, 7, 24))
+    pad = torch.zeros(2, 7, dtype=torch.bool)
+    pad[1, 4:] = True
+    model, ins, outs = export(module, (x, pad), (x, pad), ["x", "key_padding_mask"], ["y"])
+    return model, ins, outs, "torch"
+
+
 @case("seed_mha_qkv_bias_dynamic")
 def seed_mha_qkv_bias_dynamic(rng):
     """As seed_mha_dynamic with biased Q/K/V projections (MatMul + Add)."""
