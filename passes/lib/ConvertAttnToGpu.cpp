@@ -1213,11 +1213,12 @@ struct ConvertAttnToGpuPass
       return;
     if (warps < 1 || warps > 16 || blockKV < 16 || blockKV > 256 ||
         blockKV % 16 != 0 || stages < 1 || stages > 2) {
-      module.emitError() << "convert-attn-to-gpu: warps must be in [1, 16], "
-                            "block-kv a multiple of 16 in [16, 256] and "
-                            "stages 1 or 2, got warps="
-                         << int64_t(warps) << " block-kv=" << int64_t(blockKV)
-                         << " stages=" << int64_t(stages);
+      mlir::emitError(module.getLoc())
+          << "convert-attn-to-gpu: warps must be in [1, 16], "
+             "block-kv a multiple of 16 in [16, 256] and "
+             "stages 1 or 2, got warps="
+          << int64_t(warps) << " block-kv=" << int64_t(blockKV)
+          << " stages=" << int64_t(stages);
       return signalPassFailure();
     }
 
@@ -1331,12 +1332,45 @@ struct ConvertAttnToGpuPass
         }
         auto sdpa = dyn_cast<SdpaOp>(o);
         if (!sdpa) {
-          o.emitError()
-              << "the GPU target compiles entry points whose "
-                 "results are attn.sdpa of the arguments (or "
-                 "of reshapes, transposes and concatenations of them); '"
-              << o.getName() << "' in @" << fn.getSymName()
-              << " has no GPU lowering yet (use the CPU target)";
+          // A constant (a matmul's zero fill, hoisted to the top with no
+          // location of its own) tells the user nothing: name the first op
+          // of the function that computes something instead, at its
+          // location (ops that attn-decompose made keep their attn op's).
+          // A contraction first (a projection: the usual reason), else
+          // the first other op that is neither a constant nor a fill.
+          auto isContraction = [](Operation *op) {
+            auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+            return linalgOp && linalg::isaContractionOpInterface(linalgOp);
+          };
+          Operation *culprit = &o;
+          if (o.hasTrait<OpTrait::ConstantLike>() ||
+              isa<linalg::FillOp, tensor::EmptyOp>(o)) {
+            Operation *first = nullptr, *contraction = nullptr;
+            for (Operation &other : body) {
+              if (other.hasTrait<OpTrait::ConstantLike>() ||
+                  isa<SdpaOp, func::ReturnOp, tensor::EmptyOp, linalg::FillOp,
+                      tensor::ConcatOp>(other) ||
+                  sizeOnly.contains(&other) || maskGens.contains(&other) ||
+                  genPads.contains(&other) || isViewTranspose(&other) ||
+                  isViewReshape(&other))
+                continue;
+              if (!first)
+                first = &other;
+              if (!contraction && isContraction(&other))
+                contraction = &other;
+            }
+            culprit = contraction ? contraction : first ? first : &o;
+          }
+          InFlightDiagnostic diag = culprit->emitError();
+          diag << "the GPU target compiles entry points whose "
+                  "results are attn.sdpa of the arguments (or "
+                  "of reshapes, transposes and concatenations of them); '"
+               << culprit->getName() << "' in @" << fn.getSymName()
+               << " has no GPU lowering yet (use the CPU target)";
+          if (isContraction(culprit))
+            diag << "; projections (the weights of attn.multi_head_attention "
+                    "and attn.causal_attention become such contractions) do "
+                    "not run on the GPU yet";
           return signalPassFailure();
         }
         std::string why = unsupportedReason(sdpa);

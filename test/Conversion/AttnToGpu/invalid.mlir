@@ -36,6 +36,24 @@ func.func @other_op(%q: tensor<1x2x64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: te
 
 // -----
 
+// A projection, as attn-decompose writes the weights of
+// attn.multi_head_attention: the error names the contraction (at the attn
+// op's location after decomposition), not the constant of its zero fill,
+// which comes first in the function.
+func.func @projection(%x: tensor<1x2x64x64xf16>, %w: tensor<64x64xf16>, %k: tensor<1x2x64x64xf16>, %v: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<128x64xf16>
+  %f = linalg.fill ins(%zero : f16) outs(%e : tensor<128x64xf16>) -> tensor<128x64xf16>
+  %x2 = tensor.collapse_shape %x [[0, 1, 2], [3]] : tensor<1x2x64x64xf16> into tensor<128x64xf16>
+  // expected-error @+1 {{the GPU target compiles entry points whose results are attn.sdpa of the arguments (or of reshapes, transposes and concatenations of them); 'linalg.matmul' in @projection has no GPU lowering yet (use the CPU target); projections (the weights of attn.multi_head_attention and attn.causal_attention become such contractions) do not run on the GPU yet}}
+  %m = linalg.matmul ins(%x2, %w : tensor<128x64xf16>, tensor<64x64xf16>) outs(%f : tensor<128x64xf16>) -> tensor<128x64xf16>
+  %q = tensor.expand_shape %m [[0, 1, 2], [3]] output_shape [1, 2, 64, 64] : tensor<128x64xf16> into tensor<1x2x64x64xf16>
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  return %o : tensor<1x2x64x64xf16>
+}
+
+// -----
+
 func.func @returns_argument(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
   // expected-error @-1 {{cannot run on the GPU: @returns_argument returns a value that is not an attn.sdpa result (or a reshape of one) or a concatenation}}
   return %q : tensor<1x2x64x64xf16>
