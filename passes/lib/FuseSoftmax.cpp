@@ -524,10 +524,11 @@ struct AttnFuseSoftmaxPass
   using Base::Base;
   void runOnOperation() override {
     if (blockQ < 1 || blockKV < 1) {
-      getOperation().emitError() << "attn-fuse-softmax: block sizes must be "
-                                    ">= 1, got block-q="
-                                 << static_cast<int64_t>(blockQ) << " block-kv="
-                                 << static_cast<int64_t>(blockKV);
+      mlir::emitError(getOperation().getLoc())
+          << "attn-fuse-softmax: block sizes must be "
+             ">= 1, got block-q="
+          << static_cast<int64_t>(blockQ)
+          << " block-kv=" << static_cast<int64_t>(blockKV);
       return signalPassFailure();
     }
     MLIRContext *ctx = &getContext();

@@ -30,7 +30,7 @@ struct AttnGuidedOmpSchedulePass
 
   void runOnOperation() override {
     if (chunk < 1) {
-      getOperation().emitError()
+      mlir::emitError(getOperation().getLoc())
           << "attn-guided-omp-schedule: chunk must be at least 1, got "
           << int64_t(chunk);
       return signalPassFailure();

@@ -235,7 +235,7 @@ struct AttnVectorizeContractionsPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     if (cacheM < 1 || cacheK < 1 || registerM < 1 || registerN < 1) {
-      getOperation().emitError()
+      mlir::emitError(getOperation().getLoc())
           << "attn-vectorize-contractions: tile sizes must be positive, got "
              "cache-m="
           << int64_t(cacheM) << " cache-k=" << int64_t(cacheK)

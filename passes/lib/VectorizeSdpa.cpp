@@ -1838,7 +1838,7 @@ struct AttnVectorizeSdpaPass
         blockKV > 1024 || registerKeys < 1 || registerKeys > 64 ||
         registerRows < 1 || registerRows > 64 || accumulators < 1 ||
         accumulators > 64 || maskCopyLimitMiB < 0) {
-      getOperation().emitError()
+      mlir::emitError(getOperation().getLoc())
           << "attn-vectorize-sdpa: block-q must be a multiple of 16 in "
              "[16, 256], block-kv in [1, 1024], register-keys, "
              "register-rows and accumulators in [1, 64], "

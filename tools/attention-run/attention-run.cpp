@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,7 +39,8 @@ namespace {
 /// Everything the command line sets.
 struct Options {
   std::string inputFile;
-  std::string entry = "main";
+  /// Empty: `main`, or the module's only entry point.
+  std::string entry;
   std::vector<std::string> inputs, outputs;
   unsigned repeat = 0;
   int threads = 0;
@@ -62,6 +64,17 @@ int fail(const std::string &msg) {
   return 1;
 }
 
+/// The entry point to run: --entry, else `main`, else the module's only
+/// public function (a module whose one function is not called main).
+std::string resolveEntry(CompiledModule &m, const std::string &given) {
+  if (!given.empty())
+    return given;
+  std::vector<std::string> names = m.entryPoints();
+  if (names.size() == 1)
+    return names.front();
+  return "main";
+}
+
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -81,10 +94,10 @@ llvm::cl::opt<std::string>
     inputFileOpt(llvm::cl::Positional, llvm::cl::Required,
                  llvm::cl::desc("<module.mlir | model.onnx | module.so>"),
                  llvm::cl::cat(category));
-llvm::cl::opt<std::string> entryOpt("entry",
-                                    llvm::cl::desc("Entry point to run"),
-                                    llvm::cl::init("main"),
-                                    llvm::cl::cat(category));
+llvm::cl::opt<std::string> entryOpt(
+    "entry",
+    llvm::cl::desc("Entry point to run (default: main, or the only one)"),
+    llvm::cl::init(""), llvm::cl::cat(category));
 llvm::cl::list<std::string>
     inputsOpt("input",
               llvm::cl::desc("[argN=|NAME=]PATH.npy, one per function argument "
@@ -231,7 +244,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
     if (name == "help" || name == "h" || name == "help-list") {
       std::printf("OVERVIEW: %s\nUSAGE: %s [options] <module.so>\n\n"
                   "OPTIONS:\n"
-                  "  --entry=<string>      - Entry point to run\n"
+                  "  --entry=<string>      - Entry point to run (default: "
+                  "main, or the only one)\n"
                   "  --input=<string>      - [argN=|NAME=]PATH.npy, one per "
                   "function argument (NAME: an ONNX graph input)\n"
                   "  --output=<string>     - PATH.npy, one per result\n"
@@ -333,7 +347,6 @@ int main(int argc, char **argv) {
     return fail("unknown target '" + opts.target + "' (supported: cpu, cuda)");
   if (opts.repeat > 100000)
     return fail("--repeat must be at most 100000");
-  const std::string &entry = opts.entry;
 
   // Repeated runs reuse their buffers instead of page-faulting fresh ones,
   // and so does the compile, which copies constant weights several times
@@ -351,6 +364,11 @@ int main(int argc, char **argv) {
           "--emit-shared-object needs an MLIR input, got a shared object");
     if (opts.targetCpu != "host")
       return fail("--target-cpu needs an MLIR or ONNX input to compile; " +
+                  opts.inputFile + " is already compiled");
+    // Options of the compile would silently change nothing.
+    if (!opts.pipelineOptions.empty())
+      return fail("--pipeline-options needs an MLIR or ONNX input to "
+                  "compile; " +
                   opts.inputFile + " is already compiled");
     std::unique_ptr<SharedObjectModule> so;
     if (Status s = SharedObjectModule::load(opts.inputFile, so); !s)
@@ -389,6 +407,7 @@ int main(int argc, char **argv) {
                      opts.target == "cpu" ? ("cpu " + jit->targetCpu()).c_str()
                                           : opts.target.c_str());
       if (opts.printSignature) {
+        std::string entry = resolveEntry(*jit, opts.entry);
         FunctionSignature sig;
         if (Status s = jit->signature(entry, sig); !s)
           return fail(s.message());
@@ -407,6 +426,7 @@ int main(int argc, char **argv) {
   if (module->target() == "cuda")
     std::fprintf(stderr, "device: %s\n", cuda::deviceName().c_str());
 
+  const std::string entry = resolveEntry(*module, opts.entry);
   FunctionSignature sig;
   if (Status s = module->signature(entry, sig); !s)
     return fail(s.message());
@@ -442,10 +462,24 @@ int main(int argc, char **argv) {
           named = true;
         }
     }
-    if (named)
+    if (named) {
       path = spec.substr(eq + 1);
-    else
+    } else if (!name.empty() && !std::ifstream(spec).good()) {
+      // NAME=PATH with a name no input has (and no file of that name): a
+      // misspelt input name, not a path to report as unreadable.
+      std::string names;
+      for (const TensorSpec &in : sig.inputs)
+        if (!in.name.empty())
+          names += (names.empty() ? "" : ", ") + in.name;
+      return fail("--input " + spec + ": @" + entry + " has no input named '" +
+                  name + "' (" +
+                  (names.empty() ? "its inputs have no names: bind them by "
+                                   "position or with argN=PATH"
+                                 : "inputs: " + names) +
+                  ")");
+    } else {
       ++next;
+    }
     if (index >= sig.inputs.size())
       return fail("@" + entry + " takes " + std::to_string(sig.inputs.size()) +
                   " inputs " + sig.describe() + "; --input " + spec +
