@@ -648,6 +648,8 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
     }
     SmallVector<Value> results;
     for (auto [i, vi] : llvm::enumerate(g.output())) {
+      // (Known integers, e.g. a Shape returned as an output, materialize.)
+      lookup(vi.name());
       auto it = values.find(vi.name());
       if (it == values.end()) {
         emitError(fileLoc) << "graph output '" << vi.name()

@@ -200,3 +200,8 @@ save("expand_where_shape",
       helper.make_node("Expand", ["x", "s2"], ["y2"], name="expand_as")],
      [vi("x", F, ["B", 1, 1, 7])],
      [vi("y", F, ["B", 3, 1, 7]), vi("y2", F, ["B", 3, 1, 7])], opset=17)
+# A Shape returned as a graph output (known integers while importing,
+# materialized for the result), next to an ordinary output.
+save("shape_output",
+     [helper.make_node("Identity", ["x"], ["y"]), helper.make_node("Shape", ["x"], ["s"])],
+     [vi("x", F, ["B", 3, 5])], [vi("y", F, ["B", 3, 5]), vi("s", I64, [3])], opset=17)
