@@ -26,7 +26,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -630,10 +632,32 @@ Status compileFile(const std::string &path, const CompileOptions &options,
                                   "above)");
   } else {
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    // Parsed, then verified on its own: a module that parses but breaks an
+    // op's rules is not a syntax error, and the message says which.
+    ParserConfig config(&context, /*verifyAfterParse=*/false);
+    module = parseSourceFile<ModuleOp>(sourceMgr, config);
     if (!module)
       return Status::error(path + ": could not parse the module (see the "
                                   "diagnostics above)");
+    if (failed(verify(*module)))
+      return Status::error(path + ": the module does not verify (see the "
+                                  "diagnostics above)");
+    // A module printed with its weights elided (attention-translate on
+    // stdout) parses, but its dense_resource constants have no data, which
+    // code generation would only report as a failed translation.
+    std::string elided;
+    module->walk([&](arith::ConstantOp c) {
+      auto r = dyn_cast<DenseResourceElementsAttr>(c.getValue());
+      if (r && !r.getRawHandle().getBlob() && elided.empty())
+        elided = r.getRawHandle().getKey().str();
+      return elided.empty() ? WalkResult::advance() : WalkResult::interrupt();
+    });
+    if (!elided.empty())
+      return Status::error(
+          path + ": the weight '" + elided +
+          "' (a dense_resource constant) has no data: the module was "
+          "printed with its weights elided (attention-translate prints them "
+          "only into -o FILE, or on stdout with --print-weights)");
   }
 
   bool gpu = options.target == "cuda";
