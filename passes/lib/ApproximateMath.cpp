@@ -1,8 +1,10 @@
-//===- ApproximateMath.cpp - attn-approximate-math -------------------------===//
+//===- ApproximateMath.cpp - attn-approximate-math
+//-------------------------===//
 //
 // The softmax evaluates Tq x Tk exponentials; as libm calls they run one at
 // a time. MLIR's polynomial approximation of exp is plain arithmetic that
-// LLVM vectorizes like the rest of the loop body.
+// LLVM vectorizes like the rest of the loop body. erf (an imported exact
+// GELU) has no LLVM lowering at all, so it is approximated in any case.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,17 +23,24 @@ namespace mlir::attn {
 namespace {
 struct AttnApproximateMathPass
     : impl::AttnApproximateMathPassBase<AttnApproximateMathPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // exp2(x) -> exp(x * ln 2), then exp -> polynomial (in f32).
-    math::populateExpansionPatterns(patterns, {"exp2", "math.exp2"});
-    // exp (softmax) and tanh (soft-capped scores).
-    auto isExp = [](StringRef name) {
-      return name == "exp" || name == "math.exp" || name == "tanh" ||
-             name == "math.tanh";
+    if (expAndTanh)
+      math::populateExpansionPatterns(patterns, {"exp2", "math.exp2"});
+    // exp (softmax), tanh (soft-capped scores, GELU's tanh form) and erf
+    // (the exact GELU), which convert-math-to-llvm cannot lower at all.
+    bool approximateExpAndTanh = expAndTanh;
+    auto selected = [approximateExpAndTanh](StringRef name) {
+      if (name == "erf" || name == "math.erf")
+        return true;
+      return approximateExpAndTanh && (name == "exp" || name == "math.exp" ||
+                                       name == "tanh" || name == "math.tanh");
     };
-    populateMathF32ExpansionPatterns(patterns, isExp);
-    populateMathPolynomialApproximationPatterns(patterns, isExp);
+    populateMathF32ExpansionPatterns(patterns, selected);
+    populateMathPolynomialApproximationPatterns(patterns, selected);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

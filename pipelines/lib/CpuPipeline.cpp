@@ -189,8 +189,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     tiles.splitNItems = options.contractionSplitNItems;
     pm.addPass(createAttnVectorizeContractionsPass(tiles));
   }
-  if (options.fastExp)
-    pm.addPass(createAttnApproximateMathPass());
+  // (erf in any case: LLVM cannot lower it.)
+  pm.addPass(createAttnApproximateMathPass({/*expAndTanh=*/options.fastExp}));
   if (options.emitCInterface)
     pm.addPass(createAttnEmitCInterfacePass());
   // Elementwise arith/math on whole tensors (e.g. a residual add around the

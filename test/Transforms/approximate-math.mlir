@@ -1,6 +1,8 @@
-// attn-approximate-math: exp, exp2 and tanh become polynomial arithmetic (no libm
-// call), also for f16 (computed in f32).
+// attn-approximate-math: exp, exp2, tanh and erf become polynomial arithmetic
+// (no libm call), also for f16 (computed in f32). With exp-and-tanh=false
+// (the CPU pipeline's fast-exp=false) only erf is, which LLVM cannot lower.
 // RUN: attention-opt %s -attn-approximate-math | FileCheck %s
+// RUN: attention-opt %s -attn-approximate-math=exp-and-tanh=false | FileCheck %s --check-prefix=ERFONLY
 
 // CHECK-LABEL: func.func @exps(
 // CHECK-NOT: math.exp
@@ -21,6 +23,22 @@ func.func @exps(%x: f32, %y: vector<16xf32>, %h: f16) -> (f32, vector<16xf32>, f
 func.func @tanh(%x: f32) -> f32 {
   %a = math.tanh %x : f32
   return %a : f32
+}
+
+// CHECK-LABEL: func.func @erf(
+// CHECK-NOT: math.erf
+// CHECK: return
+// ERFONLY-LABEL: func.func @exps(
+// ERFONLY: math.exp %{{.*}} : f32
+// ERFONLY: math.exp2
+// ERFONLY-LABEL: func.func @tanh(
+// ERFONLY: math.tanh
+// ERFONLY-LABEL: func.func @erf(
+// ERFONLY-NOT: math.erf
+// ERFONLY: return
+func.func @erf(%x: vector<16xf32>) -> vector<16xf32> {
+  %a = math.erf %x : vector<16xf32>
+  return %a : vector<16xf32>
 }
 
 // Other math ops are left alone.

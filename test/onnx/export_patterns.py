@@ -10,6 +10,8 @@
 # reference's) within 1e-5, raised and (--onnx-raise=false) op by op. ONNX Runtime's com.microsoft.MultiHeadAttention
 # (bias, key padding, attention_bias, packed QKV, past/present) imports to
 # attn.sdpa, and so does torch.nn.MultiheadAttention with a key padding mask.
+# Whole pre-norm transformer blocks (LayerNormalization, GELU with Tanh or
+# Erf, residual Adds) import around the raised attention.
 
 import os
 import subprocess
@@ -29,7 +31,7 @@ CASES = ["seed_self_attention_v2", "seed_causal_dynamic", "seed_wrapper_dynamic"
          "post_softmax_mask",
          "ms_mha_basic", "ms_mha_causal_bias", "ms_mha_key_padding", "ms_mha_key_padding_2d",
          "ms_mha_attention_bias", "ms_mha_packed_qkv", "ms_mha_past",
-         "torch_mha_key_padding"]
+         "torch_mha_key_padding", "gpt2_block_dynamic", "block_exact_gelu"]
 
 
 def main():
@@ -172,5 +174,15 @@ if __name__ == "__main__":
 # CHECK: torch_mha_key_padding core: {{.*}} = attn.sdpa {{.*}} mask(%{{.*}} : additive)
 # CHECK: ok torch_mha_key_padding: y shape [2, 7, 24]
 # CHECK: ok torch_mha_key_padding unraised: y shape [2, 7, 24]
+# A whole pre-norm transformer block around the seed's MHA: LayerNormalization,
+# residual Adds (the raised block's result has its input's dynamic dims),
+# the feed-forward with GELU's tanh form, and with the exact GELU (Erf).
+# CHECK: gpt2_block_dynamic remark: raised 18 ONNX nodes to attn.multi_head_attention
+# CHECK: gpt2_block_dynamic core: %{{.*}} = attn.multi_head_attention %{{.*}} weights({{.*}}) out_proj({{.*}}) causal {num_heads = 4
+# CHECK: ok gpt2_block_dynamic: y shape [2, 11, 32]
+# CHECK: ok gpt2_block_dynamic unraised: y shape [2, 11, 32]
+# CHECK: block_exact_gelu remark: raised 18 ONNX nodes to attn.multi_head_attention
+# CHECK: ok block_exact_gelu: y shape [2, 9, 32]
+# CHECK: ok block_exact_gelu unraised: y shape [2, 9, 32]
 # CHECK: long input: exit 1: attention-run: error: input 0 ({{.*}}x_long.npy): dim 1 is 9 but the module accepts at most 8 (expected x: f32[?, ?<=8, 16], got f32[1, 9, 16])
 # CHECK: export_patterns: all OK

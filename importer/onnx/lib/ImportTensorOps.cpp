@@ -121,7 +121,8 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   Value data = op == "Where" ? ins[1] : ins[0];
   Type elem = typeOf(data).getElementType();
   bool isFloat = isa<FloatType>(elem);
-  if (!isFloat && (op == "Pow" || op == "Sqrt" || elem.isInteger(1))) {
+  bool unaryFloat = op == "Sqrt" || op == "Tanh" || op == "Erf";
+  if (!isFloat && (op == "Pow" || unaryFloat || elem.isInteger(1))) {
     nodeError(n) << "expects float tensors, got " << elem;
     return;
   }
@@ -143,6 +144,10 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
           x = arith::SelectOp::create(nb, l, a[0], a[1], a[2]);
         else if (op == "Sqrt")
           x = math::SqrtOp::create(nb, l, a[0]);
+        else if (op == "Tanh")
+          x = math::TanhOp::create(nb, l, a[0]);
+        else if (op == "Erf")
+          x = math::ErfOp::create(nb, l, a[0]);
         else if (op == "Pow")
           x = math::PowFOp::create(nb, l, a[0], a[1]);
         else if (isFloat)
@@ -612,6 +617,164 @@ void Importer::importReduceSum(const onnx::NodeProto &n) {
                    nb, l, ValueRange{arith::AddFOp::create(nb, l, v[1], v[0])});
              })
              .getResult(0));
+}
+
+/// LayerNormalization (opset 17): Y = (X - mean) / sqrt(var + epsilon) *
+/// Scale + B over the dims from `axis` on, the statistics in f32 whatever
+/// X's float type (stash_type 1, ONNX's default). Two reductions (the sum,
+/// then the sum of squared deviations: no cancellation of E[x^2] - mean^2)
+/// and one elementwise pass; Scale and B broadcast along the trailing dims.
+/// The Mean and InvStdDev outputs (training) are refused.
+void Importer::importLayerNormalization(const onnx::NodeProto &n) {
+  Value x = input(n, 0), scale = input(n, 1);
+  Value bias =
+      n.input_size() > 2 && !n.input(2).empty() ? input(n, 2) : Value();
+  if (failed)
+    return;
+  if (wantsOutput(n, 1) || wantsOutput(n, 2)) {
+    nodeError(n) << "the Mean and InvStdDev outputs are not supported "
+                    "(inference uses Y only)";
+    return;
+  }
+  auto xt = typeOf(x);
+  Type elem = xt.getElementType();
+  int64_t r = xt.getRank();
+  if (!isa<FloatType>(elem)) {
+    nodeError(n) << "expects a float tensor, got " << elem;
+    return;
+  }
+  int64_t axis = intAttr(n, "axis", -1);
+  if (axis < -r || axis >= r) {
+    nodeError(n) << "axis " << axis << " is out of range for rank " << r;
+    return;
+  }
+  if (axis < 0)
+    axis += r;
+  if (intAttr(n, "stash_type", 1) != 1) {
+    nodeError(n) << "stash_type " << intAttr(n, "stash_type", 1)
+                 << " is not supported (1: statistics in f32)";
+    return;
+  }
+  float epsilon = floatAttr(n, "epsilon").value_or(1e-5f);
+  // Scale and B: at most the normalized dims, aligned at the end; a static
+  // 1 broadcasts.
+  SmallVector<AffineMap> paramMaps;
+  for (Value p : {scale, bias}) {
+    if (!p)
+      continue;
+    auto pt = typeOf(p);
+    if (pt.getElementType() != elem || pt.getRank() > r - axis) {
+      nodeError(n) << "Scale and B must be " << elem << " tensors of at most "
+                   << r - axis << " dims (the normalized ones), got " << pt;
+      return;
+    }
+    SmallVector<AffineExpr> exprs;
+    for (int64_t j = 0, rp = pt.getRank(); j < rp; ++j) {
+      int64_t d = r - rp + j;
+      if (pt.getDimSize(j) == 1 && xt.getDimSize(d) != 1) {
+        exprs.push_back(b.getAffineConstantExpr(0));
+      } else if (!ShapedType::isDynamic(pt.getDimSize(j)) &&
+                 !ShapedType::isDynamic(xt.getDimSize(d)) &&
+                 pt.getDimSize(j) != xt.getDimSize(d)) {
+        nodeError(n) << "Scale/B dim " << j << " is " << pt.getDimSize(j)
+                     << " but X's dim " << d << " is " << xt.getDimSize(d);
+        return;
+      } else {
+        exprs.push_back(b.getAffineDimExpr(d));
+      }
+    }
+    paramMaps.push_back(AffineMap::get(r, 0, exprs, ctx));
+  }
+  Location loc = nodeLoc(n);
+  Type f32 = b.getF32Type();
+  auto widen = [&](OpBuilder &nb, Location l, Value v) {
+    return v.getType() == f32 ? v : arith::ExtFOp::create(nb, l, f32, v);
+  };
+  // The statistics: one f32 per row of the leading dims.
+  SmallVector<OpFoldResult> rowSizes;
+  SmallVector<AffineExpr> rowExprs;
+  for (int64_t d = 0; d < axis; ++d) {
+    rowSizes.push_back(dimOf(x, d));
+    rowExprs.push_back(b.getAffineDimExpr(d));
+  }
+  AffineMap identity = b.getMultiDimIdentityMap(r);
+  AffineMap rowMap = AffineMap::get(r, 0, rowExprs, ctx);
+  SmallVector<utils::IteratorType> reduceIters;
+  for (int64_t d = 0; d < r; ++d)
+    reduceIters.push_back(d < axis ? utils::IteratorType::parallel
+                                   : utils::IteratorType::reduction);
+  auto zeros = [&]() {
+    Value init = tensor::EmptyOp::create(b, loc, rowSizes, f32);
+    return linalg::FillOp::create(b, loc,
+                                  ValueRange{arith::ConstantOp::create(
+                                      b, loc, b.getF32FloatAttr(0))},
+                                  ValueRange{init})
+        .getResult(0);
+  };
+  // The element count of a row, as f32.
+  Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = axis; d < r; ++d)
+    count = arith::MulIOp::create(b, loc, count, indexValue(dimOf(x, d)));
+  Value countF = arith::SIToFPOp::create(
+      b, loc, f32, arith::IndexCastOp::create(b, loc, b.getI64Type(), count));
+  Value sumInit = zeros();
+  Value sum =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{sumInit.getType()}, ValueRange{x},
+          ValueRange{sumInit}, ArrayRef<AffineMap>{identity, rowMap},
+          reduceIters,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            linalg::YieldOp::create(nb, l,
+                                    ValueRange{arith::AddFOp::create(
+                                        nb, l, v[1], widen(nb, l, v[0]))});
+          })
+          .getResult(0);
+  Value squares =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{sum.getType()}, ValueRange{x, sum},
+          ValueRange{zeros()}, ArrayRef<AffineMap>{identity, rowMap, rowMap},
+          reduceIters,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value mean = arith::DivFOp::create(nb, l, v[1], countF);
+            Value dev = arith::SubFOp::create(nb, l, widen(nb, l, v[0]), mean);
+            linalg::YieldOp::create(
+                nb, l,
+                ValueRange{arith::AddFOp::create(
+                    nb, l, v[2], arith::MulFOp::create(nb, l, dev, dev))});
+          })
+          .getResult(0);
+  SmallVector<Value> ins{x, sum, squares, scale};
+  SmallVector<AffineMap> maps{identity, rowMap, rowMap, paramMaps[0]};
+  if (bias) {
+    ins.push_back(bias);
+    maps.push_back(paramMaps[1]);
+  }
+  maps.push_back(identity);
+  Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), elem);
+  SmallVector<utils::IteratorType> parallel(r, utils::IteratorType::parallel);
+  Value eps = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(epsilon));
+  Value y =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
+          parallel,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value mean = arith::DivFOp::create(nb, l, v[1], countF);
+            Value var = arith::DivFOp::create(nb, l, v[2], countF);
+            Value inv = math::RsqrtOp::create(
+                nb, l, arith::AddFOp::create(nb, l, var, eps));
+            Value normed = arith::MulFOp::create(
+                nb, l, arith::SubFOp::create(nb, l, widen(nb, l, v[0]), mean),
+                inv);
+            Value out =
+                arith::MulFOp::create(nb, l, normed, widen(nb, l, v[3]));
+            if (bias)
+              out = arith::AddFOp::create(nb, l, out, widen(nb, l, v[4]));
+            if (elem != f32)
+              out = arith::TruncFOp::create(nb, l, elem, out);
+            linalg::YieldOp::create(nb, l, ValueRange{out});
+          })
+          .getResult(0);
+  define(n, 0, y);
 }
 
 /// NumPy matmul: [..., M, K] x [..., K, N] with broadcast batch dims (a

@@ -361,6 +361,7 @@ private:
   void importTrilu(const onnx::NodeProto &n);
   void importGemm(const onnx::NodeProto &n);
   void importReduceSum(const onnx::NodeProto &n);
+  void importLayerNormalization(const onnx::NodeProto &n);
   /// Elementwise ops on known integers (shape arithmetic); false if the
   /// inputs are not all known.
   bool importKnownArith(const onnx::NodeProto &n);

@@ -192,6 +192,10 @@ OpFoldResult Importer::dimOf(Value v, int64_t i) {
         sum = foldIndex('+', sum, dimOf(in, i));
       return sum;
     }
+    // A projected attention block (raised): the input's leading dims, the
+    // projection's width last.
+    if (isa<MultiHeadAttentionOp, CausalAttentionOp>(op) && i + 1 < t.getRank())
+      return dimOf(op->getOperand(0), i);
     // Attention's result: the query's shape with the value's head size.
     if (auto s = dyn_cast<SdpaOp>(op))
       return i + 1 == t.getRank()
@@ -576,8 +580,18 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
     argTypes.push_back(*t);
     argNames.push_back(vi.name());
   }
+  // A graph output declared without a shape (hand-built graphs often give
+  // only the element type) takes the type it computes: an unranked
+  // placeholder until then.
   SmallVector<Type> resultTypes;
   for (const auto &vi : g.output()) {
+    if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape()) {
+      if (std::optional<Type> elem =
+              elemType(vi.type().tensor_type().elem_type())) {
+        resultTypes.push_back(UnrankedTensorType::get(*elem));
+        continue;
+      }
+    }
     auto t = valueInfoType(vi);
     if (!t)
       return false;
@@ -657,6 +671,15 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
         return false;
       }
       Value v = it->second;
+      if (auto unranked = dyn_cast<UnrankedTensorType>(resultTypes[i])) {
+        if (typeOf(v).getElementType() != unranked.getElementType()) {
+          emitError(fileLoc)
+              << "graph output '" << vi.name() << "' is declared " << unranked
+              << " but computes " << v.getType();
+          return false;
+        }
+        resultTypes[i] = v.getType();
+      }
       if (v.getType() != resultTypes[i]) {
         auto want = cast<RankedTensorType>(resultTypes[i]);
         auto got = cast<RankedTensorType>(v.getType());
@@ -677,6 +700,7 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
       results.push_back(v);
     }
     func::ReturnOp::create(b, fileLoc, results);
+    fn.setFunctionType(b.getFunctionType(fn.getArgumentTypes(), resultTypes));
     for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
       auto t = cast<RankedTensorType>(fn.getArgument(i).getType());
       SmallVector<int64_t> bounds(t.getRank(), -1);
@@ -717,7 +741,8 @@ void Importer::importNode(const onnx::NodeProto &n) {
       {"Squeeze", 1},   {"Concat", 1},    {"Slice", 3},
       {"Split", 1},     {"Expand", 2},    {"ConstantOfShape", 1},
       {"Cast", 1},      {"Equal", 2},     {"Trilu", 1},
-      {"Gemm", 2},      {"ReduceSum", 1}, {"Not", 1}};
+      {"Gemm", 2},      {"ReduceSum", 1}, {"Not", 1},
+      {"Tanh", 1},      {"Erf", 1},       {"LayerNormalization", 2}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -738,7 +763,7 @@ void Importer::importNode(const onnx::NodeProto &n) {
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
       op == "Where")
     return importElementwise(n);
-  if (op == "Sqrt")
+  if (op == "Sqrt" || op == "Tanh" || op == "Erf")
     return importElementwise(n);
   if (op == "MatMul")
     return importMatMul(n);
@@ -764,7 +789,8 @@ void Importer::importNode(const onnx::NodeProto &n) {
                    {"Not", &Importer::importNot},
                    {"Trilu", &Importer::importTrilu},
                    {"Gemm", &Importer::importGemm},
-                   {"ReduceSum", &Importer::importReduceSum}};
+                   {"ReduceSum", &Importer::importReduceSum},
+                   {"LayerNormalization", &Importer::importLayerNormalization}};
   if (auto it = tensorOps.find(op); it != tensorOps.end())
     return (this->*it->second)(n);
   nodeError(n) << "unsupported ONNX op '" << op << "'";

@@ -394,7 +394,7 @@ def AttnDecomposeLinalgAggregatesPass
 }
 
 def AttnApproximateMathPass : Pass<"attn-approximate-math", "mlir::ModuleOp"> {
-  let summary = "Replace math.exp and math.tanh by vectorizable polynomial approximations";
+  let summary = "Replace math.exp, math.tanh and math.erf by vectorizable polynomial approximations";
   let description = [{
     `math.exp` lowers to a call of libm's scalar `expf`, which LLVM cannot
     vectorize: the softmax then runs one exponential at a time. This pass
@@ -402,10 +402,17 @@ def AttnApproximateMathPass : Pass<"attn-approximate-math", "mlir::ModuleOp"> {
     f16/bf16 via f32) into
     MLIR's polynomial approximation (range reduction, a polynomial, a scale by
     2^k; relative error ~1e-7), plain arithmetic that vectorizes to AVX-512.
+    `math.erf` (the exact GELU of imported feed-forward layers) is always
+    rewritten, also with `exp-and-tanh=false`: LLVM has no lowering of it.
 
     Before: `%e = math.exp %x : f32`
     After: `arith.mulf`/`arith.addf`/`math.fma` ... `arith.bitcast` (no call)
   }];
+  let options = [
+    Option<"expAndTanh", "exp-and-tanh", "bool", /*default=*/"true",
+           "Approximate exp, exp2 and tanh too (false: only erf; exp and "
+           "tanh then call libm)">
+  ];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
                            "mlir::vector::VectorDialect"];
 }

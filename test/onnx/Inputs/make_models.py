@@ -205,3 +205,23 @@ save("expand_where_shape",
 save("shape_output",
      [helper.make_node("Identity", ["x"], ["y"]), helper.make_node("Shape", ["x"], ["s"])],
      [vi("x", F, ["B", 3, 5])], [vi("y", F, ["B", 3, 5]), vi("s", I64, [3])], opset=17)
+# LayerNormalization (opset 17): over the last dim with a bias, and over the
+# last two dims without one (Scale [3, 4]); the training outputs refused.
+ln_scale = numpy_helper.from_array(np.linspace(0.5, 1.5, 8).astype(np.float32), "g")
+ln_bias = numpy_helper.from_array(np.linspace(-1, 1, 8).astype(np.float32), "beta")
+ln_scale2 = numpy_helper.from_array(np.linspace(0.5, 1.5, 12).astype(np.float32).reshape(3, 4),
+                                    "g2")
+save("layer_norm",
+     [helper.make_node("LayerNormalization", ["x", "g", "beta"], ["y"], epsilon=1e-3, name="ln"),
+      helper.make_node("LayerNormalization", ["x2", "g2"], ["y2"], axis=1, name="ln2")],
+     [vi("x", F, ["B", 5, 8]), vi("x2", F, [2, 3, 4])],
+     [vi("y", F, ["B", 5, 8]), vi("y2", F, [2, 3, 4])], [ln_scale, ln_bias, ln_scale2], opset=17)
+save("layer_norm_mean_output",
+     [helper.make_node("LayerNormalization", ["x", "g"], ["y", "mean"], name="ln")],
+     [vi("x", F, [2, 8])], [vi("y", F, [2, 8]), vi("mean", F, [2, 1])], [ln_scale], opset=17)
+# Graph outputs declared with an element type only (no shape), as hand-built
+# graphs often declare them: they take the computed types.
+save("shapeless_outputs",
+     [helper.make_node("Softmax", ["x"], ["y"], axis=-1),
+      helper.make_node("Shape", ["x"], ["s"])],
+     [vi("x", F, ["B", 6])], [vi("y", F, None), vi("s", I64, None)], opset=17)

@@ -556,6 +556,50 @@ def seed_mha_dynamic(rng):
     return seed_dynamic(module, rng, 16, (2, 6))
 
 
+class TransformerBlock(nn.Module):
+    """A GPT-2 block around the seed's MultiHeadAttention (pre-norm): x +
+    attn(ln1(x)), then + ff(ln2(.)), the feed-forward Linear, GELU, Linear.
+    `gelu`: "tanh" (GPT-2's approximation: Tanh in the export) or "none"
+    (the exact one: Erf)."""
+
+    def __init__(self, d, heads, context, gelu):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.ln2 = nn.LayerNorm(d)
+        self.att = seed_modules.MultiHeadAttention(
+            d_in=d, d_out=d, context_length=context, dropout=0.0, num_heads=heads)
+        self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(approximate=gelu),
+                                nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        x = x + self.att(self.ln1(x))
+        return x + self.ff(self.ln2(x))
+
+
+@case("gpt2_block_dynamic")
+def gpt2_block_dynamic(rng):
+    """A whole pre-norm transformer block with dynamic batch and sequence:
+    LayerNormalization (opset 17), the seed's causal MHA (raised), residual
+    Adds, and the feed-forward with GELU's tanh form (Tanh, Pow)."""
+    module = TransformerBlock(32, 4, 16, "tanh")
+    randomise(module, 0.2)
+    example = (torch.from_numpy(randn(rng, 3, 8, 32)),)
+    run = (torch.from_numpy(randn(rng, 2, 11, 32)),)
+    names, out = ["x"], ["y"]
+    model, ins, outs = export(module, example, run, names, out, dyn(names + out))
+    return model, ins, outs, "torch"
+
+
+@case("block_exact_gelu")
+def block_exact_gelu(rng):
+    """The same block with the exact GELU (Erf), static shapes."""
+    module = TransformerBlock(32, 4, 16, "none")
+    randomise(module, 0.2)
+    run = (torch.from_numpy(randn(rng, 2, 9, 32)),)
+    model, ins, outs = export(module, run, run, ["x"], ["y"])
+    return model, ins, outs, "torch"
+
+
 class TorchMhaKeyPadding(nn.Module):
     """torch.nn.MultiheadAttention (batch_first) with a key_padding_mask."""
 
@@ -869,6 +913,19 @@ class NumpyEvaluator:
     def op_Mul(self, a, b): return a * b
     def op_Pow(self, a, b): return np.power(a, b).astype(a.dtype)
     def op_Sqrt(self, x): return np.sqrt(x)
+    def op_Tanh(self, x): return np.tanh(x)
+
+    def op_Erf(self, x):
+        return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
+
+    def op_LayerNormalization(self, x, scale, bias=None, axis=-1, epsilon=1e-5,
+                              stash_type=1):
+        axes = tuple(range(axis % x.ndim, x.ndim))
+        x64 = x.astype(np.float64)
+        mean = x64.mean(axis=axes, keepdims=True)
+        var = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True)
+        y = (x64 - mean) / np.sqrt(var + epsilon) * scale
+        return (y + bias if bias is not None else y).astype(x.dtype)
     def op_Neg(self, x): return -x
     def op_Not(self, x): return np.logical_not(x)
     def op_Equal(self, a, b): return np.equal(a, b)
