@@ -1,5 +1,4 @@
-//===- ApproximateMath.cpp - attn-approximate-math
-//-------------------------===//
+//===- ApproximateMath.cpp - attn-approximate-math ------------------------===//
 //
 // The softmax evaluates Tq x Tk exponentials; as libm calls they run one at
 // a time. MLIR's polynomial approximation of exp is plain arithmetic that

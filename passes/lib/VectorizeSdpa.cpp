@@ -1584,8 +1584,9 @@ bool CpuFlashBuilder::transposeOnce(RankedTensorType maskType) {
 }
 
 Value CpuFlashBuilder::transposeMask(Value src) {
-  // MtAll[.., qb, c, r] = mask[.., qb Br + r, c] as f32 (an i1 mask as a
-  // byte, 1 where hidden), in 16 x 16 blocks transposed in registers like
+  // MtAll[.., qb, c, r] = mask[.., qb Br + r, c] (a bf16 mask as its bits,
+  // an i1 mask as a byte, 1 where hidden), in 16 x 16 blocks transposed in
+  // registers like
   // Qt. Each item's
   // [Km, Br] panel is contiguous, so its key loop reads the mask as one
   // stream (a transposed [Km, Tq] copy put its keys Tq floats apart: 4 KiB

@@ -316,7 +316,8 @@ void Importer::importEqual(const onnx::NodeProto &n) {
   if (auto x = knownInput(n, 0), y = knownInput(n, 1); x && y) {
     auto cx = x->constants(), cy = y->constants();
     size_t nx = x->elems.size(), ny = y->elems.size();
-    if (cx && cy && (nx == ny || nx == 1 || ny == 1)) {
+    // (An empty side broadcasts to empty: left to the data path.)
+    if (cx && cy && nx && ny && (nx == ny || nx == 1 || ny == 1)) {
       SmallVector<bool> eq;
       for (size_t i = 0; i < std::max(nx, ny); ++i)
         eq.push_back((*cx)[nx == 1 ? 0 : i] == (*cy)[ny == 1 ? 0 : i]);
@@ -674,7 +675,14 @@ void Importer::importLayerNormalization(const onnx::NodeProto &n) {
       if (pt.getDimSize(j) == 1 && xt.getDimSize(d) != 1) {
         exprs.push_back(b.getAffineConstantExpr(0));
       } else if (!ShapedType::isDynamic(pt.getDimSize(j)) &&
-                 !ShapedType::isDynamic(xt.getDimSize(d)) &&
+                 ShapedType::isDynamic(xt.getDimSize(d))) {
+        // Nothing would check at run time that X's size matches.
+        nodeError(n) << "X's dim " << d
+                     << " is dynamic but Scale/B give it the size "
+                     << pt.getDimSize(j)
+                     << ": the normalized dims must be static";
+        return;
+      } else if (!ShapedType::isDynamic(pt.getDimSize(j)) &&
                  pt.getDimSize(j) != xt.getDimSize(d)) {
         nodeError(n) << "Scale/B dim " << j << " is " << pt.getDimSize(j)
                      << " but X's dim " << d << " is " << xt.getDimSize(d);

@@ -171,8 +171,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(4)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
-      llvm::cl::desc("Expand exp into a vectorizable polynomial "
-                     "(attn-approximate-math) instead of calling libm"),
+      llvm::cl::desc("Expand exp and tanh into vectorizable polynomials "
+                     "(attn-approximate-math) instead of calling libm (erf "
+                     "is expanded in any case)"),
       llvm::cl::init(true)};
   PassOptions::Option<Bf16Conversions> bf16Conversions{
       *this, "bf16-conversions",

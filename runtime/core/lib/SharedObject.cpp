@@ -38,7 +38,9 @@ namespace {
 Status checkElfExtent(const std::string &file, const std::string &path) {
   std::ifstream in(file, std::ios::binary);
   if (!in)
-    return Status::error(path + ": cannot open for reading");
+    return Status::error(path +
+                         ": cannot load compiled module: cannot open it for "
+                         "reading");
   in.seekg(0, std::ios::end);
   std::streamoff end = in.tellg();
   if (end < 0)
@@ -70,26 +72,32 @@ Status checkElfExtent(const std::string &file, const std::string &path) {
                          ": cannot load compiled module: unexpected "
                          "ELF program header size " +
                          std::to_string(eh.e_phentsize));
-  uint64_t phEnd = extent(eh.e_phoff, eh.e_phnum, sizeof(Elf64_Phdr));
-  if (phEnd > size)
-    return truncated("its program headers", phEnd);
-  if (eh.e_shnum) {
-    uint64_t shEnd = extent(eh.e_shoff, eh.e_shnum, eh.e_shentsize);
-    if (shEnd > size)
-      return truncated("its section headers", shEnd);
+  // The program headers, then the segments dlopen maps, then the section
+  // headers (at the end of the file, where a cut shows first).
+  if (eh.e_phnum) {
+    uint64_t phEnd = extent(eh.e_phoff, eh.e_phnum, sizeof(Elf64_Phdr));
+    if (phEnd > size)
+      return truncated("its program headers", phEnd);
   }
   std::vector<Elf64_Phdr> phs(eh.e_phnum);
-  in.seekg(static_cast<std::streamoff>(eh.e_phoff));
-  in.read(reinterpret_cast<char *>(phs.data()),
-          static_cast<std::streamsize>(phs.size() * sizeof(Elf64_Phdr)));
-  if (!in)
-    return Status::error(path + ": read failed");
+  if (!phs.empty()) {
+    in.seekg(static_cast<std::streamoff>(eh.e_phoff));
+    in.read(reinterpret_cast<char *>(phs.data()),
+            static_cast<std::streamsize>(phs.size() * sizeof(Elf64_Phdr)));
+    if (!in)
+      return Status::error(path + ": read failed");
+  }
   for (const Elf64_Phdr &ph : phs) {
     if (ph.p_type != PT_LOAD)
       continue;
     uint64_t segEnd = extent(ph.p_offset, ph.p_filesz, 1);
     if (segEnd > size)
       return truncated("its loadable segments", segEnd);
+  }
+  if (eh.e_shnum) {
+    uint64_t shEnd = extent(eh.e_shoff, eh.e_shnum, eh.e_shentsize);
+    if (shEnd > size)
+      return truncated("its section headers", shEnd);
   }
   return Status::ok();
 }

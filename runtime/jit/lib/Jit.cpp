@@ -1,5 +1,4 @@
-//===- Jit.cpp - compiling MLIR modules for the runtime
-//--------------------===//
+//===- Jit.cpp - compiling MLIR modules for the runtime -------------------===//
 //
 // Entry points are the public func.func ops with bodies. Their tensor
 // signatures are recorded before lowering (as strings in LLVM globals) so

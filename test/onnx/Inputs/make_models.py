@@ -225,3 +225,13 @@ save("shapeless_outputs",
      [helper.make_node("Softmax", ["x"], ["y"], axis=-1),
       helper.make_node("Shape", ["x"], ["s"])],
      [vi("x", F, ["B", 6])], [vi("y", F, None), vi("s", I64, None)], opset=17)
+# LayerNormalization over a dim that is dynamic while Scale fixes its size:
+# refused (nothing would check the size at run time).
+save("layer_norm_dynamic_dim",
+     [helper.make_node("LayerNormalization", ["x", "g"], ["y"], name="ln")],
+     [vi("x", F, [2, "D"])], [vi("y", F, [2, "D"])], [ln_scale], opset=17)
+# Equal of an empty known tensor and a scalar: empty, as NumPy broadcasts.
+save("equal_empty",
+     [ints("none", np.zeros((0,), np.int64)), ints("three", 3),
+      helper.make_node("Equal", ["none", "three"], ["e"])],
+     [], [vi("e", TensorProto.BOOL, [0])], opset=17)
