@@ -1291,9 +1291,13 @@ struct ConvertAttnToGpuPass
                       u.getOperandNumber() != 0);
             }))
           sizeOnly.insert(&o);
+      // Ops the kernels absorb: sizes, mask generators, pads, the return.
+      auto absorbed = [&](Operation &o) {
+        return isa<func::ReturnOp>(o) || sizeOnly.contains(&o) ||
+               maskGens.contains(&o) || genPads.contains(&o);
+      };
       for (Operation &o : body) {
-        if (isa<func::ReturnOp>(o) || sizeOnly.contains(&o) ||
-            maskGens.contains(&o) || genPads.contains(&o))
+        if (absorbed(o))
           continue;
         if (auto concat = dyn_cast<tensor::ConcatOp>(o)) {
           if (!llvm::all_of(concat.getInputs(), [](Value in) {
@@ -1347,12 +1351,10 @@ struct ConvertAttnToGpuPass
               isa<linalg::FillOp, tensor::EmptyOp>(o)) {
             Operation *first = nullptr, *contraction = nullptr;
             for (Operation &other : body) {
-              if (other.hasTrait<OpTrait::ConstantLike>() ||
-                  isa<SdpaOp, func::ReturnOp, tensor::EmptyOp, linalg::FillOp,
+              if (absorbed(other) || other.hasTrait<OpTrait::ConstantLike>() ||
+                  isa<SdpaOp, tensor::EmptyOp, linalg::FillOp,
                       tensor::ConcatOp>(other) ||
-                  sizeOnly.contains(&other) || maskGens.contains(&other) ||
-                  genPads.contains(&other) || isViewTranspose(&other) ||
-                  isViewReshape(&other))
+                  isViewTranspose(&other) || isViewReshape(&other))
                 continue;
               if (!first)
                 first = &other;

@@ -623,8 +623,9 @@ void Importer::importReduceSum(const onnx::NodeProto &n) {
 /// LayerNormalization (opset 17): Y = (X - mean) / sqrt(var + epsilon) *
 /// Scale + B over the dims from `axis` on, the statistics in f32 whatever
 /// X's float type (stash_type 1, ONNX's default). Two reductions (the sum,
-/// then the sum of squared deviations: no cancellation of E[x^2] - mean^2)
-/// and one elementwise pass; Scale and B broadcast along the trailing dims.
+/// then the sum of squared deviations: no cancellation of E[x^2] - mean^2),
+/// the mean and 1 / sqrt(var + epsilon) once per row, and one elementwise
+/// pass; Scale and B broadcast along the trailing dims.
 /// The Mean and InvStdDev outputs (training) are refused.
 void Importer::importLayerNormalization(const onnx::NodeProto &n) {
   Value x = input(n, 0), scale = input(n, 1);
@@ -737,21 +738,47 @@ void Importer::importLayerNormalization(const onnx::NodeProto &n) {
                                         nb, l, v[1], widen(nb, l, v[0]))});
           })
           .getResult(0);
+  // Per row: mean = sum / count, then inv = 1 / sqrt(var + epsilon), each
+  // computed once per row rather than for every element.
+  SmallVector<utils::IteratorType> rowIters(axis,
+                                            utils::IteratorType::parallel);
+  AffineMap rowIdentity = b.getMultiDimIdentityMap(axis);
+  auto perRow = [&](Value in,
+                    function_ref<Value(OpBuilder &, Location, Value)> fn) {
+    Value init = tensor::EmptyOp::create(b, loc, rowSizes, f32);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{in},
+               ValueRange{init}, ArrayRef<AffineMap>{rowIdentity, rowIdentity},
+               rowIters,
+               [&](OpBuilder &nb, Location l, ValueRange v) {
+                 linalg::YieldOp::create(nb, l, ValueRange{fn(nb, l, v[0])});
+               })
+        .getResult(0);
+  };
+  Value mean = perRow(sum, [&](OpBuilder &nb, Location l, Value s) -> Value {
+    return arith::DivFOp::create(nb, l, s, countF);
+  });
   Value squares =
       linalg::GenericOp::create(
-          b, loc, TypeRange{sum.getType()}, ValueRange{x, sum},
+          b, loc, TypeRange{sum.getType()}, ValueRange{x, mean},
           ValueRange{zeros()}, ArrayRef<AffineMap>{identity, rowMap, rowMap},
           reduceIters,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            Value mean = arith::DivFOp::create(nb, l, v[1], countF);
-            Value dev = arith::SubFOp::create(nb, l, widen(nb, l, v[0]), mean);
+            Value dev = arith::SubFOp::create(nb, l, widen(nb, l, v[0]), v[1]);
             linalg::YieldOp::create(
                 nb, l,
                 ValueRange{arith::AddFOp::create(
                     nb, l, v[2], arith::MulFOp::create(nb, l, dev, dev))});
           })
           .getResult(0);
-  SmallVector<Value> ins{x, sum, squares, scale};
+  Value eps = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(epsilon));
+  Value inv =
+      perRow(squares, [&](OpBuilder &nb, Location l, Value sq) -> Value {
+        Value var = arith::DivFOp::create(nb, l, sq, countF);
+        return math::RsqrtOp::create(nb, l,
+                                     arith::AddFOp::create(nb, l, var, eps));
+      });
+  SmallVector<Value> ins{x, mean, inv, scale};
   SmallVector<AffineMap> maps{identity, rowMap, rowMap, paramMaps[0]};
   if (bias) {
     ins.push_back(bias);
@@ -760,19 +787,14 @@ void Importer::importLayerNormalization(const onnx::NodeProto &n) {
   maps.push_back(identity);
   Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), elem);
   SmallVector<utils::IteratorType> parallel(r, utils::IteratorType::parallel);
-  Value eps = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(epsilon));
   Value y =
       linalg::GenericOp::create(
           b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
           parallel,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            Value mean = arith::DivFOp::create(nb, l, v[1], countF);
-            Value var = arith::DivFOp::create(nb, l, v[2], countF);
-            Value inv = math::RsqrtOp::create(
-                nb, l, arith::AddFOp::create(nb, l, var, eps));
             Value normed = arith::MulFOp::create(
-                nb, l, arith::SubFOp::create(nb, l, widen(nb, l, v[0]), mean),
-                inv);
+                nb, l, arith::SubFOp::create(nb, l, widen(nb, l, v[0]), v[1]),
+                v[2]);
             Value out =
                 arith::MulFOp::create(nb, l, normed, widen(nb, l, v[3]));
             if (bias)
