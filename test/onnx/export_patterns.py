@@ -11,7 +11,8 @@
 # (bias, key padding, attention_bias, packed QKV, past/present) imports to
 # attn.sdpa, and so does torch.nn.MultiheadAttention with a key padding mask.
 # Whole pre-norm transformer blocks (LayerNormalization, GELU with Tanh or
-# Erf, residual Adds) import around the raised attention.
+# Erf, residual Adds) import around the raised attention, and so does the
+# book's whole GPT model, token ids to logits.
 
 import os
 import subprocess
@@ -31,7 +32,8 @@ CASES = ["seed_self_attention_v2", "seed_causal_dynamic", "seed_wrapper_dynamic"
          "post_softmax_mask",
          "ms_mha_basic", "ms_mha_causal_bias", "ms_mha_key_padding", "ms_mha_key_padding_2d",
          "ms_mha_attention_bias", "ms_mha_packed_qkv", "ms_mha_past",
-         "torch_mha_key_padding", "gpt2_block_dynamic", "block_exact_gelu"]
+         "torch_mha_key_padding", "gpt2_block_dynamic", "block_exact_gelu",
+         "book_gpt_dynamic"]
 
 
 def main():
@@ -94,6 +96,20 @@ def main():
                            "x=" + long_x, "--output", os.path.join(work, "long.npy"),
                            "--print-signature"], capture_output=True, text=True)
     print("long input: exit %d: %s" % (proc.returncode, proc.stderr.strip().splitlines()[-1]))
+    # The book's GPT: token ids index a 50-row embedding, position ids a
+    # 16-row one: an id past the vocabulary and a sequence past the context
+    # are refused before anything runs (torch raises IndexError for both).
+    gpt = os.path.join(work, "book_gpt_dynamic.onnx")
+    for what, ids in (("bad token", np.array([[3, 50, 7]], np.int64)),
+                      ("long sequence", np.zeros((1, 17), np.int64))):
+        path = os.path.join(work, "ids_%s.npy" % what.replace(" ", "_"))
+        np.save(path, ids)
+        proc = subprocess.run([RUN, gpt, "--input", "in_idx=" + path, "--output",
+                               os.path.join(work, "bad_logits.npy")],
+                              capture_output=True, text=True)
+        print("%s: exit %d: %s" % (what, proc.returncode,
+                                   proc.stderr.strip().splitlines()[-1]))
+    print("bad logits written: %s" % os.path.exists(os.path.join(work, "bad_logits.npy")))
     print("export_patterns: %s" % ("all OK" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 
@@ -184,5 +200,15 @@ if __name__ == "__main__":
 # CHECK: block_exact_gelu remark: raised 18 ONNX nodes to attn.multi_head_attention
 # CHECK: ok block_exact_gelu: y shape [2, 9, 32]
 # CHECK: ok block_exact_gelu unraised: y shape [2, 9, 32]
+# The book's GPT model (chapter 4) from token ids to logits: ReduceMean,
+# Range, Gather of the embeddings, one raised MHA per block.
+# CHECK: book_gpt_dynamic remark: raised 18 ONNX nodes to attn.multi_head_attention: {{.*}}'/trf_blocks/trf_blocks.0/att/out_proj/Add'
+# CHECK: book_gpt_dynamic remark: raised 18 ONNX nodes to attn.multi_head_attention: {{.*}}'/trf_blocks/trf_blocks.1/att/out_proj/Add'
+# CHECK: book_gpt_dynamic cores: 2
+# CHECK: ok book_gpt_dynamic: logits shape [2, 11, 50]
+# CHECK: ok book_gpt_dynamic unraised: logits shape [2, 11, 50]
 # CHECK: long input: exit 1: attention-run: error: input 0 ({{.*}}x_long.npy): dim 1 is 9 but the module accepts at most 8 (expected x: f32[?, ?<=8, 16], got f32[1, 9, 16])
+# CHECK: bad token: exit 1: attention-run: error: input 0 ({{.*}}ids_bad_token.npy): element [0, 1] is 50, outside [-50, 50), the indices the module accepts there (it indexes a table of 50 entries with it)
+# CHECK: long sequence: exit 1: attention-run: error: input 0 ({{.*}}ids_long_sequence.npy): dim 1 is 17 but the module accepts at most 16 (expected in_idx: i64[?, ?<=16] in [-50, 50), got i64[1, 17])
+# CHECK: bad logits written: False
 # CHECK: export_patterns: all OK

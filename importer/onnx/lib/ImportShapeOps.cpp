@@ -78,6 +78,24 @@ void Importer::importGather(const onnx::NodeProto &n) {
   }
   // out[pre..., idx..., post...] = data[pre..., indices[idx...], post...];
   // indices are wrapped (negative) and clamped, so no read is out of bounds.
+  // Indices that are graph inputs (token ids into an embedding) are also
+  // checked by the runtime, so an id past the table is an error, not a
+  // silently clamped row.
+  // Position ids arange(T) (T a graph input's size) stay below N rows when
+  // T <= N: the runtime refuses longer inputs, as for a sliced mask buffer.
+  if (auto arg = dyn_cast<BlockArgument>(ids); arg && !dt.isDynamicDim(*axis)) {
+    int64_t size = dt.getDimSize(*axis);
+    auto [it, fresh] = indexRanges.try_emplace(arg.getArgNumber(),
+                                               std::make_pair(-size, size));
+    if (!fresh)
+      it->second = {std::max(it->second.first, -size),
+                    std::min(it->second.second, size)};
+  } else if (auto r = rangeOfInputSize.find(ids);
+             r != rangeOfInputSize.end() && !dt.isDynamicDim(*axis)) {
+    int64_t &bound = inputBounds[r->second];
+    bound = bound > 0 ? std::min(bound, dt.getDimSize(*axis))
+                      : dt.getDimSize(*axis);
+  }
   Location loc = nodeLoc(n);
   int64_t outRank = dt.getRank() - 1 + it.getRank();
   SmallVector<OpFoldResult> sizes;
@@ -380,16 +398,10 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     // on mismatched shapes; the module instead accepts such inputs only up
     // to that dim (checked by the runtime), and the end stays T itself.
     auto staticDim = getConstantIntValue(dim);
-    if (auto end = dyn_cast<Value>(endsK->elems[i]); end && staticDim) {
-      if (auto d = end.getDefiningOp<tensor::DimOp>()) {
-        auto arg = dyn_cast<BlockArgument>(d.getSource());
-        auto index = getConstantIntValue(d.getIndex());
-        if (arg && index && isa<func::FuncOp>(arg.getOwner()->getParentOp())) {
-          int64_t &bound = inputBounds[{arg.getArgNumber(), *index}];
-          bound = bound > 0 ? std::min(bound, *staticDim) : *staticDim;
-          hi = end;
-        }
-      }
+    if (auto input = inputSizeOf(endsK->elems[i]); input && staticDim) {
+      int64_t &bound = inputBounds[*input];
+      bound = bound > 0 ? std::min(bound, *staticDim) : *staticDim;
+      hi = endsK->elems[i];
     }
     if (!hi)
       hi = bound(endsK->elems[i]);
@@ -565,6 +577,126 @@ void Importer::importConstantOfShape(const onnx::NodeProto &n) {
   define(n, 0,
          linalg::FillOp::create(b, loc, ValueRange{c}, ValueRange{init})
              .getResult(0));
+}
+
+/// Range (opset 11): [start, start + delta, ...) up to `limit`, of
+/// max(ceil((limit - start) / delta), 0) elements, as `torch.arange(T)`
+/// exports position ids. Integer bounds may be sizes known symbolically (a
+/// dynamic sequence length) with a constant step; the result is then a
+/// tensor of that size, the same SSA size as the sequence wherever it flows.
+/// Short constant integer ranges stay known integers (shape arithmetic).
+/// Float ranges need constant bounds.
+void Importer::importRange(const onnx::NodeProto &n) {
+  Location loc = nodeLoc(n);
+  Value startV = input(n, 0);
+  if (failed)
+    return;
+  Type elem = typeOf(startV).getElementType();
+  for (int i = 0; i < 3; ++i)
+    if (Value v = input(n, i); v && typeOf(v).getRank() != 0) {
+      nodeError(n) << "input #" << i << " must be a scalar, got "
+                   << v.getType();
+      return;
+    }
+  if (failed)
+    return;
+  if (auto ft = dyn_cast<FloatType>(elem)) {
+    auto start = scalarConst(n.input(0)), limit = scalarConst(n.input(1)),
+         delta = scalarConst(n.input(2));
+    if (!start || !limit || !delta) {
+      nodeError(n) << "a " << elem
+                   << " range needs constant start, limit and delta";
+      return;
+    }
+    if (*delta == 0.0) {
+      nodeError(n) << "delta is 0";
+      return;
+    }
+    auto count = static_cast<int64_t>(
+        std::max(std::ceil((*limit - *start) / *delta), 0.0));
+    if (count == 0 || count > (int64_t(1) << 31)) {
+      nodeError(n) << "the range has " << count
+                   << " elements; expected 1 to 2^31";
+      return;
+    }
+    SmallVector<APFloat> elems;
+    for (int64_t i = 0; i < count; ++i) {
+      APFloat f(*start + static_cast<double>(i) * *delta);
+      bool lost;
+      f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      elems.push_back(f);
+    }
+    return define(n, 0,
+                  arith::ConstantOp::create(
+                      b, loc,
+                      DenseElementsAttr::get(
+                          RankedTensorType::get({count}, elem), elems)));
+  }
+  auto start = knownInput(n, 0), limit = knownInput(n, 1),
+       delta = knownInput(n, 2);
+  auto step = delta ? delta->constants() : std::nullopt;
+  if (!start || !limit || !step) {
+    nodeError(n) << "start and limit must be known sizes and delta a "
+                    "constant";
+    return;
+  }
+  if ((*step)[0] == 0) {
+    nodeError(n) << "delta is 0";
+    return;
+  }
+  int64_t d = (*step)[0];
+  OpFoldResult first = start->elems[0], last = limit->elems[0];
+  // count = ceil((limit - start) / d), floor division with the step's sign
+  // folded in; negative counts are empty ranges, which the runtime refuses
+  // anyway (no empty tensors), so the count is clamped only where it might
+  // be negative: not for a size minus a non-positive constant, stepping up.
+  OpFoldResult span =
+      d > 0 ? foldIndex('-', last, first) : foldIndex('-', first, last);
+  int64_t ad = d > 0 ? d : -d;
+  OpFoldResult count = foldIndex(
+      '/', foldIndex('+', span, b.getIndexAttr(ad - 1)), b.getIndexAttr(ad));
+  auto firstC = getConstantIntValue(first);
+  bool nonNegative = d > 0 && firstC && *firstC <= 0 && isa<Value>(last) &&
+                     cast<Value>(last).getDefiningOp<tensor::DimOp>();
+  if (!nonNegative)
+    count = foldIndex('M', count, b.getIndexAttr(0));
+  if (auto c = getConstantIntValue(count)) {
+    if (*c <= 0) {
+      nodeError(n) << "the range is empty (start " << *firstC << ", limit "
+                   << getConstantIntValue(last).value_or(0) << ", delta " << d
+                   << ")";
+      return;
+    }
+    if (*c <= 64 && firstC) {
+      KnownInts k;
+      k.elemType = elem;
+      for (int64_t i = 0; i < *c; ++i)
+        k.elems.push_back(b.getIndexAttr(*firstC + i * d));
+      return defineKnown(n, 0, k);
+    }
+  }
+  Value init =
+      tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{count}, elem);
+  Value startIdx = indexValue(first);
+  AffineMap id = b.getMultiDimIdentityMap(1);
+  Value range =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
+          ArrayRef<AffineMap>{id},
+          SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            Value i = linalg::IndexOp::create(nb, l, 0);
+            Value step = arith::ConstantIndexOp::create(nb, l, d);
+            Value v = arith::AddIOp::create(
+                nb, l, startIdx, arith::MulIOp::create(nb, l, i, step));
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::IndexCastOp::create(nb, l, elem, v)});
+          })
+          .getResult(0);
+  // Every element is in [start, limit) when start >= 0 steps up.
+  if (auto input = inputSizeOf(last); input && d > 0 && firstC && *firstC >= 0)
+    rangeOfInputSize[range] = *input;
+  define(n, 0, range);
 }
 
 } // namespace mlir::attn::onnx_import

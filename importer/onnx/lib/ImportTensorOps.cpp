@@ -549,23 +549,32 @@ void Importer::importGemm(const onnx::NodeProto &n) {
              .getResult(0));
 }
 
-void Importer::importReduceSum(const onnx::NodeProto &n) {
+/// ReduceSum and ReduceMean. The axes are an attribute before opset 13
+/// (ReduceSum) or 18 (ReduceMean, as torch 1.13 exports `x.mean(-1)`) and an
+/// input from then on; either form is read. The mean is the sum times
+/// 1 / (the product of the reduced sizes), which may be dynamic.
+void Importer::importReduce(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   if (failed)
     return;
+  bool mean = n.op_type() == "ReduceMean";
   auto t = typeOf(x);
   int64_t r = t.getRank();
   SmallVector<bool> reduced(r, false);
   bool any = false;
-  if (n.input_size() > 1 && !n.input(1).empty()) {
+  std::optional<SmallVector<int64_t>> axes;
+  if (const auto *a = attr(n, "axes")) {
+    axes.emplace(a->ints().begin(), a->ints().end());
+  } else if (n.input_size() > 1 && !n.input(1).empty()) {
     auto k = knownInput(n, 1);
-    std::optional<SmallVector<int64_t>> axes;
     if (k)
       axes = k->constants();
     if (!axes) {
       nodeError(n) << "axes must be constant";
       return;
     }
+  }
+  if (axes) {
     for (int64_t a : *axes) {
       if (a < -r || a >= r) {
         nodeError(n) << "axis " << a << " is out of range";
@@ -609,13 +618,45 @@ void Importer::importReduceSum(const onnx::NodeProto &n) {
                         : utils::IteratorType::parallel);
   SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(r),
                               AffineMap::get(r, 0, outExprs, ctx)};
+  Value sum =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+          maps, iters,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, v[1], v[0])});
+          })
+          .getResult(0);
+  if (!mean)
+    return define(n, 0, sum);
+  OpFoldResult count = b.getIndexAttr(1);
+  for (int64_t d = 0; d < r; ++d)
+    if (reduced[d])
+      count = foldIndex('*', count, dimOf(x, d));
+  Value inv;
+  if (std::optional<int64_t> c = getConstantIntValue(count)) {
+    inv = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 1.0 / *c));
+  } else {
+    Value i =
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), indexValue(count));
+    Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), i);
+    if (elem != b.getF32Type())
+      f = arith::TruncFOp::create(b, loc, elem, f);
+    inv = arith::DivFOp::create(
+        b, loc, arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 1.0)),
+        f);
+  }
+  int64_t outRank = typeOf(sum).getRank();
+  AffineMap id = b.getMultiDimIdentityMap(outRank);
   define(n, 0,
          linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-             maps, iters,
+             b, loc, TypeRange{sum.getType()}, ValueRange{sum}, ValueRange{sum},
+             ArrayRef<AffineMap>{id, id},
+             SmallVector<utils::IteratorType>(outRank,
+                                              utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location l, ValueRange v) {
                linalg::YieldOp::create(
-                   nb, l, ValueRange{arith::AddFOp::create(nb, l, v[1], v[0])});
+                   nb, l, ValueRange{arith::MulFOp::create(nb, l, v[0], inv)});
              })
              .getResult(0));
 }

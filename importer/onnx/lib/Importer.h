@@ -325,6 +325,16 @@ private:
   llvm::DenseMap<Value, SmallVector<OpFoldResult>> reshapeSizes;
   /// (argument, dim) -> the largest size the graph accepts there.
   std::map<std::pair<unsigned, int64_t>, int64_t> inputBounds;
+  /// Argument -> [lo, hi) its values must lie in: graph inputs used as
+  /// Gather indices (token ids), checked by the runtime before running.
+  std::map<unsigned, std::pair<int64_t, int64_t>> indexRanges;
+  /// Ranges [start, limit) stepping up from start >= 0 whose limit is a
+  /// graph input's size (arange(T) position ids): the (argument, dim) of
+  /// that size. Gathering a table of N rows with one bounds that size by N.
+  llvm::DenseMap<Value, std::pair<unsigned, int64_t>> rangeOfInputSize;
+  /// The (argument, dim) whose size `v` is, if it is a graph input's
+  /// dynamic size.
+  std::optional<std::pair<unsigned, int64_t>> inputSizeOf(OpFoldResult v);
   /// Graph inputs' named dynamic dims (dim_param): every (arg, dim) with a
   /// name maps to the first (arg, dim) of that name; one SSA size for all,
   /// and the runtime checks they agree (onnx.dim_params).
@@ -360,7 +370,8 @@ private:
   void importEqual(const onnx::NodeProto &n);
   void importTrilu(const onnx::NodeProto &n);
   void importGemm(const onnx::NodeProto &n);
-  void importReduceSum(const onnx::NodeProto &n);
+  void importReduce(const onnx::NodeProto &n);
+  void importRange(const onnx::NodeProto &n);
   void importLayerNormalization(const onnx::NodeProto &n);
   /// Elementwise ops on known integers (shape arithmetic); false if the
   /// inputs are not all known.

@@ -281,6 +281,19 @@ Value Importer::materialize(const KnownInts &k) {
   return tensor::FromElementsOp::create(b, fileLoc, type, elems);
 }
 
+std::optional<std::pair<unsigned, int64_t>>
+Importer::inputSizeOf(OpFoldResult v) {
+  auto value = dyn_cast<Value>(v);
+  auto d = value ? value.getDefiningOp<tensor::DimOp>() : nullptr;
+  if (!d)
+    return std::nullopt;
+  auto arg = dyn_cast<BlockArgument>(d.getSource());
+  auto index = getConstantIntValue(d.getIndex());
+  if (!arg || !index || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return std::nullopt;
+  return std::make_pair(arg.getArgNumber(), *index);
+}
+
 OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
   auto x = getConstantIntValue(a), y = getConstantIntValue(c);
   if (x && y) {
@@ -714,6 +727,9 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
       if (any)
         fn.setArgAttr(i, "attnrt.dim_max", b.getDenseI64ArrayAttr(bounds));
     }
+    for (auto [arg, range] : indexRanges)
+      fn.setArgAttr(arg, "attnrt.value_range",
+                    b.getDenseI64ArrayAttr({range.first, range.second}));
     // What raising replaced (and shape arithmetic nothing consumed as data).
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
       if (isOpTriviallyDead(&op))
@@ -732,17 +748,18 @@ void Importer::importNode(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   // Inputs every op needs present (optional ones are checked where used).
   static const std::map<std::string, int> required = {
-      {"Attention", 3}, {"Identity", 1},  {"Dropout", 1},
-      {"Add", 2},       {"Sub", 2},       {"Mul", 2},
-      {"Div", 2},       {"Pow", 2},       {"Where", 3},
-      {"Sqrt", 1},      {"MatMul", 2},    {"Transpose", 1},
-      {"Reshape", 2},   {"Softmax", 1},   {"Constant", 0},
-      {"Shape", 1},     {"Gather", 2},    {"Unsqueeze", 2},
-      {"Squeeze", 1},   {"Concat", 1},    {"Slice", 3},
-      {"Split", 1},     {"Expand", 2},    {"ConstantOfShape", 1},
-      {"Cast", 1},      {"Equal", 2},     {"Trilu", 1},
-      {"Gemm", 2},      {"ReduceSum", 1}, {"Not", 1},
-      {"Tanh", 1},      {"Erf", 1},       {"LayerNormalization", 2}};
+      {"Attention", 3},  {"Identity", 1},  {"Dropout", 1},
+      {"Add", 2},        {"Sub", 2},       {"Mul", 2},
+      {"Div", 2},        {"Pow", 2},       {"Where", 3},
+      {"Sqrt", 1},       {"MatMul", 2},    {"Transpose", 1},
+      {"Reshape", 2},    {"Softmax", 1},   {"Constant", 0},
+      {"Shape", 1},      {"Gather", 2},    {"Unsqueeze", 2},
+      {"Squeeze", 1},    {"Concat", 1},    {"Slice", 3},
+      {"Split", 1},      {"Expand", 2},    {"ConstantOfShape", 1},
+      {"Cast", 1},       {"Equal", 2},     {"Trilu", 1},
+      {"Gemm", 2},       {"ReduceSum", 1}, {"Not", 1},
+      {"Tanh", 1},       {"Erf", 1},       {"LayerNormalization", 2},
+      {"ReduceMean", 1}, {"Range", 3}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -789,7 +806,9 @@ void Importer::importNode(const onnx::NodeProto &n) {
                    {"Not", &Importer::importNot},
                    {"Trilu", &Importer::importTrilu},
                    {"Gemm", &Importer::importGemm},
-                   {"ReduceSum", &Importer::importReduceSum},
+                   {"ReduceSum", &Importer::importReduce},
+                   {"ReduceMean", &Importer::importReduce},
+                   {"Range", &Importer::importRange},
                    {"LayerNormalization", &Importer::importLayerNormalization}};
   if (auto it = tensorOps.find(op); it != tensorOps.end())
     return (this->*it->second)(n);

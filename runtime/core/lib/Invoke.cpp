@@ -94,6 +94,33 @@ void copyOut(const int64_t *desc, const TensorSpec &spec, Tensor &out) {
   }
 }
 
+/// An index input's elements must lie in [range.first, range.second): the
+/// compiled gather clamps, so an id past the table would otherwise read a
+/// wrong row silently.
+Status checkValueRange(const Tensor &t, std::pair<int64_t, int64_t> range,
+                       const std::string &what) {
+  if (t.dtype() != DType::I64 && t.dtype() != DType::I32)
+    return Status::ok();
+  int64_t n = t.numElements();
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t v = t.dtype() == DType::I64 ? t.as<int64_t>()[e]
+                                        : int64_t(t.as<int32_t>()[e]);
+    if (v >= range.first && v < range.second)
+      continue;
+    std::string at;
+    for (int64_t d = t.rank(), rest = e; d-- > 0; rest /= t.shape()[d])
+      at = std::to_string(rest % t.shape()[d]) + (at.empty() ? "" : ", ") + at;
+    return Status::error(what + ": element [" + at + "] is " +
+                         std::to_string(v) + ", outside [" +
+                         std::to_string(range.first) + ", " +
+                         std::to_string(range.second) +
+                         "), the indices the module accepts there (it "
+                         "indexes a table of " +
+                         std::to_string(range.second) + " entries with it)");
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Status checkTensor(const Tensor &t, const TensorSpec &spec,
@@ -127,6 +154,8 @@ Status checkTensor(const Tensor &t, const TensorSpec &spec,
   }
   if (reinterpret_cast<uintptr_t>(t.data()) % 64 != 0)
     return Status::error(what + ": buffer is not 64-byte aligned");
+  if (spec.valueRange)
+    return checkValueRange(t, *spec.valueRange, what);
   return Status::ok();
 }
 

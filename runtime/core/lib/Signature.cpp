@@ -21,7 +21,11 @@ std::string TensorSpec::describe() const {
     if (dims[i] < 0 && i < maxDims.size() && maxDims[i] >= 0)
       s += "<=" + std::to_string(maxDims[i]);
   }
-  return s + "]";
+  s += "]";
+  if (valueRange)
+    s += " in [" + std::to_string(valueRange->first) + ", " +
+         std::to_string(valueRange->second) + ")";
+  return s;
 }
 
 std::string FunctionSignature::describe() const {
@@ -95,6 +99,9 @@ std::string formatSignature(const FunctionSignature &sig) {
           s += "<=" + std::to_string(v[i].maxDims[d]);
       }
       s += "]";
+      if (v[i].valueRange)
+        s += "{" + std::to_string(v[i].valueRange->first) + ":" +
+             std::to_string(v[i].valueRange->second) + "}";
     }
     return s;
   };
@@ -166,8 +173,28 @@ Status parseList(const std::string &text, std::vector<TensorSpec> &out) {
         break;
       q = c + 1;
     }
-    out.push_back(spec);
     p = rb + 1;
+    // "{L:H}": the values' range.
+    if (p < text.size() && text[p] == '{') {
+      size_t close = text.find('}', p);
+      size_t colon = text.find(':', p);
+      auto isInt = [](const std::string &t) {
+        size_t start = !t.empty() && t[0] == '-' ? 1 : 0;
+        return t.size() > start && t.size() - start <= 18 &&
+               t.find_first_not_of("0123456789", start) == std::string::npos;
+      };
+      std::string lo, hi;
+      if (close != std::string::npos && colon != std::string::npos &&
+          colon < close) {
+        lo = text.substr(p + 1, colon - p - 1);
+        hi = text.substr(colon + 1, close - colon - 1);
+      }
+      if (!isInt(lo) || !isInt(hi) || std::stoll(lo) >= std::stoll(hi))
+        return Status::error("bad value range in signature '" + text + "'");
+      spec.valueRange = std::make_pair(std::stoll(lo), std::stoll(hi));
+      p = close + 1;
+    }
+    out.push_back(spec);
     if (p < text.size() && text[p] == ',')
       ++p;
   }

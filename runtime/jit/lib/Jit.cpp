@@ -491,6 +491,11 @@ LogicalResult entrySignature(func::FuncOp fn, bool gpu,
         if (d < sig.inputs.back().maxDims.size() &&
             sig.inputs.back().dims[d] < 0)
           sig.inputs.back().maxDims[d] = m;
+    // Index inputs (ONNX Gather indices): the range their values must have.
+    if (auto range =
+            fn.getArgAttrOfType<DenseI64ArrayAttr>(i, "attnrt.value_range"))
+      if (range.size() == 2 && range[0] < range[1])
+        sig.inputs.back().valueRange = std::make_pair(range[0], range[1]);
     // Names (from ONNX graph inputs) let users bind inputs by name; only
     // names that cannot clash with the signature syntax are kept.
     if (auto name = fn.getArgAttrOfType<StringAttr>(i, "onnx.name"))

@@ -235,3 +235,51 @@ save("equal_empty",
      [ints("none", np.zeros((0,), np.int64)), ints("three", 3),
       helper.make_node("Equal", ["none", "three"], ["e"])],
      [], [vi("e", TensorProto.BOOL, [0])], opset=17)
+# ReduceMean: axes as an attribute (opset 17, as torch 1.13 exports
+# x.mean(-1, keepdim=True)) and as an input (opset 18); a mean over the
+# dynamic dim divides by its run-time size.
+save("reduce_mean",
+     [helper.make_node("ReduceMean", ["x"], ["y"], axes=[-1], name="mean_last"),
+      helper.make_node("ReduceMean", ["x"], ["y2"], axes=[0], keepdims=0, name="mean_batch")],
+     [vi("x", F, ["B", 5, 8])], [vi("y", F, ["B", 5, 1]), vi("y2", F, [5, 8])], opset=17)
+save("reduce_mean_18",
+     [ints("axes", [1, 2]), helper.make_node("ReduceMean", ["x", "axes"], ["y"], name="mean")],
+     [vi("x", F, ["B", 5, 8])], [vi("y", F, ["B", 1, 1])], opset=18)
+# Range: torch.arange(T) of a dynamic sequence length as an embedding's
+# position ids (GPT-2's wpe), next to token ids from a graph input (wte);
+# a short constant range and a float one.
+wte = numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(10, 4), "wte")
+wpe = numpy_helper.from_array((np.arange(64, dtype=np.float32) / 100).reshape(16, 4), "wpe")
+save("range_positions",
+     [helper.make_node("Shape", ["idx"], ["s"]), ints("one", 1), ints("zero", 0),
+      helper.make_node("Gather", ["s", "one"], ["t"]),
+      helper.make_node("Range", ["zero", "t", "one"], ["pos"], name="arange"),
+      helper.make_node("Gather", ["wpe", "pos"], ["pe"], name="wpe_gather"),
+      helper.make_node("Gather", ["wte", "idx"], ["te"], name="wte_gather"),
+      helper.make_node("Add", ["te", "pe"], ["y"]),
+      ints("two", 2), ints("seven", 7),
+      helper.make_node("Range", ["one", "seven", "two"], ["odd"], name="odd"),
+      helper.make_node("Constant", [], ["f0"], value=numpy_helper.from_array(np.array(0.5, np.float32))),
+      helper.make_node("Constant", [], ["f1"], value=numpy_helper.from_array(np.array(2.0, np.float32))),
+      helper.make_node("Range", ["f0", "f1", "f0"], ["fr"], name="float_range")],
+     [vi("idx", I64, ["B", "T"])],
+     [vi("y", F, ["B", "T", 4]), vi("pos", I64, ["T"]), vi("odd", I64, [3]), vi("fr", F, [3])],
+     [wte, wpe], opset=17)
+# Range refusals: a zero step, a step that is not a constant, a float range
+# with a bound that is not one, an empty range.
+save("range_zero_delta",
+     [ints("zero", 0), ints("five", 5), helper.make_node("Range", ["zero", "five", "zero"], ["r"],
+                                                          name="arange")],
+     [], [vi("r", I64, [None])], opset=17)
+save("range_input_delta",
+     [ints("zero", 0), ints("five", 5), helper.make_node("Range", ["zero", "five", "d"], ["r"],
+                                                          name="arange")],
+     [vi("d", I64, [])], [vi("r", I64, [None])], opset=17)
+save("range_float_input",
+     [helper.make_node("Constant", [], ["f0"], value=numpy_helper.from_array(np.array(0.5, np.float32))),
+      helper.make_node("Range", ["f0", "lim", "f0"], ["r"], name="arange")],
+     [vi("lim", F, [])], [vi("r", F, [None])], opset=17)
+save("range_empty",
+     [ints("zero", 0), ints("five", 5), ints("one", 1),
+      helper.make_node("Range", ["five", "zero", "one"], ["r"], name="arange")],
+     [], [vi("r", I64, [None])], opset=17)

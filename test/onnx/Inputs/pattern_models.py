@@ -600,6 +600,83 @@ def block_exact_gelu(rng):
     return model, ins, outs, "torch"
 
 
+class BookLayerNorm(nn.Module):
+    """The book's LayerNorm (chapter 4), written out: torch exports it as
+    ReduceMean, Sub, Pow, Sqrt, Div rather than LayerNormalization."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.eps = 1e-5
+        self.scale = nn.Parameter(torch.ones(d))
+        self.shift = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True, unbiased=False)
+        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class BookGELU(nn.Module):
+    """The book's GELU: the tanh approximation written with torch.pow."""
+
+    def forward(self, x):
+        return 0.5 * x * (1 + torch.tanh(math.sqrt(2.0 / math.pi) *
+                                         (x + 0.044715 * torch.pow(x, 3))))
+
+
+class BookBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d = c["emb_dim"]
+        self.att = seed_modules.MultiHeadAttention(
+            d_in=d, d_out=d, context_length=c["context_length"], dropout=c["drop_rate"],
+            num_heads=c["n_heads"], qkv_bias=c["qkv_bias"])
+        self.ff = nn.Sequential(nn.Linear(d, 4 * d), BookGELU(), nn.Linear(4 * d, d))
+        self.norm1, self.norm2 = BookLayerNorm(d), BookLayerNorm(d)
+        self.drop_shortcut = nn.Dropout(c["drop_rate"])
+
+    def forward(self, x):
+        x = x + self.drop_shortcut(self.att(self.norm1(x)))
+        return x + self.drop_shortcut(self.ff(self.norm2(x)))
+
+
+class BookGPT(nn.Module):
+    """The book's GPTModel (chapter 4) around the seed's MultiHeadAttention:
+    token and position embeddings (position ids from torch.arange of the
+    sequence length: Range), dropout, the blocks, a final LayerNorm and the
+    output head, from token ids to logits."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.tok_emb = nn.Embedding(c["vocab_size"], c["emb_dim"])
+        self.pos_emb = nn.Embedding(c["context_length"], c["emb_dim"])
+        self.drop_emb = nn.Dropout(c["drop_rate"])
+        self.trf_blocks = nn.Sequential(*[BookBlock(c) for _ in range(c["n_layers"])])
+        self.final_norm = BookLayerNorm(c["emb_dim"])
+        self.out_head = nn.Linear(c["emb_dim"], c["vocab_size"], bias=False)
+
+    def forward(self, in_idx):
+        seq_len = in_idx.shape[1]
+        x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(seq_len, device=in_idx.device))
+        x = self.trf_blocks(self.drop_emb(x))
+        return self.out_head(self.final_norm(x))
+
+
+@case("book_gpt_dynamic")
+def book_gpt_dynamic(rng):
+    """The book's whole GPT model (two blocks, a 16-token context) from
+    token ids to logits, with dynamic batch and sequence axes: Gather of
+    the embeddings, Range, ReduceMean, the raised attention of each block."""
+    module = BookGPT(dict(vocab_size=50, context_length=16, emb_dim=32, n_heads=4,
+                          n_layers=2, drop_rate=0.1, qkv_bias=False))
+    randomise(module, 0.2)
+    example = (torch.from_numpy(rng.integers(0, 50, (3, 8))),)
+    run = (torch.from_numpy(rng.integers(0, 50, (2, 11))),)
+    names, out = ["in_idx"], ["logits"]
+    model, ins, outs = export(module, example, run, names, out, dyn(names + out))
+    return model, ins, outs, "torch"
+
+
 class TorchMhaKeyPadding(nn.Module):
     """torch.nn.MultiheadAttention (batch_first) with a key_padding_mask."""
 
@@ -1000,6 +1077,13 @@ class NumpyEvaluator:
                 return x
             axes = range(x.ndim)
         return np.sum(x, axis=tuple(int(a) for a in axes), keepdims=bool(keepdims))
+
+    def op_ReduceMean(self, x, axes=None, keepdims=1):
+        axes = range(x.ndim) if axes is None or len(axes) == 0 else axes
+        return np.mean(x, axis=tuple(int(a) for a in axes), keepdims=bool(keepdims)).astype(x.dtype)
+
+    def op_Range(self, start, limit, delta):
+        return np.arange(start, limit, delta).astype(start.dtype)
 
     def op_Gemm(self, a, b, c=None, alpha=1.0, beta=1.0, transA=0, transB=0):
         a = a.T if transA else a

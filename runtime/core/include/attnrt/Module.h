@@ -29,6 +29,7 @@
 #include "attnrt/Tensor.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ struct TensorSpec {
   std::vector<DimSum> sums;
   /// The argument's name in the source model (ONNX graph input), or "".
   std::string name;
+  /// Integer inputs the module indexes with (ONNX Gather's indices, such as
+  /// token ids into an embedding table): every element must lie in
+  /// [first, second) ("{-100:100}" after the dims in the signature text).
+  std::optional<std::pair<int64_t, int64_t>> valueRange;
   std::string describe() const;
 };
 
@@ -68,7 +73,8 @@ struct FunctionSignature {
 /// "f32[1,?,768],f32[768,768]->f32[1,?,768]"; "?N" marks dynamic dims
 /// that must all have the same size, "?<=M" (or "?N<=M") a dynamic dim of at
 /// most M, and "?N+?M+C" an output dim that is the sum of the sizes of
-/// groups N and M and of C.
+/// groups N and M and of C; "{L:H}" after a tensor's dims bounds its values
+/// to [L, H).
 std::string formatSignature(const FunctionSignature &sig);
 Status parseSignature(const std::string &text, FunctionSignature &out);
 
