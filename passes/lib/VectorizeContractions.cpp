@@ -70,10 +70,8 @@ struct ContractionDims {
   int64_t m = -1, n = -1, k = -1;
 };
 
-/// C[..., m, n] += A[..., m, k] * B[..., k, n] on f32 tensors, with n a
-/// static multiple of `registerN`.
-std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
-                                              int64_t registerN) {
+/// C[..., m, n] += A[..., m, k] * B[..., k, n] on f32 tensors, any n.
+std::optional<ContractionDims> matchContraction(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
@@ -144,8 +142,18 @@ std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
   int64_t reductions = llvm::count(iters, utils::IteratorType::reduction);
   if (reductions != 1 || iters[dims.k] != utils::IteratorType::reduction)
     return std::nullopt;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamic(ranges[dims.n]) || ranges[dims.n] % registerN != 0)
+  return dims;
+}
+
+/// A contraction the register tiles take: n a static multiple of
+/// `registerN`.
+std::optional<ContractionDims> matchCandidate(linalg::LinalgOp op,
+                                              int64_t registerN) {
+  std::optional<ContractionDims> dims = matchContraction(op);
+  if (!dims)
+    return std::nullopt;
+  int64_t n = op.getStaticLoopRanges()[dims->n];
+  if (ShapedType::isDynamic(n) || n % registerN != 0)
     return std::nullopt;
   return dims;
 }
@@ -191,8 +199,11 @@ bool isBiasAdd(linalg::GenericOp g, Value contraction, int64_t nPos) {
 
 InitFusion matchInitFusion(linalg::LinalgOp op) {
   InitFusion f;
+  // The fill's destination: a tensor.empty, or a slice of a larger result
+  // (a part of a contraction split along n, written in place).
   auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+  if (!fill || !(fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() ||
+                 fill.getOutputs()[0].getDefiningOp<tensor::ExtractSliceOp>()))
     return f;
   auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
@@ -243,15 +254,20 @@ struct AttnVectorizeContractionsPass
           << " register-n=" << int64_t(registerN);
       return signalPassFailure();
     }
-    SmallVector<std::pair<linalg::LinalgOp, ContractionDims>> candidates;
+    splitRaggedN();
+    // (op, dims, register-n: the option's, or a split tail's narrower one)
+    SmallVector<std::tuple<linalg::LinalgOp, ContractionDims, int64_t>>
+        candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (auto dims = matchCandidate(op, registerN))
-        candidates.emplace_back(op, *dims);
+      int64_t width = tailWidth.lookup(op);
+      if (auto dims = matchCandidate(op, width ? width : registerN))
+        candidates.emplace_back(op, *dims, width ? width : registerN);
     });
     IRRewriter rewriter(ctx);
     for (auto &candidate : candidates) {
-      linalg::LinalgOp op = candidate.first;
-      ContractionDims dims = candidate.second;
+      linalg::LinalgOp op = std::get<0>(candidate);
+      ContractionDims dims = std::get<1>(candidate);
+      rn = std::get<2>(candidate);
       unsigned rank = op.getNumLoops();
       // Other parallel dims (batch, heads): one at a time in the outermost
       // tiling, untouched after.
@@ -276,15 +292,16 @@ struct AttnVectorizeContractionsPass
       int64_t kBlock = ShapedType::isDynamic(kLength)
                            ? int64_t(cacheK)
                            : std::min<int64_t>(cacheK, kLength);
-      // The init becomes a fresh tensor.empty of its own; the first k block
-      // writes every element.
+      // The init becomes a fresh tensor.empty of its own, or the slice the
+      // fill wrote; the first k block writes every element.
       InitFusion init = matchInitFusion(op);
       if (init.zeroFill) {
         rewriter.setInsertionPoint(op);
-        Operation *empty =
-            rewriter.clone(*init.zeroFill.getOutputs()[0].getDefiningOp());
-        rewriter.modifyOpInPlace(
-            op, [&] { op.getDpsInitsMutable()[0].set(empty->getResult(0)); });
+        Value dest = init.zeroFill.getOutputs()[0];
+        if (dest.getDefiningOp<tensor::EmptyOp>())
+          dest = rewriter.clone(*dest.getDefiningOp())->getResult(0);
+        rewriter.modifyOpInPlace(op,
+                                 [&] { op.getDpsInitsMutable()[0].set(dest); });
       }
       // `op` is replaced by the first tiling: keep what is needed after.
       Location loc = op.getLoc();
@@ -348,11 +365,11 @@ struct AttnVectorizeContractionsPass
       return 0;
     std::optional<int64_t> items = staticMBlocks(op, dims);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    int64_t panels = ranges[dims.n] / registerN;
+    int64_t panels = ranges[dims.n] / rn;
     if (!items || *items >= splitNItems || ranges[dims.m] < registerM ||
         panels < 2)
       return 0;
-    return llvm::divideCeil(panels, int64_t(splitNItems)) * registerN;
+    return llvm::divideCeil(panels, int64_t(splitNItems)) * rn;
   }
 
   /// Rows per m block: cache-m, or all of a static M of up to two blocks
@@ -454,45 +471,77 @@ struct AttnVectorizeContractionsPass
   /// A constant B (an ONNX initializer, say) packed at compile time into
   /// prepackB's layout, as a new constant; or null when B is not an f32
   /// constant whose values are at hand. This costs nothing per call, so it
-  /// is done whatever the number of m blocks.
+  /// is done whatever the number of m blocks. B may be a static slice of
+  /// such a constant (a part of a contraction split along n).
   Value packConstantB(RewriterBase &rewriter, Location loc, Value b) {
-    ElementsAttr attr;
-    if (!matchPattern(b, m_Constant(&attr)))
-      return Value();
     auto bType = cast<RankedTensorType>(b.getType());
     int64_t kSize = bType.getDimSize(0), nSize = bType.getDimSize(1);
-    int64_t panels = nSize / registerN;
+    int64_t panels = nSize / rn;
+    auto packedType =
+        RankedTensorType::get({panels, kSize, rn}, rewriter.getF32Type());
     std::vector<float> packed(kSize * nSize);
-    auto pack = [&](auto valueAt) {
-      for (int64_t k = 0; k < kSize; ++k)
-        for (int64_t n = 0; n < nSize; ++n)
-          packed[((n / registerN) * kSize + k) * registerN + n % registerN] =
-              valueAt(k * nSize + n);
-    };
-    auto packedType = RankedTensorType::get({panels, kSize, registerN},
-                                            rewriter.getF32Type());
+    auto attr = constantValues(b, [&](int64_t k, int64_t n, float v) {
+      packed[((n / rn) * kSize + k) * rn + n % rn] = v;
+    });
+    if (!attr)
+      return Value();
     // The packed constant keeps the kind of the original: a resource blob
     // (how the ONNX importer holds initializers) or inline dense values.
     TypedAttr packedAttr;
-    if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr)) {
-      std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
-      if (!data || int64_t(data->size()) != kSize * nSize)
-        return Value();
-      pack([&](int64_t i) { return (*data)[i]; });
+    if (isa<DenseF32ResourceElementsAttr>(*attr))
       packedAttr = DenseResourceElementsAttr::get(
           packedType, "packed_weight",
           HeapAsmResourceBlob::allocateAndCopyInferAlign(
               ArrayRef<float>(packed)));
-    } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-      if (!dense.getElementType().isF32())
-        return Value();
-      auto values = dense.getValues<float>();
-      pack([&](int64_t i) { return values[i]; });
+    else
       packedAttr = DenseElementsAttr::get(packedType, ArrayRef<float>(packed));
-    } else {
-      return Value();
-    }
     return arith::ConstantOp::create(rewriter, loc, packedAttr);
+  }
+
+  /// Calls `each(k, n, value)` for every element of the 2-D f32 `b`: a
+  /// constant, or a static unit-stride slice of one. Returns the constant's
+  /// attribute, or nullopt (and no call) when the values are not at hand.
+  std::optional<ElementsAttr>
+  constantValues(Value b, function_ref<void(int64_t, int64_t, float)> each) {
+    int64_t row0 = 0, col0 = 0;
+    Value source = b;
+    // (A slice of a slice: the parts split off a split part.)
+    while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (!slice.hasUnitStride() || slice.getSourceType().getRank() != 2 ||
+          slice.getType().getRank() != 2 ||
+          ShapedType::isDynamicShape(slice.getStaticOffsets()))
+        return std::nullopt;
+      row0 += slice.getStaticOffsets()[0];
+      col0 += slice.getStaticOffsets()[1];
+      source = slice.getSource();
+    }
+    ElementsAttr attr;
+    if (!matchPattern(source, m_Constant(&attr)))
+      return std::nullopt;
+    auto bType = cast<RankedTensorType>(b.getType());
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    if (!bType.hasStaticShape() || !sourceType.hasStaticShape() ||
+        !sourceType.getElementType().isF32())
+      return std::nullopt;
+    int64_t kSize = bType.getDimSize(0), nSize = bType.getDimSize(1);
+    int64_t columns = sourceType.getDimSize(1);
+    auto visit = [&](auto valueAt) {
+      for (int64_t k = 0; k < kSize; ++k)
+        for (int64_t n = 0; n < nSize; ++n)
+          each(k, n, valueAt((k + row0) * columns + n + col0));
+    };
+    if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr)) {
+      std::optional<ArrayRef<float>> data = resource.tryGetAsArrayRef();
+      if (!data || int64_t(data->size()) != sourceType.getNumElements())
+        return std::nullopt;
+      visit([&](int64_t i) { return (*data)[i]; });
+    } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+      auto values = dense.getValues<float>();
+      visit([&](int64_t i) { return values[i]; });
+    } else {
+      return std::nullopt;
+    }
+    return attr;
   }
 
   /// Packs B[K, N] into tensor<N / register-n x K x register-n>: each
@@ -505,15 +554,15 @@ struct AttnVectorizeContractionsPass
   Value prepackB(RewriterBase &rewriter, Location loc, Value b) {
     auto bType = cast<RankedTensorType>(b.getType());
     int64_t kSize = bType.getDimSize(0), nSize = bType.getDimSize(1);
-    int64_t panels = nSize / registerN;
+    int64_t panels = nSize / rn;
     // Rows per task: a divisor of K, so that every slice is static.
     int64_t group = 16;
     while (kSize % group != 0)
       group /= 2;
     auto f32 = rewriter.getF32Type();
-    auto rowType = VectorType::get({registerN}, f32);
+    auto rowType = VectorType::get({rn}, f32);
     Value packedInit = tensor::EmptyOp::create(
-        rewriter, loc, ArrayRef<int64_t>{panels, kSize, registerN}, f32);
+        rewriter, loc, ArrayRef<int64_t>{panels, kSize, rn}, f32);
     auto forall = scf::ForallOp::create(
         rewriter, loc,
         ArrayRef<OpFoldResult>{rewriter.getIndexAttr(kSize / group)},
@@ -521,7 +570,7 @@ struct AttnVectorizeContractionsPass
     rewriter.setInsertionPointToStart(forall.getBody());
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value nr = arith::ConstantIndexOp::create(rewriter, loc, registerN);
+    Value nr = arith::ConstantIndexOp::create(rewriter, loc, rn);
     Value pad =
         arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
     Value k0 = arith::MulIOp::create(
@@ -531,7 +580,7 @@ struct AttnVectorizeContractionsPass
                                       rewriter.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes{rewriter.getIndexAttr(panels),
                                     rewriter.getIndexAttr(group),
-                                    rewriter.getIndexAttr(registerN)};
+                                    rewriter.getIndexAttr(rn)};
     SmallVector<OpFoldResult> strides(3, rewriter.getIndexAttr(1));
     Value tile = tensor::ExtractSliceOp::create(
         rewriter, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
@@ -568,7 +617,7 @@ struct AttnVectorizeContractionsPass
 
   /// Replaces the k-block contraction `op` (other parallel dims of extent
   /// 1) by: for n tiles, for full m tiles: C rows in `registerM` vector
-  /// registers of `registerN` lanes, for k: one B row load and, per row, one
+  /// registers of `rn` lanes, for k: one B row load and, per row, one
   /// broadcast of A and one FMA. The rows past the last full m tile follow
   /// as tiles of 4, 2 and 1 rows.
   ///
@@ -600,7 +649,7 @@ struct AttnVectorizeContractionsPass
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value mr = arith::ConstantIndexOp::create(rewriter, loc, registerM);
-    Value nr = arith::ConstantIndexOp::create(rewriter, loc, registerN);
+    Value nr = arith::ConstantIndexOp::create(rewriter, loc, rn);
     Value mFull = arith::SubIOp::create(
         rewriter, loc, mSize, arith::RemUIOp::create(rewriter, loc, mSize, mr));
     // The bias of op's columns.
@@ -611,7 +660,7 @@ struct AttnVectorizeContractionsPass
           ArrayRef<OpFoldResult>{getAsOpFoldResult(nSize)},
           ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
     auto f32 = rewriter.getF32Type();
-    auto rowType = VectorType::get({registerN}, f32);
+    auto rowType = VectorType::get({rn}, f32);
     Value pad =
         arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0));
     // Indices of operand `map` at loop values (m, n, k); other dims are 0.
@@ -636,8 +685,8 @@ struct AttnVectorizeContractionsPass
     bool packPanel = packB && !prepacked;
     Value packInit, packRows;
     if (packPanel) {
-      packInit = tensor::EmptyOp::create(
-          rewriter, loc, ArrayRef<int64_t>{kBlock, registerN}, f32);
+      packInit = tensor::EmptyOp::create(rewriter, loc,
+                                         ArrayRef<int64_t>{kBlock, rn}, f32);
       // The tiles that read the copy have at least min(register-m, 2)
       // rows; a block of fewer (a decode step's row) reads B once anyway,
       // and copying the panel would double the pass over W.
@@ -678,7 +727,7 @@ struct AttnVectorizeContractionsPass
       packed = packLoop.getResult(0);
     }
     // One loop of register tiles of `tileRows` rows over C's rows [lb, ub)
-    // in steps of `tileRows`: C rows in vector registers of `registerN`
+    // in steps of `tileRows`: C rows in vector registers of `rn`
     // lanes across the k loop, per k one B row load and, per row, one
     // broadcast of A and one FMA. `fromPanel` reads B's rows from the
     // packed panel (this n tile's copy, or the prepacked panels), else
@@ -800,6 +849,110 @@ struct AttnVectorizeContractionsPass
     scf::YieldOp::create(rewriter, loc, nYield);
     rewriter.setInsertionPointAfter(nLoop);
     rewriter.replaceOp(op, nLoop.getResult(0));
+  }
+
+  /// The register-n of the candidate being emitted: the option's, or for
+  /// a split tail its own narrower width.
+  int64_t rn = 0;
+  /// Tails split off by splitRaggedN -> their register-n.
+  llvm::DenseMap<Operation *, int64_t> tailWidth;
+
+  /// A static N that is not a multiple of register-n (a vocabulary head's
+  /// 50257 columns) is split along n: the columns that are (register-n
+  /// tiles), then at most one part each of register-n / 2, / 4, ... down
+  /// to 8 columns (register tiles of that width), and the last columns
+  /// (fewer than 8) as a linalg op of their own, scalar loops. Without the
+  /// split all N columns ran as scalar loops: the GPT-2 head x[1024, 768] @
+  /// W[768, 50257] took 19.6 s on two cores. A zero-fill init gives every
+  /// part a zero fill of its own slice of C, which the register tiles then
+  /// start from in registers, writing the slice in place; the slices are
+  /// of the fill's empty tensor: the parts write every element, so C is not
+  /// filled first.
+  void splitRaggedN() {
+    MLIRContext *ctx = &getContext();
+    SmallVector<std::pair<linalg::LinalgOp, ContractionDims>> ragged;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      std::optional<ContractionDims> dims = matchContraction(op);
+      if (!dims)
+        return;
+      int64_t n = op.getStaticLoopRanges()[dims->n];
+      if (!ShapedType::isDynamic(n) && n >= 8 && n % registerN != 0)
+        ragged.emplace_back(op, *dims);
+    });
+    IRRewriter rewriter(ctx);
+    for (auto &candidate : ragged) {
+      linalg::LinalgOp op = candidate.first;
+      ContractionDims dims = candidate.second;
+      int64_t n = op.getStaticLoopRanges()[dims.n];
+      // Part widths and their register-n (0: scalar loops).
+      SmallVector<std::pair<int64_t, int64_t>> widths;
+      int64_t left = n;
+      if (left >= registerN)
+        widths.emplace_back(left - left % registerN, int64_t(registerN));
+      left %= registerN;
+      for (int64_t w = registerN / 2; w >= 8; w /= 2)
+        if (left >= w) {
+          widths.emplace_back(w, w);
+          left -= w;
+        }
+      if (left)
+        widths.emplace_back(left, 0);
+      // With a zero fill, the parts slice (and are inserted into) the
+      // fill's empty tensor, and each fills its own slice below.
+      linalg::FillOp zeroFill = matchInitFusion(op).zeroFill;
+      if (zeroFill)
+        rewriter.modifyOpInPlace(op, [&] {
+          op.getDpsInitsMutable()[0].set(zeroFill.getOutputs()[0]);
+        });
+      SmallVector<std::pair<Operation *, int64_t>> parts;
+      TilingInterface rest = cast<TilingInterface>(op.getOperation());
+      for (auto [w, r] : ArrayRef(widths).drop_back()) {
+        rewriter.setInsertionPoint(rest);
+        auto [first, second] =
+            linalg::splitOp(rewriter, rest, dims.n, rewriter.getIndexAttr(w));
+        if (!first || !second)
+          return signalPassFailure();
+        parts.emplace_back(first, r);
+        rest = second;
+      }
+      parts.emplace_back(rest, widths.back().second);
+      // The scalar part's few columns of a constant B become a constant of
+      // their own, so that the whole constant is not kept for them once the
+      // other parts have packed their slices.
+      if (!widths.back().second) {
+        auto last = cast<linalg::LinalgOp>(rest.getOperation());
+        Value b = last.getDpsInputs()[1];
+        auto bType = cast<RankedTensorType>(b.getType());
+        if (bType.getRank() == 2 && bType.hasStaticShape()) {
+          std::vector<float> values(bType.getNumElements());
+          int64_t columns = bType.getDimSize(1);
+          if (auto attr = constantValues(b, [&](int64_t k, int64_t n, float v) {
+                values[k * columns + n] = v;
+              })) {
+            rewriter.setInsertionPoint(last);
+            Value small = arith::ConstantOp::create(
+                rewriter, last.getLoc(),
+                DenseElementsAttr::get(bType, ArrayRef<float>(values)));
+            rewriter.modifyOpInPlace(
+                last, [&] { last.getDpsInputOperand(1)->set(small); });
+          }
+        }
+      }
+      for (auto [part, r] : parts) {
+        if (r)
+          tailWidth[part] = r;
+        if (!zeroFill)
+          continue;
+        auto partOp = cast<linalg::LinalgOp>(part);
+        rewriter.setInsertionPoint(part);
+        Value fill =
+            linalg::FillOp::create(rewriter, part->getLoc(),
+                                   zeroFill.getInputs(), partOp.getDpsInits())
+                .getResult(0);
+        rewriter.modifyOpInPlace(
+            part, [&] { partOp.getDpsInitsMutable()[0].set(fill); });
+      }
+    }
   }
 
   void cleanUp() {

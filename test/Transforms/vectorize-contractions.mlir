@@ -369,25 +369,79 @@ func.func @accumulate(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %c: tens
   return %r : tensor<1x?x768xf32>
 }
 
-// Q K^T reads K transposed (n is not contiguous in it), and a width that
-// is not a multiple of 32 has no full register tile: both stay as they are.
+// Q K^T reads K transposed (n is not contiguous in it): it stays as it is.
 // CHECK-LABEL: func.func @untouched(
 // CHECK-NOT: vector.fma
 // CHECK: linalg.matmul
 // CHECK-NOT: vector.fma
-// CHECK: linalg.matmul
+// CHECK: return
 #qa = affine_map<(m, n, k) -> (m, k)>
 #ka = affine_map<(m, n, k) -> (n, k)>
 #sa = affine_map<(m, n, k) -> (m, n)>
-func.func @untouched(%q: tensor<64x64xf32>, %k: tensor<128x64xf32>, %a: tensor<64x64xf32>, %b: tensor<64x40xf32>) -> (tensor<64x128xf32>, tensor<64x40xf32>) {
+func.func @untouched(%q: tensor<64x64xf32>, %k: tensor<128x64xf32>) -> tensor<64x128xf32> {
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x128xf32>
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
   %s = linalg.matmul indexing_maps = [#qa, #ka, #sa] ins(%q, %k : tensor<64x64xf32>, tensor<128x64xf32>) outs(%f : tensor<64x128xf32>) -> tensor<64x128xf32>
-  %e2 = tensor.empty() : tensor<64x40xf32>
-  %f2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<64x40xf32>) -> tensor<64x40xf32>
-  %n = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x40xf32>) outs(%f2 : tensor<64x40xf32>) -> tensor<64x40xf32>
-  return %s, %n : tensor<64x128xf32>, tensor<64x40xf32>
+  return %s : tensor<64x128xf32>
+}
+
+// A width that is not a multiple of register-n (a vocabulary head's 50257
+// columns) is split along n: 57 = 32 + 16 + 8 + 1 columns, register tiles
+// 32, 16 and 8 wide, and one column of scalar loops. Each part computes its
+// own slice of the fill's empty tensor (the 32-wide part in place, from
+// zeros in registers; the last column under a fill of its own slice), so
+// C is never filled whole. With register-n = 16: 48 + 8 + 1.
+// CHECK-LABEL: func.func @ragged_n(
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<64x57xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[E]][0, 0] [64, 32] [1, 1]
+// CHECK: scf.forall {{.*}} shared_outs(%{{.*}} = %[[S0]])
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: %[[I0:.*]] = tensor.insert_slice %{{.*}} into %[[E]][0, 0] [64, 32] [1, 1]
+// CHECK: %[[R0:.*]] = tensor.extract_slice %[[I0]][0, 32] [64, 25] [1, 1]
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<64x1xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x1xf32>) outs(%[[F]] : tensor<64x1xf32>)
+// CHECK: %[[I:.*]] = tensor.insert_slice %{{.*}} into %[[I0]][0, 32] [64, 25] [1, 1]
+// CHECK: return %[[I]]
+// CONST-LABEL: func.func @ragged_n(
+// CONST: tensor.extract_slice %{{.*}}[0, 0] [64, 48] [1, 1]
+// CONST: vector.fma {{.*}} : vector<16xf32>
+// CONST-NOT: vector<32xf32>
+// CONST: vector.fma {{.*}} : vector<8xf32>
+// CONST: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x1xf32>)
+func.func @ragged_n(%a: tensor<64x64xf32>, %b: tensor<64x57xf32>) -> tensor<64x57xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x57xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x57xf32>) -> tensor<64x57xf32>
+  %n = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x57xf32>) outs(%f : tensor<64x57xf32>) -> tensor<64x57xf32>
+  return %n : tensor<64x57xf32>
+}
+
+// A split constant weight: each vector part packs its own columns at
+// compile time (from the slice of the constant), the scalar column becomes
+// a constant of its own, and the whole weight is no longer used. An
+// accumulator that is not a zero fill is sliced as it is, each part
+// reading its own slice of C.
+// CHECK-LABEL: func.func @ragged_constant(
+// CHECK-DAG: arith.constant dense<{{\[}}[3.300000e+01], [7.400000e+01]]> : tensor<2x1xf32>
+// CHECK-DAG: arith.constant dense<{{.*}}> : tensor<1x2x8xf32>
+// CHECK-DAG: arith.constant dense<{{.*}}> : tensor<1x2x32xf32>
+// CHECK-NOT: tensor<2x41xf32>
+// CHECK: tensor.extract_slice %arg1[0, 0, 0] [1, %{{.*}}, 32] [1, 1, 1]
+// CHECK: return
+func.func @ragged_constant(%x: tensor<1x?x2xf32>, %c: tensor<1x?x41xf32>) -> tensor<1x?x41xf32> {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 33.0], [41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0, 64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0, 71.0, 72.0, 73.0, 74.0, 75.0, 76.0, 77.0, 78.0, 79.0, 80.0, 74.0]]> : tensor<2x41xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<1x?x2xf32>, tensor<2x41xf32>) outs(%c : tensor<1x?x41xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x41xf32>
+  return %r : tensor<1x?x41xf32>
 }
 
 // Only out + a * b: a unary op on an operand (out + exp(a) * b) or B

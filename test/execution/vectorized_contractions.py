@@ -38,7 +38,16 @@
 # contraction-cache-k=256 (several k blocks). Constant weights are packed at compile
 # time: x[1, T, 96] @ w with w an inline dense constant, a resource blob
 # (as the ONNX importer holds initializers) and a splat, at the dynamic T
-# above, with and without pack-b-once. atol/rtol 1e-5.
+# above, with and without pack-b-once.
+# Widths that are not a multiple of register-n are split along n into
+# register tiles of register-n, register-n / 2, ... down to 8 columns and
+# scalar loops for the rest: x[1, T, 96] @ w[96, N] for N = 57 (32 + 16 +
+# 8 + 1 with AVX-512's tiles; 48 + 8 + 1 with AVX2's), 40, 24, 12, 8 and 7
+# (no split: scalar loops), zero-filled or accumulating into an argument,
+# w an argument or a constant (each part packs its slice at compile
+# time), at dynamic T (1, 5, 64, 130; 5 and 130 with the other options)
+# and at static T with pack-b-once, under both register tiles, without
+# packing and for x86-64-v3. atol/rtol 1e-5.
 #
 # CHECK-NOT: FAIL
 # CHECK: vectorized_contractions: {{[0-9]+}} passed, 0 failed
@@ -295,4 +304,71 @@ for options in ("", "contraction-pack-b-once=false"):
               (("proj_dense", [x], x64 @ w),
                ("proj_resource", [x], x64 @ w),
                ("proj_splat", [x], x64 @ splat)))
+
+
+def ragged_module(widths, w_const, t=None):
+    """@zN (zero fill, w an argument), @aN (C + x @ w, C an argument) and
+    @kN (zero fill, w the constant w_const[:, :N]) for each width N, over
+    x[1, T, 96]: T dynamic, or the static `t`."""
+    tdim = "?" if t is None else str(t)
+    text = ("#xa = affine_map<(b, m, k, n) -> (b, m, k)>\n"
+            "#wa = affine_map<(b, m, k, n) -> (k, n)>\n"
+            "#ca = affine_map<(b, m, k, n) -> (b, m, n)>\n")
+    for n in widths:
+        x, w, c = ("tensor<1x%sx96xf32>" % tdim, "tensor<96x%dxf32>" % n,
+                   "tensor<1x%sx%dxf32>" % (tdim, n))
+        body = """  %r = linalg.generic {{indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
+      ins(%x, %w : {x}, {w}) outs({init} : {c}) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }} -> {c}
+  return %r : {c}
+}}
+"""
+        fill = """  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : {x}
+  %e = tensor.empty({dyn}) : {c}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}
+""".format(x=x, c=c, dyn="%t" if t is None else "")
+        values = ", ".join("[%s]" % ", ".join("%.9g" % v for v in row) for row in w_const[:, :n])
+        text += ("func.func @z%d(%%x: %s, %%w: %s) -> %s {\n" % (n, x, w, c) + fill +
+                 body.format(x=x, w=w, c=c, init="%f"))
+        text += ("func.func @a%d(%%x: %s, %%w: %s, %%acc: %s) -> %s {\n" % (n, x, w, c, c) +
+                 body.format(x=x, w=w, c=c, init="%acc"))
+        text += ("func.func @k%d(%%x: %s) -> %s {\n" % (n, x, c) +
+                 "  %%w = arith.constant dense<[%s]> : %s\n" % (values, w) + fill +
+                 body.format(x=x, w=w, c=c, init="%f"))
+    return text
+
+
+RAGGED = (57, 40, 24, 12, 8, 7)
+w_ragged = rng.standard_normal((96, 57)).astype(np.float32)
+
+
+def ragged_cases(t):
+    x = rng.standard_normal((1, t, 96)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    cases = []
+    for n in RAGGED:
+        acc = rng.standard_normal((1, t, n)).astype(np.float32)
+        want = x64 @ w_ragged[:, :n]
+        cases += [("z%d" % n, [x, w_ragged[:, :n].copy()], want),
+                  ("a%d" % n, [x, w_ragged[:, :n].copy(), acc], want + acc),
+                  ("k%d" % n, [x], want)]
+    return cases
+
+
+dynamic_ragged = ragged_module(RAGGED, w_ragged)
+for options, ts in (("", (1, 5, 64, 130)),
+                    ("contraction-register-m=6 contraction-register-n=16", (5, 130)),
+                    ("contraction-pack-b=false", (5, 130)),
+                    ("--target-cpu=x86-64-v3", (5, 130))):
+    for t in ts:
+        check(dynamic_ragged, t, options, ragged_cases(t))
+for t in (8, 130):
+    check(ragged_module(RAGGED, w_ragged, t), t, "contraction-pack-b-once-blocks=1",
+          ragged_cases(t))
 print("vectorized_contractions: %d passed, %d failed" % (passed, failed))

@@ -717,9 +717,16 @@ def AttnVectorizeContractionsPass
   let summary = "Cache- and register-tile f32 contractions and vectorize the register tiles";
   let description = [{
     For every f32 contraction on tensors of the form
-    C[..., m, n] += A[..., m, k] * B[..., k, n] (n contiguous in B and C, a
-    static multiple of `register-n`): the projections of attention blocks
-    and the P V products. The loop nest becomes
+    C[..., m, n] += A[..., m, k] * B[..., k, n] (n contiguous in B and C,
+    static): the projections of attention blocks and the P V products. A
+    width that is not a multiple of `register-n` (a vocabulary head's 50257
+    columns) is first split along n into the columns that are, then at
+    most one part each of register-n / 2, / 4, ... down to 8 columns (each
+    a contraction with register tiles of its own width), and the last
+    columns (fewer than 8) as a linalg op of their own (scalar loops); with
+    a zero-fill init every part computes its own slice of the fill's empty
+    tensor in place, so C is not filled first, and a constant B is packed
+    part by part from its slices. Each part's loop nest becomes
 
     ```
     scf.forall m blocks (cache-m)              threads' work items
