@@ -57,6 +57,9 @@ struct Options {
   bool printSignature = false;
   bool compileOnly = false;
   bool retainMemory = true;
+  /// The options given that only a compile uses (refused for a .so, where
+  /// they would silently change nothing), in command-line spelling.
+  std::vector<std::string> compileOptionsGiven;
 };
 
 int fail(const std::string &msg) {
@@ -182,6 +185,11 @@ bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
   o.printSignature = printSignatureOpt;
   o.compileOnly = compileOnlyOpt;
   o.retainMemory = retainMemoryOpt;
+  for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
+           &pipelineOptionsOpt, &targetCpuOpt, &printIROpt, &timingOpt,
+           &onnxRaiseOpt, &compileOnlyOpt})
+    if (opt->getNumOccurrences())
+      o.compileOptionsGiven.push_back("--" + opt->ArgStr.str());
   return true;
 }
 
@@ -268,6 +276,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
       *str->second = value;
       if (name == "target")
         o.targetGiven = true;
+      if (name == "pipeline-options" || name == "target-cpu")
+        o.compileOptionsGiven.push_back("--" + name);
     } else if (auto list = lists.find(name); list != lists.end()) {
       if (!takeValue())
         return false;
@@ -282,6 +292,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
       else
         return error("for the --" + name + " option: '" + value +
                      "' is invalid value for boolean argument! Try 0 or 1");
+      if (name != "print-signature" && name != "retain-memory")
+        o.compileOptionsGiven.push_back("--" + name);
     } else if (name == "repeat") {
       if (!takeValue())
         return false;
@@ -362,14 +374,11 @@ int main(int argc, char **argv) {
     if (!opts.emitSharedObject.empty())
       return fail(
           "--emit-shared-object needs an MLIR input, got a shared object");
-    if (opts.targetCpu != "host")
-      return fail("--target-cpu needs an MLIR or ONNX input to compile; " +
-                  opts.inputFile + " is already compiled");
     // Options of the compile would silently change nothing.
-    if (!opts.pipelineOptions.empty())
-      return fail("--pipeline-options needs an MLIR or ONNX input to "
-                  "compile; " +
-                  opts.inputFile + " is already compiled");
+    if (!opts.compileOptionsGiven.empty())
+      return fail(opts.compileOptionsGiven.front() +
+                  " needs an MLIR or ONNX input to compile; " + opts.inputFile +
+                  " is already compiled");
     std::unique_ptr<SharedObjectModule> so;
     if (Status s = SharedObjectModule::load(opts.inputFile, so); !s)
       return fail(s.message());
