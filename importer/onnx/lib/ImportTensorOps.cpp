@@ -121,7 +121,19 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   Value data = op == "Where" ? ins[1] : ins[0];
   Type elem = typeOf(data).getElementType();
   bool isFloat = isa<FloatType>(elem);
-  bool unaryFloat = op == "Sqrt" || op == "Tanh" || op == "Erf";
+  bool unaryFloat = op == "Sqrt" || op == "Tanh" || op == "Erf" || op == "Gelu";
+  // Gelu (opset 20, torch.nn.GELU's export from then on): exact (erf) or
+  // its tanh approximation.
+  std::string approximate = "none";
+  if (op == "Gelu") {
+    if (const auto *a = attr(n, "approximate"))
+      approximate = a->s();
+    if (approximate != "none" && approximate != "tanh") {
+      nodeError(n) << "approximate must be 'none' or 'tanh', got '"
+                   << approximate << "'";
+      return;
+    }
+  }
   if (!isFloat && (op == "Pow" || unaryFloat || elem.isInteger(1))) {
     nodeError(n) << "expects float tensors, got " << elem;
     return;
@@ -148,7 +160,29 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
           x = math::TanhOp::create(nb, l, a[0]);
         else if (op == "Erf")
           x = math::ErfOp::create(nb, l, a[0]);
-        else if (op == "Pow")
+        else if (op == "Gelu") {
+          auto c = [&](double v) -> Value {
+            return arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, v));
+          };
+          // 0.5 x (1 + erf(x / sqrt 2)), or with tanh(sqrt(2 / pi) (x +
+          // 0.044715 x^3)) in place of the erf.
+          Value t;
+          if (approximate == "tanh") {
+            Value x3 = arith::MulFOp::create(
+                nb, l, a[0], arith::MulFOp::create(nb, l, a[0], a[0]));
+            Value inner = arith::AddFOp::create(
+                nb, l, a[0], arith::MulFOp::create(nb, l, c(0.044715), x3));
+            t = math::TanhOp::create(
+                nb, l,
+                arith::MulFOp::create(nb, l, c(std::sqrt(2.0 / M_PI)), inner));
+          } else {
+            t = math::ErfOp::create(
+                nb, l, arith::MulFOp::create(nb, l, a[0], c(M_SQRT1_2)));
+          }
+          Value half = arith::MulFOp::create(nb, l, c(0.5), a[0]);
+          x = arith::MulFOp::create(nb, l, half,
+                                    arith::AddFOp::create(nb, l, c(1.0), t));
+        } else if (op == "Pow")
           x = math::PowFOp::create(nb, l, a[0], a[1]);
         else if (isFloat)
           x = op == "Add"   ? Value(arith::AddFOp::create(nb, l, a[0], a[1]))

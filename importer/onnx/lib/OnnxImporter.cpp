@@ -759,7 +759,7 @@ void Importer::importNode(const onnx::NodeProto &n) {
       {"Cast", 1},       {"Equal", 2},     {"Trilu", 1},
       {"Gemm", 2},       {"ReduceSum", 1}, {"Not", 1},
       {"Tanh", 1},       {"Erf", 1},       {"LayerNormalization", 2},
-      {"ReduceMean", 1}, {"Range", 3}};
+      {"ReduceMean", 1}, {"Range", 3},     {"Gelu", 1}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -780,7 +780,7 @@ void Importer::importNode(const onnx::NodeProto &n) {
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
       op == "Where")
     return importElementwise(n);
-  if (op == "Sqrt" || op == "Tanh" || op == "Erf")
+  if (op == "Sqrt" || op == "Tanh" || op == "Erf" || op == "Gelu")
     return importElementwise(n);
   if (op == "MatMul")
     return importMatMul(n);

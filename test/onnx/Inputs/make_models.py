@@ -74,7 +74,7 @@ save("missing_input",
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])])
 # An op the importer does not know.
 save("unsupported_op",
-     [helper.make_node("Gelu", ["X"], ["Y"], name="act")],
+     [helper.make_node("Mish", ["X"], ["Y"], name="act")],
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])], opset=20)
 # Uses a value nothing defines.
 save("undefined_value",
@@ -283,3 +283,11 @@ save("range_empty",
      [ints("zero", 0), ints("five", 5), ints("one", 1),
       helper.make_node("Range", ["five", "zero", "one"], ["r"], name="arange")],
      [], [vi("r", I64, [None])], opset=17)
+# Gelu (opset 20): exact and tanh-approximated; an unknown approximation.
+save("gelu",
+     [helper.make_node("Gelu", ["x"], ["y"], name="gelu"),
+      helper.make_node("Gelu", ["x"], ["y2"], approximate="tanh", name="gelu_tanh")],
+     [vi("x", F, ["B", 8])], [vi("y", F, ["B", 8]), vi("y2", F, ["B", 8])], opset=20)
+save("gelu_bad_approximate",
+     [helper.make_node("Gelu", ["x"], ["y"], approximate="fast", name="gelu")],
+     [vi("x", F, [2, 8])], [vi("y", F, [2, 8])], opset=20)
