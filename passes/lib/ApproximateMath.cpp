@@ -38,6 +38,9 @@ struct AttnApproximateMathPass
       return approximateExpAndTanh && (name == "exp" || name == "math.exp" ||
                                        name == "tanh" || name == "math.tanh");
     };
+    // powf by a constant 2, 3, 0.5, -1, ... (the book's GELU cubes x with
+    // torch.pow, a libm call per element): multiplications, sqrt, division.
+    populateMathAlgebraicSimplificationPatterns(patterns);
     populateMathF32ExpansionPatterns(patterns, selected);
     populateMathPolynomialApproximationPatterns(patterns, selected);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -155,6 +155,10 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // graphs, head splits that could not be folded at the attn level).
   if (options.optimize && options.foldHeadTransposes)
     pm.addPass(createAttnFoldHeadTransposesPass());
+  // One loop nest per elementwise chain (GELU, LayerNorm's tail, bias and
+  // residual adds): fewer passes over memory. Contractions stay as they are.
+  if (options.optimize && options.fuseElementwise)
+    pm.addPass(createAttnFuseElementwisePass());
   // Register-blocked vector code for the projections and P V products.
   if (options.optimize && options.vectorizeContractions) {
     AttnVectorizeContractionsPassOptions tiles;

@@ -1,6 +1,7 @@
 // attn-approximate-math: exp, exp2, tanh and erf become polynomial arithmetic
 // (no libm call), also for f16 (computed in f32). With exp-and-tanh=false
 // (the CPU pipeline's fast-exp=false) only erf is, which LLVM cannot lower.
+// powf by a constant exponent becomes multiplications (or sqrt) in both.
 // RUN: attention-opt %s -attn-approximate-math | FileCheck %s
 // RUN: attention-opt %s -attn-approximate-math=exp-and-tanh=false | FileCheck %s --check-prefix=ERFONLY
 
@@ -47,4 +48,22 @@ func.func @erf(%x: vector<16xf32>) -> vector<16xf32> {
 func.func @others(%x: f32) -> f32 {
   %a = math.sin %x : f32
   return %a : f32
+}
+
+// powf by a constant exponent (torch.pow(x, 3) in the book's GELU) becomes
+// multiplications, in either mode; a variable exponent stays a powf.
+// CHECK-LABEL: func.func @pow(
+// CHECK: %[[SQ:.*]] = arith.mulf %arg0, %arg0
+// CHECK: %[[CUBE:.*]] = arith.mulf %arg0, %[[SQ]]
+// CHECK: math.powf %arg0, %arg1
+// CHECK: return %[[CUBE]]
+// ERFONLY-LABEL: func.func @pow(
+// ERFONLY: arith.mulf
+// ERFONLY: arith.mulf
+// ERFONLY: math.powf %{{.*}}, %arg1
+func.func @pow(%x: f32, %e: f32) -> (f32, f32) {
+  %c3 = arith.constant 3.0 : f32
+  %a = math.powf %x, %c3 : f32
+  %b = math.powf %x, %e : f32
+  return %a, %b : f32, f32
 }

@@ -393,6 +393,30 @@ def AttnDecomposeLinalgAggregatesPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def AttnFuseElementwisePass
+    : Pass<"attn-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuse chains of elementwise linalg.generic ops into one";
+  let description = [{
+    An imported graph spells each elementwise step as its own op, each a
+    pass over memory: the book's GELU is nine `linalg.generic` ops over a
+    [T, 4 d] tensor, its LayerNorm five. An all-parallel producer with a
+    single use is fused into the all-parallel consumer of its result
+    (upstream's elementwise fusion), so each chain becomes one loop nest.
+    Reductions and contractions are never consumers: fused into a matmul's
+    operand an elementwise op would turn it into out + f(a) * b, which
+    `attn-vectorize-contractions` no longer recognises.
+
+    Before:
+    ```mlir
+    %p = linalg.generic {... ["parallel", "parallel"]} ins(%x : ...) { math.powf }
+    %m = linalg.generic {... ["parallel", "parallel"]} ins(%p, %c : ...) { arith.mulf }
+    %a = linalg.generic {... ["parallel", "parallel"]} ins(%x, %m : ...) { arith.addf }
+    ```
+    After: one `linalg.generic` computing x + c * x^3.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def AttnApproximateMathPass : Pass<"attn-approximate-math", "mlir::ModuleOp"> {
   let summary = "Replace math.exp, math.tanh and math.erf by vectorizable polynomial approximations";
   let description = [{
@@ -404,6 +428,9 @@ def AttnApproximateMathPass : Pass<"attn-approximate-math", "mlir::ModuleOp"> {
     2^k; relative error ~1e-7), plain arithmetic that vectorizes to AVX-512.
     `math.erf` (the exact GELU of imported feed-forward layers) is always
     rewritten, also with `exp-and-tanh=false`: LLVM has no lowering of it.
+    So is `math.powf` by a constant exponent (2, 3, 0.5, -1, ...: an
+    imported `torch.pow(x, 3)`), into multiplications, sqrt or a division
+    instead of a libm call per element.
 
     Before: `%e = math.exp %x : f32`
     After: `arith.mulf`/`arith.addf`/`math.fma` ... `arith.bitcast` (no call)

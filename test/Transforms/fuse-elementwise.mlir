@@ -1,0 +1,83 @@
+// RUN: attention-opt %s --attn-fuse-elementwise | FileCheck %s
+
+// An elementwise chain (x^3, a broadcast bias add, tanh) becomes one
+// linalg.generic; it is not fused into the contraction that reads it
+// (which stays out + a * b), and the square feeding a reduction stays its
+// own op. A producer read twice by one consumer is fused and computed once.
+// CHECK-LABEL: func.func @chain(
+// CHECK: %[[ACT:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<8x16xf32>, tensor<16xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: math.tanh
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[ACT]], %arg2 : tensor<8x16xf32>, tensor<16x32xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<8x16xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[SQ]] : tensor<8x16xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<8x16xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.addf %[[IN]], %[[IN]]
+// CHECK-NEXT: arith.mulf %[[T]], %[[T]]
+// CHECK-NEXT: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#id = affine_map<(m, n) -> (m, n)>
+#row = affine_map<(m, n) -> (n)>
+#red = affine_map<(m, n) -> (m)>
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+func.func @chain(%x: tensor<8x16xf32>, %bias: tensor<16xf32>, %w: tensor<16x32xf32>) -> (tensor<8x32xf32>, tensor<8xf32>, tensor<8x16xf32>) {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %cube = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.mulf %v, %v : f32
+    %t = arith.mulf %s, %v : f32
+    linalg.yield %t : f32
+  } -> tensor<8x16xf32>
+  %biased = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%cube, %bias : tensor<8x16xf32>, tensor<16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %act = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%biased : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = math.tanh %v : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<8x32xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%act, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%f2 : tensor<8x32xf32>) {
+  ^bb0(%av: f32, %bv: f32, %o: f32):
+    %p = arith.mulf %av, %bv : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.mulf %v, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %e3 = tensor.empty() : tensor<8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #red], iterator_types = ["parallel", "reduction"]} ins(%sq : tensor<8x16xf32>) outs(%f3 : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %o, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %twice = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %both = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%twice, %twice : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %u: f32, %o: f32):
+    %s = arith.mulf %v, %u : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %mm, %sum, %both : tensor<8x32xf32>, tensor<8xf32>, tensor<8x16xf32>
+}
