@@ -4,10 +4,11 @@
 // GELU, 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), is nine
 // linalg.generic ops, each a pass over a [T, 4 d] tensor in memory. This
 // pass fuses an all-parallel producer into an all-parallel consumer (a
-// single-use producer, so nothing is computed twice), which leaves one pass
-// per chain. Reductions and contractions are never consumers: an
-// elementwise op fused into a matmul's operand would turn it into
-// out + f(a) * b, which attn-vectorize-contractions no longer recognises.
+// producer read by that consumer only, so no intermediate tensor remains),
+// which leaves one pass over memory per chain. Reductions and contractions are
+// never consumers: an elementwise op fused into a matmul's operand would turn
+// it into out + f(a) * b, which attn-vectorize-contractions no longer
+// recognises.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,17 +29,60 @@ bool allParallel(Operation *op) {
   return linalgOp && linalgOp.getNumLoops() == linalgOp.getNumParallelLoops();
 }
 
+/// Whether `fused` (an operand of its owner) may take its producer in: both
+/// all-parallel, the producer read by this consumer only. The producer must
+/// not read its own init: a bias add written into a
+/// contraction's result (out_proj's, which attn-vectorize-contractions
+/// folds into its registers) would otherwise become a second result of the
+/// fused op and no longer be recognised.
+bool fusable(OpOperand *fused) {
+  auto producer = fused->get().getDefiningOp<linalg::GenericOp>();
+  if (!producer || !allParallel(producer) || !allParallel(fused->getOwner()))
+    return false;
+  // Every use in this consumer: no intermediate tensor is left (a value
+  // read twice is recomputed in registers, not stored).
+  if (!llvm::all_of(producer->getUsers(),
+                    [&](Operation *user) { return user == fused->getOwner(); }))
+    return false;
+  for (OpOperand &init : producer.getDpsInitsMutable())
+    if (producer.payloadUsesValueFromOperand(&init))
+      return false;
+  return linalg::areElementwiseOpsFusable(fused);
+}
+
+/// Upstream's producer-consumer fusion of elementwise ops, alone: not the
+/// other patterns of populateElementwiseOpsFusionPatterns, which ignore the
+/// control function (folding a splat constant into a contraction's body,
+/// say, which attn-vectorize-contractions would then not recognise).
+struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      if (!fusable(&operand))
+        continue;
+      Operation *producer = operand.get().getDefiningOp();
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+          // (The producer's own results keep their other uses.)
+          return use.get().getDefiningOp() != producer;
+        });
+      rewriter.eraseOp(consumer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct AttnFuseElementwisePass
     : impl::AttnFuseElementwisePassBase<AttnFuseElementwisePass> {
   void runOnOperation() override {
-    MLIRContext *ctx = &getContext();
-    RewritePatternSet patterns(ctx);
-    linalg::ControlFusionFn control = [](OpOperand *fused) {
-      Operation *producer = fused->get().getDefiningOp();
-      return allParallel(producer) && allParallel(fused->getOwner()) &&
-             producer->hasOneUse();
-    };
-    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseProducer>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

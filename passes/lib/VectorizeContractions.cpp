@@ -254,6 +254,7 @@ struct AttnVectorizeContractionsPass
           << " register-n=" << int64_t(registerN);
       return signalPassFailure();
     }
+    tailWidth.clear();
     splitRaggedN();
     // (op, dims, register-n: the option's, or a split tail's narrower one)
     SmallVector<std::tuple<linalg::LinalgOp, ContractionDims, int64_t>>
@@ -317,20 +318,37 @@ struct AttnVectorizeContractionsPass
       int64_t nChunk = splitNChunk(op, dims);
       int64_t mBlock =
           nChunk ? op.getStaticLoopRanges()[dims.m] : blockRows(op, dims);
+      // Should a tiling fail, the op (or its tile) keeps the zero fill the
+      // register tiles would have replaced.
+      auto refill = [&](linalg::LinalgOp o) {
+        if (!init.zeroFill)
+          return;
+        rewriter.setInsertionPoint(o);
+        Value zeros =
+            linalg::FillOp::create(rewriter, loc, init.zeroFill.getInputs(),
+                                   o.getDpsInits()[0])
+                .getResult(0);
+        rewriter.modifyOpInPlace(o,
+                                 [&] { o.getDpsInitsMutable()[0].set(zeros); });
+      };
       auto blocks = tile(rewriter, cast<TilingInterface>(op.getOperation()),
                          sizes(mBlock, nChunk, 0, /*others=*/1),
                          nChunk ? order({dims.m, dims.n}) : order({dims.m}),
                          /*parallel=*/true);
-      if (failed(blocks))
+      if (failed(blocks)) {
+        refill(op);
         continue;
+      }
       Value nOffset = offsetAlongN(
           rewriter, cast<linalg::LinalgOp>(blocks->tiledOps.front()), dims);
       // 2. k blocks.
       auto kBlocks =
           tile(rewriter, cast<TilingInterface>(blocks->tiledOps.front()),
                sizes(0, 0, kBlock), order({dims.k}), false);
-      if (failed(kBlocks))
+      if (failed(kBlocks)) {
+        refill(cast<linalg::LinalgOp>(blocks->tiledOps.front()));
         continue;
+      }
       // 3. Register tiles, generated directly as vector code.
       auto kLoop = cast<scf::ForOp>(kBlocks->loops.front().getOperation());
       Value isFirstK;

@@ -3,7 +3,8 @@
 // An elementwise chain (x^3, a broadcast bias add, tanh) becomes one
 // linalg.generic; it is not fused into the contraction that reads it
 // (which stays out + a * b), and the square feeding a reduction stays its
-// own op. A producer read twice by one consumer is fused and computed once.
+// own op. A producer read twice by one consumer is fused (recomputed in
+// registers, no tensor in between).
 // CHECK-LABEL: func.func @chain(
 // CHECK: %[[ACT:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<8x16xf32>, tensor<16xf32>)
 // CHECK: arith.mulf
@@ -17,16 +18,18 @@
 // CHECK-NEXT: linalg.yield
 // CHECK: %[[SQ:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<8x16xf32>)
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[SQ]] : tensor<8x16xf32>)
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<8x16xf32>)
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT: %[[T:.*]] = arith.addf %[[IN]], %[[IN]]
-// CHECK-NEXT: arith.mulf %[[T]], %[[T]]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg0 : tensor<8x16xf32>, tensor<8x16xf32>)
+// CHECK-NEXT: ^bb0(%[[IN0:.*]]: f32, %[[IN1:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T0:.*]] = arith.addf %[[IN1]], %[[IN1]]
+// CHECK-NEXT: %[[T1:.*]] = arith.addf %[[IN0]], %[[IN0]]
+// CHECK-NEXT: arith.mulf %[[T1]], %[[T0]]
 // CHECK-NEXT: linalg.yield
 // CHECK-NOT: linalg.generic
 // CHECK: return
 #id = affine_map<(m, n) -> (m, n)>
 #row = affine_map<(m, n) -> (n)>
 #red = affine_map<(m, n) -> (m)>
+#row2 = affine_map<(m, n) -> (n)>
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (k, n)>
 #c = affine_map<(m, n, k) -> (m, n)>
@@ -80,4 +83,36 @@ func.func @chain(%x: tensor<8x16xf32>, %bias: tensor<16xf32>, %w: tensor<16x32xf
     linalg.yield %s : f32
   } -> tensor<8x16xf32>
   return %mm, %sum, %both : tensor<8x32xf32>, tensor<8xf32>, tensor<8x16xf32>
+}
+
+// A bias add written into a contraction's result (it reads its init: the
+// form attn-vectorize-contractions folds into its registers) stays as it
+// is under a residual add; a contraction with a splat constant operand
+// keeps it as an operand.
+// CHECK-LABEL: func.func @bias_then_residual(
+// CHECK: %[[MM:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %{{.*}} : tensor<8x16xf32>, tensor<16x32xf32>)
+// CHECK: %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<32xf32>) outs(%[[MM]] : tensor<8x32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[B]], %arg2 : tensor<8x32xf32>, tensor<8x32xf32>)
+func.func @bias_then_residual(%x: tensor<8x16xf32>, %bias: tensor<32xf32>, %res: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %w = arith.constant dense<0.5> : tensor<16x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%f : tensor<8x32xf32>) {
+  ^bb0(%av: f32, %bv: f32, %o: f32):
+    %p = arith.mulf %av, %bv : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  %biased = linalg.generic {indexing_maps = [#row2, #id], iterator_types = ["parallel", "parallel"]} ins(%bias : tensor<32xf32>) outs(%mm : tensor<8x32xf32>) {
+  ^bb0(%bv: f32, %o: f32):
+    %s = arith.addf %o, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  %out = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%biased, %res : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e : tensor<8x32xf32>) {
+  ^bb0(%v: f32, %r: f32, %o: f32):
+    %s = arith.addf %v, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  return %out : tensor<8x32xf32>
 }

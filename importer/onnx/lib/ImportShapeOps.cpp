@@ -586,6 +586,10 @@ void Importer::importConstantOfShape(const onnx::NodeProto &n) {
 /// tensor of that size, the same SSA size as the sequence wherever it flows.
 /// Short constant integer ranges stay known integers (shape arithmetic).
 /// Float ranges need constant bounds.
+/// The most elements of a Range with constant bounds (a constant or a
+/// static tensor): 2^24.
+constexpr int64_t kMaxConstantRange = int64_t(1) << 24;
+
 void Importer::importRange(const onnx::NodeProto &n) {
   Location loc = nodeLoc(n);
   Value startV = input(n, 0);
@@ -612,13 +616,15 @@ void Importer::importRange(const onnx::NodeProto &n) {
       nodeError(n) << "delta is 0";
       return;
     }
-    auto count = static_cast<int64_t>(
-        std::max(std::ceil((*limit - *start) / *delta), 0.0));
-    if (count == 0 || count > (int64_t(1) << 31)) {
-      nodeError(n) << "the range has " << count
-                   << " elements; expected 1 to 2^31";
+    // (Checked as a double: a NaN or huge count must not reach the cast.)
+    double elements = std::ceil((*limit - *start) / *delta);
+    if (!(elements >= 1 && elements <= double(kMaxConstantRange))) {
+      nodeError(n) << "the range (start " << *start << ", limit " << *limit
+                   << ", delta " << *delta << ") has " << elements
+                   << " elements; expected 1 to " << kMaxConstantRange;
       return;
     }
+    auto count = static_cast<int64_t>(elements);
     SmallVector<APFloat> elems;
     for (int64_t i = 0; i < count; ++i) {
       APFloat f(*start + static_cast<double>(i) * *delta);
@@ -646,6 +652,25 @@ void Importer::importRange(const onnx::NodeProto &n) {
   }
   int64_t d = (*step)[0];
   OpFoldResult first = start->elems[0], last = limit->elems[0];
+  auto firstC = getConstantIntValue(first), lastC = getConstantIntValue(last);
+  // Constant bounds: the count without overflow, and at most
+  // kMaxConstantRange elements (a static tensor of them).
+  if (firstC && lastC) {
+    int64_t span;
+    if (d == std::numeric_limits<int64_t>::min() ||
+        __builtin_sub_overflow(*lastC, *firstC, &span)) {
+      nodeError(n) << "the range (start " << *firstC << ", limit " << *lastC
+                   << ", delta " << d << ") overflows";
+      return;
+    }
+    int64_t c = span / d + (span % d != 0 && (span < 0) == (d < 0) ? 1 : 0);
+    if (c < 1 || c > kMaxConstantRange) {
+      nodeError(n) << "the range (start " << *firstC << ", limit " << *lastC
+                   << ", delta " << d << ") has " << std::max<int64_t>(c, 0)
+                   << " elements; expected 1 to " << kMaxConstantRange;
+      return;
+    }
+  }
   // count = ceil((limit - start) / d), floor division with the step's sign
   // folded in; negative counts are empty ranges, which the runtime refuses
   // anyway (no empty tensors), so the count is clamped only where it might
@@ -655,16 +680,14 @@ void Importer::importRange(const onnx::NodeProto &n) {
   int64_t ad = d > 0 ? d : -d;
   OpFoldResult count = foldIndex(
       '/', foldIndex('+', span, b.getIndexAttr(ad - 1)), b.getIndexAttr(ad));
-  auto firstC = getConstantIntValue(first);
   bool nonNegative = d > 0 && firstC && *firstC <= 0 && isa<Value>(last) &&
                      cast<Value>(last).getDefiningOp<tensor::DimOp>();
   if (!nonNegative)
     count = foldIndex('M', count, b.getIndexAttr(0));
   if (auto c = getConstantIntValue(count)) {
+    // (Symbolic bounds whose difference folds: Range(T, T, 1).)
     if (*c <= 0) {
-      nodeError(n) << "the range is empty (start " << *firstC << ", limit "
-                   << getConstantIntValue(last).value_or(0) << ", delta " << d
-                   << ")";
+      nodeError(n) << "the range is empty (its limit is its start)";
       return;
     }
     if (*c <= 64 && firstC) {

@@ -671,14 +671,16 @@ void Importer::importReduce(const onnx::NodeProto &n) {
   if (std::optional<int64_t> c = getConstantIntValue(count)) {
     inv = arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 1.0 / *c));
   } else {
+    // 1 / count in f32 (a count past f16's range is still a small f16).
     Value i =
         arith::IndexCastOp::create(b, loc, b.getI64Type(), indexValue(count));
     Value f = arith::SIToFPOp::create(b, loc, b.getF32Type(), i);
-    if (elem != b.getF32Type())
-      f = arith::TruncFOp::create(b, loc, elem, f);
     inv = arith::DivFOp::create(
-        b, loc, arith::ConstantOp::create(b, loc, b.getFloatAttr(elem, 1.0)),
-        f);
+        b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f)), f);
+    if (elem != b.getF32Type())
+      inv = elem.getIntOrFloatBitWidth() < 32
+                ? Value(arith::TruncFOp::create(b, loc, elem, inv))
+                : Value(arith::ExtFOp::create(b, loc, elem, inv));
   }
   int64_t outRank = typeOf(sum).getRank();
   AffineMap id = b.getMultiDimIdentityMap(outRank);

@@ -460,6 +460,9 @@ void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
 
 } // namespace
 
+/// Value-range bounds the signature text holds (18 digits).
+constexpr int64_t kMaxRangeBound = 1000000000000000000;
+
 LogicalResult entrySignature(func::FuncOp fn, bool gpu,
                              FunctionSignature &sig) {
   sig = FunctionSignature();
@@ -494,7 +497,9 @@ LogicalResult entrySignature(func::FuncOp fn, bool gpu,
     // Index inputs (ONNX Gather indices): the range their values must have.
     if (auto range =
             fn.getArgAttrOfType<DenseI64ArrayAttr>(i, "attnrt.value_range"))
-      if (range.size() == 2 && range[0] < range[1])
+      if (range.size() == 2 && range[0] < range[1] &&
+          std::abs(range[0]) < kMaxRangeBound &&
+          std::abs(range[1]) < kMaxRangeBound)
         sig.inputs.back().valueRange = std::make_pair(range[0], range[1]);
     // Names (from ONNX graph inputs) let users bind inputs by name; only
     // names that cannot clash with the signature syntax are kept.

@@ -291,3 +291,16 @@ save("gelu",
 save("gelu_bad_approximate",
      [helper.make_node("Gelu", ["x"], ["y"], approximate="fast", name="gelu")],
      [vi("x", F, [2, 8])], [vi("y", F, [2, 8])], opset=20)
+# Range: a float range of 1e30 elements, and one from a dynamic size to
+# itself (empty whatever the size).
+save("range_huge",
+     [helper.make_node("Constant", [], ["f0"], value=numpy_helper.from_array(np.array(0.0, np.float32))),
+      helper.make_node("Constant", [], ["f1"], value=numpy_helper.from_array(np.array(1e30, np.float32))),
+      helper.make_node("Constant", [], ["fd"], value=numpy_helper.from_array(np.array(1.0, np.float32))),
+      helper.make_node("Range", ["f0", "f1", "fd"], ["r"], name="arange")],
+     [], [vi("r", F, [None])], opset=17)
+save("range_same_size",
+     [helper.make_node("Shape", ["x"], ["s"]), ints("zero", 0), ints("one", 1),
+      helper.make_node("Gather", ["s", "zero"], ["t"]),
+      helper.make_node("Range", ["t", "t", "one"], ["r"], name="arange")],
+     [vi("x", F, ["T"])], [vi("r", I64, [None])], opset=17)
