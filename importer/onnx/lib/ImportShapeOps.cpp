@@ -92,9 +92,7 @@ void Importer::importGather(const onnx::NodeProto &n) {
                     std::min(it->second.second, size)};
   } else if (auto r = rangeOfInputSize.find(ids);
              r != rangeOfInputSize.end() && !dt.isDynamicDim(*axis)) {
-    int64_t &bound = inputBounds[r->second];
-    bound = bound > 0 ? std::min(bound, dt.getDimSize(*axis))
-                      : dt.getDimSize(*axis);
+    boundInputSize(r->second, dt.getDimSize(*axis));
   }
   Location loc = nodeLoc(n);
   int64_t outRank = dt.getRank() - 1 + it.getRank();
@@ -399,8 +397,7 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     // to that dim (checked by the runtime), and the end stays T itself.
     auto staticDim = getConstantIntValue(dim);
     if (auto input = inputSizeOf(endsK->elems[i]); input && staticDim) {
-      int64_t &bound = inputBounds[*input];
-      bound = bound > 0 ? std::min(bound, *staticDim) : *staticDim;
+      boundInputSize(*input, *staticDim);
       hi = endsK->elems[i];
     }
     if (!hi)

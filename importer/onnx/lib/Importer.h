@@ -335,6 +335,11 @@ private:
   /// The (argument, dim) whose size `v` is, if it is a graph input's
   /// dynamic size.
   std::optional<std::pair<unsigned, int64_t>> inputSizeOf(OpFoldResult v);
+  /// Records that graph input size `input` may be at most `most`.
+  void boundInputSize(std::pair<unsigned, int64_t> input, int64_t most) {
+    int64_t &bound = inputBounds[input];
+    bound = bound > 0 ? std::min(bound, most) : most;
+  }
   /// Graph inputs' named dynamic dims (dim_param): every (arg, dim) with a
   /// name maps to the first (arg, dim) of that name; one SSA size for all,
   /// and the runtime checks they agree (onnx.dim_params).
