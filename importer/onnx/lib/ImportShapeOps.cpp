@@ -78,15 +78,16 @@ void Importer::importGather(const onnx::NodeProto &n) {
   }
   // out[pre..., idx..., post...] = data[pre..., indices[idx...], post...];
   // indices are wrapped (negative) and clamped, so no read is out of bounds.
-  // Indices that are graph inputs (token ids into an embedding) are also
-  // checked by the runtime, so an id past the table is an error, not a
-  // silently clamped row.
+  // Indices that are graph inputs (token ids into an embedding), directly
+  // or reshaped, sliced or cast on the way, are also checked by the
+  // runtime, so an id past the table is an error, not a silently clamped
+  // row.
   // Position ids arange(T) (T a graph input's size) stay below N rows when
   // T <= N: the runtime refuses longer inputs, as for a sliced mask buffer.
-  if (auto arg = dyn_cast<BlockArgument>(ids); arg && !dt.isDynamicDim(*axis)) {
+  if (auto arg = idsInputOf(n.input(1)); arg && !dt.isDynamicDim(*axis)) {
     int64_t size = dt.getDimSize(*axis);
-    auto [it, fresh] = indexRanges.try_emplace(arg.getArgNumber(),
-                                               std::make_pair(-size, size));
+    auto [it, fresh] =
+        indexRanges.try_emplace(*arg, std::make_pair(-size, size));
     if (!fresh)
       it->second = {std::max(it->second.first, -size),
                     std::min(it->second.second, size)};

@@ -328,6 +328,15 @@ private:
   /// Argument -> [lo, hi) its values must lie in: graph inputs used as
   /// Gather indices (token ids), checked by the runtime before running.
   std::map<unsigned, std::pair<int64_t, int64_t>> indexRanges;
+  /// Names whose elements are all a graph input's (token ids reshaped,
+  /// sliced, transposed, broadcast or cast between integer types on their
+  /// way to a Gather): the input's argument number. A Gather indexing with
+  /// one checks its range on that input.
+  std::map<std::string, unsigned> idCopies;
+  /// The graph input whose integer elements `name` holds, if any.
+  std::optional<unsigned> idsInputOf(const std::string &name);
+  /// Records `n`'s output in idCopies if `n` only moves its input's elements.
+  void noteIdCopy(const onnx::NodeProto &n);
   /// Ranges [start, limit) stepping up from start >= 0 whose limit is a
   /// graph input's size (arange(T) position ids): the (argument, dim) of
   /// that size. Gathering a table of N rows with one bounds that size by N.

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include <set>
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -738,6 +739,38 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
   return true;
 }
 
+std::optional<unsigned> Importer::idsInputOf(const std::string &name) {
+  if (auto it = idCopies.find(name); it != idCopies.end())
+    return it->second;
+  auto it = values.find(name);
+  auto arg = it == values.end() ? nullptr : dyn_cast<BlockArgument>(it->second);
+  if (!arg)
+    return std::nullopt;
+  Type et = typeOf(arg).getElementType();
+  if (!isa<IntegerType>(et) || et.isInteger(1))
+    return std::nullopt;
+  return arg.getArgNumber();
+}
+
+void Importer::noteIdCopy(const onnx::NodeProto &n) {
+  // Ops whose every output element is one of the input's elements. Casts
+  // to i32/i64 (the only integer types imported) keep every value in a
+  // table's range, so checking the range on the input is checking it on
+  // the Gather's indices.
+  static const std::set<std::string> moves = {
+      "Identity",  "Unsqueeze", "Squeeze", "Reshape",
+      "Transpose", "Slice",     "Expand",  "Cast"};
+  if (!moves.count(n.op_type()) || n.input_size() < 1 || n.output_size() < 1)
+    return;
+  if (n.op_type() == "Cast") {
+    int64_t to = intAttr(n, "to", 0);
+    if (to != onnx::TensorProto::INT32 && to != onnx::TensorProto::INT64)
+      return;
+  }
+  if (auto arg = idsInputOf(n.input(0)))
+    idCopies[n.output(0)] = *arg;
+}
+
 void Importer::importNode(const onnx::NodeProto &n) {
   if (n.domain() == "com.microsoft" && n.op_type() == "MultiHeadAttention")
     return importMsMultiHeadAttention(n);
@@ -771,6 +804,7 @@ void Importer::importNode(const onnx::NodeProto &n) {
       return;
     }
   }
+  noteIdCopy(n);
   if (op == "Attention")
     return importAttention(n);
   if (op == "Identity" || (op == "Dropout" && !wantsOutput(n, 1)))

@@ -265,6 +265,14 @@ save("range_positions",
      [vi("idx", I64, ["B", "T"])],
      [vi("y", F, ["B", "T", 4]), vi("pos", I64, ["T"]), vi("odd", I64, [3]), vi("fr", F, [3])],
      [wte, wpe], opset=17)
+# Token ids cast to int32 and unsqueezed before the Gather (how some
+# exporters feed an embedding): the range is still checked on the input.
+save("ids_through_cast",
+     [helper.make_node("Cast", ["idx"], ["idx32"], to=TensorProto.INT32),
+      ints("axis0", [0]),
+      helper.make_node("Unsqueeze", ["idx32", "axis0"], ["idx3"]),
+      helper.make_node("Gather", ["wte", "idx3"], ["te"], name="wte_gather")],
+     [vi("idx", I64, ["B", "T"])], [vi("te", F, [1, "B", "T", 4])], [wte], opset=17)
 # Range refusals: a zero step, a step that is not a constant, a float range
 # with a bound that is not one, an empty range.
 save("range_zero_delta",
