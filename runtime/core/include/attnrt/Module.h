@@ -120,7 +120,10 @@ public:
   void runFini();
   /// Checks `inputs` against the signature, calls the entry point and returns
   /// its results as fresh host tensors (a "cuda" module's inputs are copied
-  /// to the device and its results back).
+  /// to the device and its results back). What `outputs` held is released
+  /// before a CPU call allocates its results (copies of those tensors stay
+  /// valid), so a loop of calls reuses one set of buffers; `outputs` may be
+  /// `inputs` itself.
   Status invoke(const std::string &entry, const std::vector<Tensor> &inputs,
                 std::vector<Tensor> &outputs);
   /// Like invoke, one warm-up call and then `repeat` timed ones; `millis`
