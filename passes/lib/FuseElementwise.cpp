@@ -10,12 +10,20 @@
 // it into out + f(a) * b, which attn-vectorize-contractions no longer
 // recognises.
 //
+// Scalar constants of the graph (0.5, 0.044715, the exponent 3 of x^3)
+// arrive as splat tensor operands; an all-parallel op reads them as
+// arith.constant scalars in its body instead, so that later folds see
+// them: math.powf(x, 3) becomes two multiplies only with a constant
+// exponent.
+//
 //===----------------------------------------------------------------------===//
 
 #include "attn/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
@@ -78,11 +86,62 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// An all-parallel op's splat constant inputs become scalar constants in
+/// its body. Only when the inits' maps are permutations: they alone then
+/// give every loop its size, so dropping an input changes no loop range.
+struct FoldSplatInputs : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!allParallel(op) || !op.hasPureTensorSemantics() ||
+        !llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+          return op.getMatchingIndexingMap(&init).isPermutation();
+        }))
+      return failure();
+    SmallVector<std::pair<unsigned, TypedAttr>> splats;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      DenseElementsAttr dense;
+      if (matchPattern(in->get(), m_Constant(&dense)) && dense.isSplat() &&
+          dense.getElementType().isIntOrFloat())
+        splats.push_back({in->getOperandNumber(),
+                          cast<TypedAttr>(dense.getSplatValue<Attribute>())});
+    }
+    if (splats.empty())
+      return failure();
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (!llvm::is_contained(llvm::make_first_range(splats),
+                              in->getOperandNumber())) {
+        inputs.push_back(in->get());
+        maps.push_back(op.getMatchingIndexingMap(in));
+      }
+    for (OpOperand &init : op.getDpsInitsMutable())
+      maps.push_back(op.getMatchingIndexingMap(&init));
+    auto folded = linalg::GenericOp::create(
+        rewriter, op.getLoc(), op.getResultTypes(), inputs, op.getDpsInits(),
+        maps, op.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(op.getRegion(), folded.getRegion(),
+                                folded.getRegion().begin());
+    Block &body = folded.getRegion().front();
+    rewriter.setInsertionPointToStart(&body);
+    // Block arguments are numbered as the operands; erase from the back.
+    for (auto [number, value] : llvm::reverse(splats)) {
+      BlockArgument arg = body.getArgument(number);
+      rewriter.replaceAllUsesWith(
+          arg, arith::ConstantOp::create(rewriter, op.getLoc(), value));
+      body.eraseArgument(number);
+    }
+    rewriter.replaceOp(op, folded.getResults());
+    return success();
+  }
+};
+
 struct AttnFuseElementwisePass
     : impl::AttnFuseElementwisePassBase<AttnFuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseProducer>(&getContext());
+    patterns.add<FuseProducer, FoldSplatInputs>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -116,3 +116,51 @@ func.func @bias_then_residual(%x: tensor<8x16xf32>, %bias: tensor<32xf32>, %res:
   } -> tensor<8x32xf32>
   return %out : tensor<8x32xf32>
 }
+
+// Splat constant operands of all-parallel ops (the graph's scalars 0.5 and
+// 3, a splat of the full shape) become scalar constants in the fused body,
+// so that math.powf(x, 3) has a constant exponent for attn-approximate-math
+// to expand (approximate-math.mlir); a constant that is not a splat stays
+// an operand.
+// CHECK-LABEL: func.func @splat_scalars(
+// CHECK-DAG: %[[THREE:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[ROW:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel"]} ins(%arg0, %[[ROW]] : tensor<4x2xf32>, tensor<2xf32>) outs(%{{.*}} : tensor<4x2xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %[[R:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[P:.*]] = math.powf %[[X]], %[[THREE]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[P]], %[[HALF]] : f32
+// CHECK-NEXT: %[[T:.*]] = arith.mulf %[[M]], %[[TWO]] : f32
+// CHECK-NEXT: %[[A:.*]] = arith.addf %[[T]], %[[R]] : f32
+// CHECK-NEXT: linalg.yield %[[A]]
+#s0 = affine_map<(m, n) -> ()>
+#col = affine_map<(m, n) -> (n)>
+func.func @splat_scalars(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %three = arith.constant dense<3.0> : tensor<f32>
+  %half = arith.constant dense<0.5> : tensor<f32>
+  %two = arith.constant dense<2.0> : tensor<4x2xf32>
+  %row = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %e = tensor.empty() : tensor<4x2xf32>
+  %cube = linalg.generic {indexing_maps = [#id, #s0, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %three : tensor<4x2xf32>, tensor<f32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%v: f32, %p: f32, %o: f32):
+    %r = math.powf %v, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<4x2xf32>
+  %halved = linalg.generic {indexing_maps = [#id, #s0, #id], iterator_types = ["parallel", "parallel"]} ins(%cube, %half : tensor<4x2xf32>, tensor<f32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%v: f32, %h: f32, %o: f32):
+    %r = arith.mulf %v, %h : f32
+    linalg.yield %r : f32
+  } -> tensor<4x2xf32>
+  %doubled = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%halved, %two : tensor<4x2xf32>, tensor<4x2xf32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%v: f32, %t: f32, %o: f32):
+    %r = arith.mulf %v, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<4x2xf32>
+  %out = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]} ins(%doubled, %row : tensor<4x2xf32>, tensor<2xf32>) outs(%e : tensor<4x2xf32>) {
+  ^bb0(%v: f32, %r: f32, %o: f32):
+    %s = arith.addf %v, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2xf32>
+  return %out : tensor<4x2xf32>
+}

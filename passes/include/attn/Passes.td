@@ -413,6 +413,13 @@ def AttnFuseElementwisePass
     %a = linalg.generic {... ["parallel", "parallel"]} ins(%x, %m : ...) { arith.addf }
     ```
     After: one `linalg.generic` computing x + c * x^3.
+
+    Splat constant operands of all-parallel ops (the graph's scalars, such
+    as GELU's 0.5 and the exponent of x^3, imported as 0-d tensors) become
+    scalar `arith.constant`s in the body, so later folds see them:
+    `attn-approximate-math` expands `math.powf(x, 3)` into two multiplies
+    only when the exponent is a constant. Only where the inits' maps are
+    permutations, so the remaining operands still size every loop.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
