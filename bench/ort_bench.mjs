@@ -1,8 +1,8 @@
 // Times one ONNX model with ONNX Runtime (CPU) on inputs written by run.py.
 // usage: node ort_bench.mjs SPEC.json
 //   SPEC: {"model": path, "threads": n, "repeat": n,
-//          "inputs": [{"name", "path" (raw little-endian f32, or bytes for
-//                      "type": "bool"), "dims"}],
+//          "inputs": [{"name", "path" (raw little-endian f32, bytes for
+//                      "type": "bool", i64 for "type": "int64"), "dims"}],
 //          "output": path (raw f32 of output 0),
 //          "outputs": [path, ...] (optional: raw f32 of every output, in order)}
 // Prints one line: median_ms=<x> min_ms=<y> max_ms=<z>
@@ -21,6 +21,11 @@ for (const inp of spec.inputs) {
   if (inp.type === 'bool') {
     const data = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
     feeds[inp.name] = new ort.Tensor('bool', data, inp.dims);
+    continue;
+  }
+  if (inp.type === 'int64') {
+    const data = new BigInt64Array(buf.buffer, buf.byteOffset, buf.byteLength / 8);
+    feeds[inp.name] = new ort.Tensor('int64', data, inp.dims);
     continue;
   }
   const data = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);

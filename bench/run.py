@@ -14,12 +14,16 @@ Writes results/bench-<date>[-<tag>].md and .png. Usage (through bench/run.sh):
 
   run.py BUILD_DIR [--threads 2] [--repeat 10]
          [--sweep [--sweep-weights-as-arguments] [--sweep-rounds 3]]
-         [--tag NAME] [--target-cpu CPU]
+         [--tag NAME] [--target-cpu CPU] [--gpt-blocks N]
 
 --target-cpu compiles ours for another CPU than the host (attention-run
 --target-cpu, e.g. x86-64-v3 for AVX2 code on an AVX-512 host); the peak is
 then that of the target's widest vector ISA on this host, and ORT still runs
 its own kernels for this host: the table says so.
+
+--gpt-blocks sets the transformer blocks of the whole-model row (the
+book's GPTModel at GPT-2 small sizes, 50257-word head included; 12 by
+default: GPT-2 small, 163M parameters; fewer for a quicker run).
 
 Also reports each module's compile time (attention-run's pipeline + codegen)
 and, for causal attention at T=8192, the peak RSS beyond inputs and output.
@@ -207,6 +211,35 @@ def torch_mha_case(b, tt, dm, h, rng):
     model = onnx.load_from_string(buf.getvalue())
     flops = 8 * b * tt * dm * dm + 2 * b * h * tt * tt * (dm // h)
     return None, model, [x], ["x"], [b, tt, dm], flops
+
+
+def book_gpt_case(b, tt, layers, rng):
+    """The book's GPTModel (chapter 4) at GPT-2 small sizes (d_model 768,
+    12 heads, a 1024-position table, qkv_bias as GPT-2), `layers` blocks of
+    the seed's causal MultiHeadAttention with LayerNorm, GELU feed-forward
+    and residual adds, a final LayerNorm and the 50257-word output head,
+    from token ids to logits, as torch.onnx.export writes it (opset 17,
+    static shapes): both sides run that file, ours imports it (each block's
+    attention raised to one attn op). FLOPs: the contractions (QKV, out_proj
+    and the two feed-forward projections, 24 T d^2 per block), the useful
+    causal attention (2 T^2 d) and the head (2 T d V)."""
+    import io
+    import torch
+    sys.path.insert(0, os.path.join(HERE, "..", "test", "onnx", "Inputs"))
+    import pattern_models
+    torch.manual_seed(int(rng.integers(1 << 30)))
+    d, vocab = 768, 50257
+    module = pattern_models.BookGPT(dict(vocab_size=vocab, context_length=1024, emb_dim=d,
+                                         n_heads=12, n_layers=layers, drop_rate=0.1,
+                                         qkv_bias=True)).eval()
+    ids = rng.integers(0, vocab, (b, tt)).astype(np.int64)
+    buf = io.BytesIO()
+    with torch.no_grad():
+        torch.onnx.export(module, torch.from_numpy(ids), buf, opset_version=17,
+                          input_names=["in_idx"], output_names=["logits"])
+    model = onnx.load_from_string(buf.getvalue())
+    flops = b * (layers * (24 * tt * d * d + 2 * tt * tt * d) + 2 * tt * d * vocab)
+    return None, model, [ids], ["in_idx"], [b, tt], flops
 
 
 def memory_case(build, threads, work, tt=8192, h=12, d=64):
@@ -407,8 +440,9 @@ def run_case(name, spec, build, threads, repeat, work, rounds=1):
         a.tofile("%s.ort%d.bin" % (tag, i))
         # One dims list for every input, or one per input.
         dims = ort_dims[i] if isinstance(ort_dims[0], list) else ort_dims
+        kind = {np.dtype(np.bool_): "bool", np.dtype(np.int64): "int64"}.get(a.dtype, "float32")
         inputs.append({"name": n, "path": "%s.ort%d.bin" % (tag, i), "dims": dims,
-                       "type": "bool" if a.dtype == np.bool_ else "float32"})
+                       "type": kind})
     spec_json = {"model": tag + ".onnx", "threads": threads, "repeat": repeat,
                  "inputs": inputs, "output": tag + ".ort.bin"}
     with open(tag + ".json", "w") as f:
@@ -469,6 +503,8 @@ def main():
                     help="suffix of the results files (bench-<date>-<tag>.md), e.g. the "
                          "machine, so that runs on several hosts on one date do not overwrite "
                          "each other")
+    ap.add_argument("--gpt-blocks", type=int, default=12,
+                    help="transformer blocks of the whole-model row (12: GPT-2 small)")
     ap.add_argument("--target-cpu", default="host",
                     help="compile ours for this CPU (attention-run --target-cpu, e.g. x86-64-v3: "
                          "AVX2 code on an AVX-512 host), against that ISA's peak; ORT keeps its "
@@ -506,7 +542,9 @@ def main():
              ("core + additive bias ([1,H,T,T]) B=1 H=12 T=1024 d=64",
               masked_core_case(1, 12, 1024, 64, "bias", rng)),
              ("causal core + softcap 50 B=1 H=12 T=1024 d=64",
-              core_case(1, 12, 1024, 64, True, rng, softcap=50.0))]
+              core_case(1, 12, 1024, 64, True, rng, softcap=50.0)),
+             ("book GPTModel, %d blocks at GPT-2 small sizes B=1 T=1024, torch.onnx.export"
+              % args.gpt_blocks, book_gpt_case(1, 1024, args.gpt_blocks, rng))]
     headline = len(cases)
     if args.sweep:
         for dm, h in ((768, 12), (1600, 25)):

@@ -4,7 +4,7 @@
 # peak, runs every case on both, writes bench/results/bench-<date>.{md,png}.
 # Usage: bench/run.sh [--threads N] [--repeat N]
 #                     [--sweep [--sweep-weights-as-arguments] [--sweep-rounds N]]
-#                     [--tag NAME] [--target-cpu CPU]
+#                     [--tag NAME] [--target-cpu CPU] [--gpt-blocks N]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
