@@ -143,10 +143,8 @@ void Importer::importGather(const onnx::NodeProto &n) {
   define(n, 0, out);
 }
 
-/// Unsqueeze/Squeeze as expand/collapse: each input dim groups with the new
-/// (or removed) unit dims next to it.
-static SmallVector<ReassociationIndices> unitGroups(int64_t bigRank,
-                                                    ArrayRef<bool> isUnit) {
+SmallVector<ReassociationIndices> unitGroups(int64_t bigRank,
+                                             ArrayRef<bool> isUnit) {
   SmallVector<ReassociationIndices> groups;
   ReassociationIndices pending;
   for (int64_t i = 0; i < bigRank; ++i) {

@@ -891,10 +891,30 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
   if (failed)
     return;
   auto at = typeOf(a), wt = typeOf(w);
-  if (at.getRank() < 2 || wt.getRank() < 2) {
-    nodeError(n) << "1-D MatMul operands are not supported";
+  if (at.getRank() < 1 || wt.getRank() < 1) {
+    nodeError(n) << "operands must have rank 1 or more, got " << at << " and "
+                 << wt;
     return;
   }
+  // A 1-D operand is a row (a) or a column (w) for the product, and that
+  // unit dim is removed from the result, as numpy.matmul does.
+  bool aVector = at.getRank() == 1, wVector = wt.getRank() == 1;
+  RankedTensorType givenA = at, givenW = wt; // for messages
+  auto withUnitDim = [&](Value v, bool front) -> Value {
+    auto t = typeOf(v);
+    SmallVector<int64_t> shape{t.getDimSize(0)};
+    SmallVector<OpFoldResult> sizes{dimOf(v, 0)};
+    shape.insert(front ? shape.begin() : shape.end(), 1);
+    sizes.insert(front ? sizes.begin() : sizes.end(), b.getIndexAttr(1));
+    SmallVector<bool> isUnit{front, !front};
+    return tensor::ExpandShapeOp::create(
+        b, nodeLoc(n), RankedTensorType::get(shape, t.getElementType()), v,
+        unitGroups(2, isUnit), sizes);
+  };
+  if (aVector)
+    at = typeOf(a = withUnitDim(a, /*front=*/true));
+  if (wVector)
+    wt = typeOf(w = withUnitDim(w, /*front=*/false));
   int64_t ka = at.getDimSize(at.getRank() - 1),
           kb = wt.getDimSize(wt.getRank() - 2);
   bool batchOk = true;
@@ -907,7 +927,8 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
   if ((!ShapedType::isDynamic(ka) && !ShapedType::isDynamic(kb) && ka != kb) ||
       !batchOk) {
     InFlightDiagnostic d = nodeError(n);
-    d << "operand shapes " << at << " and " << wt << " do not multiply: ";
+    d << "operand shapes " << givenA << " and " << givenW
+      << " do not multiply: ";
     if (batchOk)
       d << "inner dims " << ka << " and " << kb << " differ";
     else
@@ -950,8 +971,8 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
          {std::make_tuple(a, at, ai), std::make_tuple(w, wt, wi)})
       if (vi >= 0 && vt.getDimSize(vi) != 1 &&
           !isEqualConstantIntOrValue(dimOf(v, vi), sizes.back())) {
-        nodeError(n) << "cannot tell whether batch dim " << x << " of " << at
-                     << " and " << wt
+        nodeError(n) << "cannot tell whether batch dim " << x << " of "
+                     << givenA << " and " << givenW
                      << " broadcasts: give equal dynamic dims one dim_param "
                      << "name, or static sizes";
         return;
@@ -988,6 +1009,18 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
                 nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], p)});
           })
           .getResult(0);
+  if (aVector || wVector) {
+    auto ot = typeOf(out);
+    SmallVector<bool> drop(r, false);
+    drop[r - 2] = aVector;
+    drop[r - 1] = wVector;
+    SmallVector<int64_t> shape;
+    for (int64_t i = 0; i < r; ++i)
+      if (!drop[i])
+        shape.push_back(ot.getDimSize(i));
+    out = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(shape, elem), out, unitGroups(r, drop));
+  }
   define(n, 0, out);
 }
 

@@ -61,6 +61,12 @@ struct KnownInts {
   }
 };
 
+/// Reassociation of a rank-`bigRank` shape with the unit dims `isUnit`
+/// to the shape without them (Unsqueeze/Squeeze as expand/collapse): each
+/// other dim groups with the unit dims next to it.
+SmallVector<ReassociationIndices> unitGroups(int64_t bigRank,
+                                             ArrayRef<bool> isUnit);
+
 class Importer {
 public:
   Importer(MLIRContext *ctx, StringRef fileName, const OnnxImportOptions &opts)

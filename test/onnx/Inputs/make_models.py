@@ -132,6 +132,20 @@ save("cycle",
       helper.make_node("Identity", ["a"], ["b"], name="b"),
       helper.make_node("Identity", ["a"], ["Y"], name="out")],
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])])
+# 1-D MatMul operands (numpy.matmul's rules): x[B, T, 8] @ w[8] scores each
+# position against one learned vector (attention pooling), v[8] @ m[8, 5]
+# a row times a matrix, v @ w a dot product (a 0-d result); and a 1-D
+# operand whose length does not match.
+save("matmul_vectors",
+     [helper.make_node("MatMul", ["x", "w"], ["s"], name="pool_scores"),
+      helper.make_node("MatMul", ["v", "m"], ["r"], name="row"),
+      helper.make_node("MatMul", ["v", "w"], ["d"], name="dot")],
+     [vi("x", F, ["B", "T", 8]), vi("v", F, [8]), vi("m", F, [8, 5])],
+     [vi("s", F, ["B", "T"]), vi("r", F, [5]), vi("d", F, [])],
+     [numpy_helper.from_array(np.linspace(-1, 1, 8, dtype=np.float32), "w")])
+save("matmul_vector_mismatch",
+     [helper.make_node("MatMul", ["v", "m"], ["r"], name="row")],
+     [vi("v", F, [8]), vi("m", F, [4, 5])], [vi("r", F, [5])])
 # Inconsistent shapes: a MatMul whose inner dims differ; static dims whose
 # element count overflows.
 save("matmul_mismatch",
