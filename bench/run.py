@@ -479,6 +479,31 @@ def run_case(name, spec, build, threads, repeat, work, rounds=1):
             "max_abs_diff": err, "compile_s": compile_s}
 
 
+def plot(rows, peak, threads, date, path):
+    """Bars of GFLOP/s per case, ours and ORT, with the FMA peak; the legend
+    below the axes, clear of the bars."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no plot (apt-get install python3-matplotlib)")
+        return
+    fig, ax = plt.subplots(figsize=(10, 0.5 * len(rows) + 2.5))
+    y = np.arange(len(rows))
+    ax.barh(y - 0.2, [r["ours_gflops"] for r in rows], 0.4, label="attention-compiler")
+    ax.barh(y + 0.2, [r["ort_gflops"] for r in rows], 0.4, label="ONNX Runtime 1.30")
+    ax.axvline(peak, color="k", linestyle="--", label="FMA peak (%.0f)" % peak)
+    ax.set_yticks(y)
+    ax.set_yticklabels([r["case"] for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("GFLOP/s (%d threads, fp32)" % threads)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
+    ax.set_title("Attention, %s" % date)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -652,25 +677,7 @@ def main():
     with open(md_path, "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(10, 0.5 * len(rows) + 2))
-        y = np.arange(len(rows))
-        ax.barh(y - 0.2, [r["ours_gflops"] for r in rows], 0.4, label="attention-compiler")
-        ax.barh(y + 0.2, [r["ort_gflops"] for r in rows], 0.4, label="ONNX Runtime 1.30")
-        ax.axvline(peak, color="k", linestyle="--", label="FMA peak (%.0f)" % peak)
-        ax.set_yticks(y)
-        ax.set_yticklabels([r["case"] for r in rows], fontsize=8)
-        ax.invert_yaxis()
-        ax.set_xlabel("GFLOP/s (%d threads, fp32)" % args.threads)
-        ax.legend(loc="lower right")
-        ax.set_title("Attention, %s" % date)
-        fig.tight_layout()
-        fig.savefig(os.path.join(HERE, "results", stem + ".png"), dpi=110)
-    except ImportError:
-        print("matplotlib missing: no plot (apt-get install python3-matplotlib)")
+    plot(rows, peak, args.threads, date, os.path.join(HERE, "results", stem + ".png"))
     bad = [r for r in rows + decode_rows if not r["max_abs_diff"] <= 1e-3]
     if bad:
         print("outputs disagree with ONNX Runtime: " + ", ".join(r["case"] for r in bad))
