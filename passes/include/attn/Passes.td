@@ -597,6 +597,39 @@ def AttnByteConstantGlobalsPass
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def AttnParallelizeOuterDimsPass
+    : Pass<"attn-parallelize-outer-dims", "mlir::func::FuncOp"> {
+  let summary = "Run linalg ops in parallel over their outer dims, the innermost one a vectorizable loop";
+  let description = [{
+    `convert-linalg-to-parallel-loops` makes every parallel dim of an op one
+    dim of a single `scf.parallel`, which `convert-scf-to-openmp` collapses
+    into one OpenMP loop: each iteration recovers its indices with integer
+    divisions, and LLVM vectorizes nothing (an imported GELU over [T, 3072]
+    ran as scalar code with a division per element). This pass tiles each
+    `linalg.generic` on buffers that sits directly in a function by 1 along
+    its parallel dims except the innermost, as an `scf.parallel`: the
+    threads split the outer dims, and the innermost dim stays one loop over
+    contiguous elements (`attn-serialize-nested-parallel-loops` makes it an
+    `scf.for`), which LLVM vectorizes. Reduction dims stay whole.
+
+    Before:
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x : memref<?x?x3072xf32>) outs(%y : memref<?x?x3072xf32>) {...}
+    ```
+    After:
+    ```mlir
+    scf.parallel (%b, %t) = (%c0, %c0) to (%B, %T) step (%c1, %c1) {
+      %xs = memref.subview %x[%b, %t, 0] [1, 1, 3072] [1, 1, 1]
+      %ys = memref.subview %y[%b, %t, 0] [1, 1, 3072] [1, 1, 1]
+      linalg.generic {...} ins(%xs : ...) outs(%ys : ...) {...}
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def AttnSerializeNestedParallelLoopsPass
     : Pass<"attn-serialize-nested-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Keep only the outermost scf.parallel of each loop nest parallel";

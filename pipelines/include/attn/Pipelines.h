@@ -127,6 +127,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run attn-fuse-elementwise (chains of elementwise ops "
                      "of imported graphs become one loop nest)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> parallelizeOuterDims{
+      *this, "parallelize-outer-dims",
+      llvm::cl::desc("Run attn-parallelize-outer-dims (elementwise and "
+                     "reduction ops: threads over the outer dims, the "
+                     "innermost dim a vectorizable loop)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Run attn-vectorize-contractions (register-blocked "

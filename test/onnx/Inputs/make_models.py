@@ -309,7 +309,7 @@ save("range_empty",
 save("gelu",
      [helper.make_node("Gelu", ["x"], ["y"], name="gelu"),
       helper.make_node("Gelu", ["x"], ["y2"], approximate="tanh", name="gelu_tanh")],
-     [vi("x", F, ["B", 8])], [vi("y", F, ["B", 8]), vi("y2", F, ["B", 8])], opset=20)
+     [vi("x", F, ["B", "C"])], [vi("y", F, ["B", "C"]), vi("y2", F, ["B", "C"])], opset=20)
 save("gelu_bad_approximate",
      [helper.make_node("Gelu", ["x"], ["y"], approximate="fast", name="gelu")],
      [vi("x", F, [2, 8])], [vi("y", F, [2, 8])], opset=20)
