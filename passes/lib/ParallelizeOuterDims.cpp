@@ -5,11 +5,12 @@
 // into one OpenMP loop: each iteration then recovers its indices with
 // integer divisions, and LLVM vectorizes nothing (an imported GELU over
 // [T, 3072] ran as scalar code with a div per element). This pass tiles
-// each top-level linalg.generic on buffers by 1 along its parallel dims
-// except the innermost, as an scf.parallel: the threads split the outer
-// dims, and the innermost dim stays a plain loop over contiguous elements
-// (attn-serialize-nested-parallel-loops makes it an scf.for), which LLVM
-// vectorizes.
+// each top-level linalg.generic on buffers whose innermost dim is parallel
+// by 1 along its other parallel dims, as an scf.parallel: the threads split
+// the outer dims, and the innermost dim stays a plain loop over contiguous
+// elements (attn-serialize-nested-parallel-loops makes it an scf.for),
+// which LLVM vectorizes. Ops whose innermost dim is a reduction (row sums)
+// already get that form from convert-linalg-to-parallel-loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +48,13 @@ struct AttnParallelizeOuterDimsPass
       for (size_t i = 0; i + 1 < iters.size(); ++i)
         sizes.push_back(iters[i] == utils::IteratorType::parallel ? 1 : 0);
       sizes.push_back(0);
-      if (llvm::all_of(sizes, [](int64_t s) { return s == 0; }))
+      // Outer dims that are all 1 ([1, 1, C]: a decode step's row) leave
+      // nothing to split; the usual lowering splits C across threads.
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      bool nothingToSplit = true;
+      for (size_t i = 0; i < sizes.size(); ++i)
+        nothingToSplit &= sizes[i] == 0 || ranges[i] == 1;
+      if (nothingToSplit)
         continue;
       linalg::LinalgTilingOptions options;
       options.setTileSizes(sizes).setLoopType(

@@ -207,9 +207,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(
       createAttnVectorizeCopiesPass({/*parallel=*/options.parallel}));
   if (options.parallel) {
-    // Elementwise and reduction ops left as linalg (LayerNorm, GELU,
-    // residual adds): threads over the outer dims, the innermost dim a
-    // loop that LLVM vectorizes.
+    // Elementwise ops left as linalg (LayerNorm's tail, GELU, residual
+    // adds): threads over the outer dims, the innermost dim a loop that
+    // LLVM vectorizes.
     if (options.optimize && options.parallelizeOuterDims)
       pm.addNestedPass<func::FuncOp>(createAttnParallelizeOuterDimsPass());
     add("scf-forall-to-parallel,"

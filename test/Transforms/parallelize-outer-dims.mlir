@@ -26,11 +26,14 @@ func.func @elementwise(%x: memref<?x?x64xf32>, %bias: memref<64xf32>, %y: memref
 
 // Left as they are: an op whose innermost dim is a reduction (a row sum:
 // convert-linalg-to-parallel-loops already keeps that dim a loop), an op of
-// one dim (nothing to split), and an op inside a loop (one thread's share).
+// one dim and one whose outer dims are all 1 (a decode step's row: nothing
+// to split, the usual lowering splits the row), and an op inside a loop
+// (one thread's share).
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: scf.parallel
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]}
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel"]}
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} outs(%{{.*}} : memref<1x1x64xf32>)
 // CHECK: scf.for
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]}
 // CHECK-NOT: scf.parallel
@@ -38,13 +41,18 @@ func.func @elementwise(%x: memref<?x?x64xf32>, %bias: memref<64xf32>, %y: memref
 #red = affine_map<(b, t, c) -> (b, t)>
 #id1 = affine_map<(i) -> (i)>
 #id2 = affine_map<(i, j) -> (i, j)>
-func.func @left_alone(%x: memref<?x?x64xf32>, %sum: memref<?x?xf32>, %v: memref<?xf32>, %w: memref<4x8xf32>) {
+func.func @left_alone(%x: memref<?x?x64xf32>, %sum: memref<?x?xf32>, %v: memref<?xf32>, %w: memref<4x8xf32>, %row: memref<1x1x64xf32>) {
   linalg.generic {indexing_maps = [#id3, #red], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : memref<?x?x64xf32>) outs(%sum : memref<?x?xf32>) {
   ^bb0(%a: f32, %o: f32):
     %s = arith.addf %o, %a : f32
     linalg.yield %s : f32
   }
   linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%v : memref<?xf32>) {
+  ^bb0(%o: f32):
+    %s = arith.addf %o, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]} outs(%row : memref<1x1x64xf32>) {
   ^bb0(%o: f32):
     %s = arith.addf %o, %o : f32
     linalg.yield %s : f32

@@ -7,8 +7,9 @@
 // keep their values, and a vector passed as both inputs and outputs (a
 // result fed back as the next input) is read before it is replaced.
 // Usage: attnrt-invoke-reuse MODULE.so, a module whose @residual maps
-// f32[64, 16] to f32[64, 16] (test/runtime/Inputs/multi-result.mlir). Each
-// result is compared bit for bit with the same call on fresh vectors.
+// f32[64, 16] to f32[64, 16] and whose @passthrough returns its f32[64, 16]
+// argument first (test/runtime/Inputs/multi-result.mlir). Each result is
+// compared bit for bit with the same call on fresh vectors (or the input).
 // Prints one line per check and exits 1 if any failed.
 //
 //===----------------------------------------------------------------------===//
@@ -82,5 +83,17 @@ int main(int argc, char **argv) {
   s = m->invoke("residual", state, state);
   checks.expect(s && state.size() == 1 && sameBits(state[0], twice),
                 "fed back as the next input", s ? "" : s.message());
+
+  // The same vector, the only owner of its input, with a result that is
+  // that input (@passthrough returns its argument, which the runtime
+  // copies): the copy is made before the input is released.
+  attnrt::Tensor only(attnrt::DType::F32, {64, 16});
+  std::memcpy(only.data(), x.data(), x.byteSize());
+  std::vector<attnrt::Tensor> alone;
+  alone.push_back(std::move(only));
+  s = m->invoke("passthrough", alone, alone);
+  checks.expect(s && alone.size() == 3 && sameBits(alone[0], x),
+                "an input returned as it is, inputs and outputs one vector",
+                s ? "" : s.message());
   return checks.finish();
 }

@@ -79,7 +79,7 @@ void Importer::importGather(const onnx::NodeProto &n) {
   // out[pre..., idx..., post...] = data[pre..., indices[idx...], post...];
   // indices are wrapped (negative) and clamped, so no read is out of bounds.
   // Indices that are graph inputs (token ids into an embedding), directly
-  // or reshaped, sliced or cast on the way, are also checked by the
+  // or reshaped, broadcast or cast on the way, are also checked by the
   // runtime, so an id past the table is an error, not a silently clamped
   // row.
   // Position ids arange(T) (T a graph input's size) stay below N rows when

@@ -334,9 +334,9 @@ private:
   /// Argument -> [lo, hi) its values must lie in: graph inputs used as
   /// Gather indices (token ids), checked by the runtime before running.
   std::map<unsigned, std::pair<int64_t, int64_t>> indexRanges;
-  /// Names whose elements are all a graph input's (token ids reshaped,
-  /// sliced, transposed, broadcast or cast between integer types on their
-  /// way to a Gather): the input's argument number. A Gather indexing with
+  /// Names whose elements are exactly a graph input's (token ids reshaped,
+  /// transposed, broadcast or cast between integer types on their way to a
+  /// Gather): the input's argument number. A Gather indexing with
   /// one checks its range on that input.
   std::map<std::string, unsigned> idCopies;
   /// The graph input whose integer elements `name` holds, if any.

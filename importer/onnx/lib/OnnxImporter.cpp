@@ -753,13 +753,15 @@ std::optional<unsigned> Importer::idsInputOf(const std::string &name) {
 }
 
 void Importer::noteIdCopy(const onnx::NodeProto &n) {
-  // Ops whose every output element is one of the input's elements. Casts
-  // to i32/i64 (the only integer types imported) keep every value in a
-  // table's range, so checking the range on the input is checking it on
-  // the Gather's indices.
+  // Ops whose output holds every input element and only those: the range
+  // checked on the input is then exactly the Gather's. Casts to i32/i64
+  // (the only integer types imported) keep every value in a table's range.
+  // Not Slice: two slices of one input may index tables of different sizes
+  // (token ids and segment ids), and the input as a whole would then be
+  // held to the smaller table.
   static const std::set<std::string> moves = {
       "Identity",  "Unsqueeze", "Squeeze", "Reshape",
-      "Transpose", "Slice",     "Expand",  "Cast"};
+      "Transpose", "Expand",    "Cast"};
   if (!moves.count(n.op_type()) || n.input_size() < 1 || n.output_size() < 1)
     return;
   if (n.op_type() == "Cast") {

@@ -606,11 +606,14 @@ def AttnParallelizeOuterDimsPass
     into one OpenMP loop: each iteration recovers its indices with integer
     divisions, and LLVM vectorizes nothing (an imported GELU over [T, 3072]
     ran as scalar code with a division per element). This pass tiles each
-    `linalg.generic` on buffers that sits directly in a function by 1 along
-    its parallel dims except the innermost, as an `scf.parallel`: the
-    threads split the outer dims, and the innermost dim stays one loop over
-    contiguous elements (`attn-serialize-nested-parallel-loops` makes it an
-    `scf.for`), which LLVM vectorizes. Reduction dims stay whole.
+    `linalg.generic` on buffers that sits directly in a function and whose
+    innermost dim is parallel by 1 along its other parallel dims, as an
+    `scf.parallel`: the threads split the outer dims, and the innermost dim
+    stays one loop over contiguous elements
+    (`attn-serialize-nested-parallel-loops` makes it an `scf.for`), which
+    LLVM vectorizes. Reduction dims in the middle stay whole in each tile;
+    ops whose innermost dim is a reduction (row sums, already a loop per
+    row) and ops whose outer dims are all 1 are left as they are.
 
     Before:
     ```mlir

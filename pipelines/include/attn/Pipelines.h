@@ -129,8 +129,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> parallelizeOuterDims{
       *this, "parallelize-outer-dims",
-      llvm::cl::desc("Run attn-parallelize-outer-dims (elementwise and "
-                     "reduction ops: threads over the outer dims, the "
+      llvm::cl::desc("Run attn-parallelize-outer-dims (elementwise ops "
+                     "left as linalg: threads over the outer dims, the "
                      "innermost dim a vectorizable loop)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeContractions{

@@ -388,8 +388,10 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
   // becomes the output tensor as it is (the buffer is malloc'ed by the
   // compiled code: free() releases it). Every other result is copied out
   // before anything is freed: two results may share one buffer (a value
-  // returned twice).
-  outputs.clear();
+  // returned twice). When `outputs` is `inputs`, the inputs are held until
+  // then: a result that is an input (or a view of one) is copied from it.
+  std::vector<Tensor> heldInputs;
+  heldInputs.swap(outputs);
   std::vector<int64_t> toFree;
   w = 0;
   for (const TensorSpec &o : sig.outputs) {
