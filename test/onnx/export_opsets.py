@@ -1,11 +1,13 @@
 # RUN: %python %s %t | FileCheck %s
 #
-# torch.onnx.export writes the seed's classes differently per opset (13-17:
-# Softmax axis semantics, Unsqueeze/Squeeze/Split axes as inputs, Trilu from
-# 14, ...). Every opset the importer reads from a torch export: the
-# MultiHeadAttention (dynamic batch and sequence) and CausalAttention are
-# raised to one attn op and match torch within 1e-5 at a length other than
-# the export's.
+# torch.onnx.export writes the seed's classes differently per opset (before
+# 13: Unsqueeze/Squeeze/Split lists as attributes and Softmax over flattened
+# trailing dims; Range from 11; Trilu from 14, ...). Every opset the importer
+# reads from a torch export: the MultiHeadAttention and CausalAttention are
+# raised to one attn op and match torch within 1e-5 at a length other than the
+# export's (opset 9: torch cannot export the mask slice with dynamic axes, so
+# a static export at the run's shape), and the book's GPT model (two blocks,
+# LayerNorm and GELU spelled out, Range of positions) matches too.
 
 import os
 import subprocess
@@ -16,18 +18,20 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, "Inputs"))
 import seed_modules  # noqa: E402
+from pattern_models import BookGPT  # noqa: E402
 
 RUN = os.environ.get("ATTENTION_RUN", os.path.join(HERE, "..", "..", "build", "bin",
                                                    "attention-run"))
 
 
-def check(work, name, module, opset):
+def check(work, name, module, opset, x, example=None):
     path = os.path.join(work, "%s_%d.onnx" % (name, opset))
     dyn = {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}
-    torch.onnx.export(module, torch.randn(2, 5, 16), path, opset_version=opset,
-                      input_names=["x"], output_names=["y"], dynamic_axes=dyn)
-    x = torch.randn(3, 7, 16)
+    torch.onnx.export(module, example if example is not None else x, path,
+                      opset_version=opset, input_names=["x"], output_names=["y"],
+                      dynamic_axes=dyn if example is not None else None)
     xp = os.path.join(work, "x.npy")
     np.save(xp, x.numpy())
     out = os.path.join(work, "%s_%d_y.npy" % (name, opset))
@@ -53,10 +57,17 @@ def main():
     torch.manual_seed(7)
     mha = seed_modules.MultiHeadAttention(16, 16, 8, 0.0, num_heads=4).eval()
     causal = seed_modules.CausalAttention(16, 16, 8, 0.0).eval()
+    gpt = BookGPT(dict(vocab_size=50, context_length=16, emb_dim=32, n_heads=4,
+                       n_layers=2, drop_rate=0.1, qkv_bias=True)).eval()
+    x, example = torch.randn(3, 7, 16), torch.randn(2, 5, 16)
+    ids, ids_example = torch.randint(0, 50, (2, 11)), torch.randint(0, 50, (3, 8))
     ok = True
-    for opset in (13, 14, 15, 16, 17):
-        ok &= check(work, "mha", mha, opset)
-        ok &= check(work, "causal", causal, opset)
+    for opset in range(9, 18):
+        ex = example if opset > 9 else None
+        ok &= check(work, "mha", mha, opset, x, ex)
+        ok &= check(work, "causal", causal, opset, x, ex)
+        if opset in (11, 12):
+            ok &= check(work, "gpt", gpt, opset, ids, ids_example)
     print("export_opsets: %s" % ("all OK" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 
@@ -65,6 +76,16 @@ if __name__ == "__main__":
     main()
 
 # CHECK-NOT: FAIL
+# CHECK: ok mha opset 9: raised to attn.multi_head_attention
+# CHECK: ok causal opset 9: raised to attn.causal_attention
+# CHECK: ok mha opset 10: raised to attn.multi_head_attention
+# CHECK: ok causal opset 10: raised to attn.causal_attention
+# CHECK: ok mha opset 11: raised to attn.multi_head_attention
+# CHECK: ok causal opset 11: raised to attn.causal_attention
+# CHECK: ok gpt opset 11: raised to attn.multi_head_attention,attn.multi_head_attention
+# CHECK: ok mha opset 12: raised to attn.multi_head_attention
+# CHECK: ok causal opset 12: raised to attn.causal_attention
+# CHECK: ok gpt opset 12: raised to attn.multi_head_attention,attn.multi_head_attention
 # CHECK: ok mha opset 13: raised to attn.multi_head_attention
 # CHECK: ok causal opset 13: raised to attn.causal_attention
 # CHECK: ok mha opset 14: raised to attn.multi_head_attention

@@ -1280,23 +1280,44 @@ void Importer::importReshape(const onnx::NodeProto &n) {
   define(n, 0, v);
 }
 
+/// Softmax. From opset 13 it normalizes along `axis` (default -1). Before,
+/// the input is read as a matrix [prod(dims before axis), prod(dims from
+/// axis on)] and each row is normalized (default axis 1): the same thing
+/// when axis is the last dim, otherwise one softmax over all the trailing
+/// dims together, imported as collapse, softmax, expand.
 void Importer::importSoftmax(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   if (failed)
     return;
   auto t = typeOf(x);
-  int64_t axis = intAttr(n, "axis", -1);
-  if (axis < 0)
-    axis += t.getRank();
-  if (axis < 0 || axis >= t.getRank()) {
-    nodeError(n) << "axis " << intAttr(n, "axis", -1) << " is out of range";
+  int64_t rank = t.getRank();
+  int64_t given = intAttr(n, "axis", opset < 13 ? 1 : -1);
+  int64_t axis = given < 0 ? given + rank : given;
+  if (axis < 0 || axis >= rank) {
+    nodeError(n) << "axis " << given << " is out of range for " << t;
     return;
   }
   Location loc = nodeLoc(n);
-  Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), t.getElementType());
-  define(n, 0,
-         linalg::SoftmaxOp::create(b, loc, TypeRange{t}, x, init, axis)
-             .getResult()[0]);
+  bool flattened = opset < 13 && axis + 1 < rank;
+  Value in = x;
+  if (flattened) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < axis; ++d)
+      groups.push_back({d});
+    groups.emplace_back(llvm::to_vector(llvm::seq<int64_t>(axis, rank)));
+    in = tensor::CollapseShapeOp::create(b, loc, x, groups);
+  }
+  auto it = typeOf(in);
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizesOf(in), it.getElementType());
+  Value y = linalg::SoftmaxOp::create(b, loc, TypeRange{it}, in, init, axis)
+                .getResult()[0];
+  if (flattened)
+    y = tensor::ExpandShapeOp::create(
+        b, loc, t, y,
+        in.getDefiningOp<tensor::CollapseShapeOp>().getReassociationIndices(),
+        sizesOf(x));
+  define(n, 0, y);
 }
 
 } // namespace mlir::attn::onnx_import

@@ -114,7 +114,15 @@ private:
 
   bool importGraph(const onnx::GraphProto &g);
 
-  void importNode(const onnx::NodeProto &n);
+  /// `upgraded`: `n` already comes from upgradeNode.
+  void importNode(const onnx::NodeProto &n, bool upgraded = false);
+
+  /// Before opset 13 (Slice: 10) some integer lists are attributes that
+  /// later opsets take as inputs: Unsqueeze/Squeeze `axes`, Split `split`,
+  /// Slice `starts`/`ends`/`axes`. Such a node comes back in its newer form,
+  /// each list a known input; nullopt when `n` needs no change (or is
+  /// malformed, with the error reported).
+  std::optional<onnx::NodeProto> upgradeNode(const onnx::NodeProto &n);
 
   // ----- raising unfused attention -------------------------------------------
   //
@@ -146,6 +154,7 @@ private:
     std::vector<std::pair<std::string, bool>> scaleFactors; // (name, divides)
     std::vector<std::string> casts; // Cast outputs the chain passes through
     std::vector<const onnx::NodeProto *> nodes; // every node it replaces
+    int64_t softmaxAxis = -1; // as written; must be the scores' last dim
   };
 
   std::map<const onnx::NodeProto *, AttentionChain> raiseAt;

@@ -36,9 +36,9 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   for (const auto &op : model.opset_import())
     if (op.domain().empty() || op.domain() == "ai.onnx")
       opset = op.version();
-  if (opset < 13) {
+  if (opset < 9) {
     emitError(fileLoc) << "unsupported ONNX opset " << opset
-                       << " (the importer reads opsets 13 to 25)";
+                       << " (the importer reads opsets 9 to 25)";
     return nullptr;
   }
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -773,7 +773,62 @@ void Importer::noteIdCopy(const onnx::NodeProto &n) {
     idCopies[n.output(0)] = *arg;
 }
 
-void Importer::importNode(const onnx::NodeProto &n) {
+std::optional<onnx::NodeProto> Importer::upgradeNode(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  struct Move {
+    const char *attr;
+    int input;
+    bool required;
+  };
+  SmallVector<Move> moves;
+  if (opset < 13 && (op == "Unsqueeze" || op == "Squeeze"))
+    moves = {{"axes", 1, op == "Unsqueeze"}};
+  else if (opset < 13 && op == "Split")
+    moves = {{"split", 1, false}};
+  else if (opset < 10 && op == "Slice")
+    moves = {{"starts", 1, true}, {"ends", 2, true}, {"axes", 3, false}};
+  if (moves.empty())
+    return std::nullopt;
+  onnx::NodeProto up = n;
+  up.clear_attribute();
+  for (const auto &a : n.attribute())
+    if (llvm::none_of(moves, [&](const Move &m) { return a.name() == m.attr; }))
+      *up.add_attribute() = a;
+  for (const Move &m : moves) {
+    const onnx::AttributeProto *a = attr(n, m.attr);
+    bool hasInput = m.input < n.input_size() && !n.input(m.input).empty();
+    if (hasInput || (!a && m.required)) {
+      nodeError(n) << (hasInput ? "takes '" : "needs the attribute '") << m.attr
+                   << "'"
+                   << (hasInput ? " as an attribute, not as input #" +
+                                      std::to_string(m.input)
+                                : std::string())
+                   << " before opset " << (op == "Slice" ? 10 : 13);
+      return std::nullopt;
+    }
+    if (!a)
+      continue;
+    if (a->type() != onnx::AttributeProto::INTS) {
+      nodeError(n) << "the attribute '" << m.attr
+                   << "' must be a list of integers";
+      return std::nullopt;
+    }
+    while (up.input_size() <= m.input)
+      up.add_input("");
+    // The list's own name, readable in diagnostics.
+    std::string name = (n.output_size() ? n.output(0) : n.name()) +
+                       " (attribute " + m.attr + ")";
+    KnownInts k;
+    k.elemType = b.getI64Type();
+    for (int64_t v : a->ints())
+      k.elems.push_back(b.getIndexAttr(v));
+    knownInts[name] = std::move(k);
+    up.set_input(m.input, name);
+  }
+  return up;
+}
+
+void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   if (n.domain() == "com.microsoft" && n.op_type() == "MultiHeadAttention")
     return importMsMultiHeadAttention(n);
   if (!n.domain().empty() && n.domain() != "ai.onnx") {
@@ -781,6 +836,24 @@ void Importer::importNode(const onnx::NodeProto &n) {
     return;
   }
   const std::string &op = n.op_type();
+  // Ops newer than the model's opset do not exist for it (ONNX Runtime
+  // refuses such a model too).
+  static const std::map<std::string, int> since = {{"Range", 11},
+                                                   {"Trilu", 14},
+                                                   {"LayerNormalization", 17},
+                                                   {"Gelu", 20},
+                                                   {"Attention", 23}};
+  if (auto it = since.find(op); it != since.end() && opset < it->second) {
+    nodeError(n) << op << " exists from opset " << it->second
+                 << "; the model imports opset " << opset;
+    return;
+  }
+  if (!upgraded) {
+    if (std::optional<onnx::NodeProto> up = upgradeNode(n))
+      return importNode(*up, /*upgraded=*/true);
+    if (failed)
+      return;
+  }
   // Inputs every op needs present (optional ones are checked where used).
   static const std::map<std::string, int> required = {
       {"Attention", 3},  {"Identity", 1},  {"Dropout", 1},
@@ -809,7 +882,31 @@ void Importer::importNode(const onnx::NodeProto &n) {
   noteIdCopy(n);
   if (op == "Attention")
     return importAttention(n);
-  if (op == "Identity" || (op == "Dropout" && !wantsOutput(n, 1)))
+  if (op == "Dropout" && !wantsOutput(n, 1)) {
+    // Inference passes the data through. With training_mode true (opset
+    // 12 on) ONNX drops random elements; a model exported for training
+    // would otherwise run here as if in eval mode, silently.
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      Value mode = input(n, 2);
+      if (failed)
+        return;
+      std::optional<DenseElementsAttr> c = constantElements(mode);
+      bool off = c && c->getNumElements() == 1 &&
+                 c->getElementType().isInteger(1) &&
+                 !*c->getValues<bool>().begin();
+      std::optional<double> ratio = n.input_size() > 1 && !n.input(1).empty()
+                                        ? scalarConst(n.input(1))
+                                        : std::optional<double>(0.5);
+      if (!off && !(ratio && *ratio == 0.0)) {
+        nodeError(n) << "training_mode is " << (c ? "true" : "not a constant")
+                     << ": random dropout of a tensor is not supported "
+                        "(export the model in eval mode)";
+        return;
+      }
+    }
+    return define(n, 0, input(n, 0));
+  }
+  if (op == "Identity")
     return define(n, 0, input(n, 0));
   if (op == "Constant")
     return importConstant(n);

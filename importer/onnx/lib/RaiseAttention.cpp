@@ -221,8 +221,12 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
       if (mul && sum && inputName(*sum, 0) == inputName(*div, 0) &&
           uses[inputName(*div, 0)] == 2 && uses[inputName(*div, 1)] == 1 &&
           intAttr(*sum, "keepdims", 1) == 1 && mul->input_size() == 2) {
-        auto axes = sum->input_size() > 1 ? scalarConst(inputName(*sum, 1))
-                                          : std::nullopt;
+        // Axes: an input from opset 13, an attribute before.
+        std::optional<double> axes;
+        if (const auto *a = attr(*sum, "axes"); a && a->ints_size() == 1)
+          axes = double(a->ints(0));
+        else if (sum->input_size() > 1)
+          axes = scalarConst(inputName(*sum, 1));
         for (int t : {1, 0}) {
           if (!axes || !producedBy(inputName(*mul, 1 - t), "Softmax") ||
               uses[inputName(*mul, 1 - t)] != 1)
@@ -241,8 +245,12 @@ void Importer::findAttentionChains(const onnx::GraphProto &g) {
         sm->second->input_size() != 1)
       continue;
     const onnx::NodeProto *softmax = sm->second;
-    // Softmax over the last axis (the opset-13 default is -1).
-    if (intAttr(*softmax, "axis", -1) != -1)
+    // Softmax over the last axis: -1 (opset 13's default) or the scores'
+    // rank - 1, checked once the rank is known (opsets 9-12 flatten the
+    // dims from `axis` on, the same thing for the last one; their default
+    // is 1).
+    chain.softmaxAxis = intAttr(*softmax, "axis", opset < 13 ? 1 : -1);
+    if (chain.softmaxAxis < -1)
       continue;
     chain.nodes.push_back(softmax);
     if (!matchScores(inputName(*softmax, 0), chain, 0))
@@ -871,7 +879,8 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
   Value mask = rc->mask;
   auto qt = typeOf(q), kt = typeOf(kT), vt = typeOf(v);
   int64_t r = qt.getRank();
-  bool shapesOk = r >= 2 && kt.getRank() == r && vt.getRank() == r &&
+  bool shapesOk = (c.softmaxAxis == -1 || c.softmaxAxis == r - 1) && r >= 2 &&
+                  kt.getRank() == r && vt.getRank() == r &&
                   isa<FloatType>(qt.getElementType()) &&
                   kt.getElementType() == qt.getElementType() &&
                   vt.getElementType() == qt.getElementType();

@@ -83,7 +83,7 @@ save("undefined_value",
 # An unsupported (too old) opset.
 save("old_opset",
      [helper.make_node("Identity", ["X"], ["Y"], name="copy")],
-     [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])], opset=9)
+     [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])], opset=8)
 # An initializer whose data does not match its shape.
 bad = numpy_helper.from_array(np.zeros((2, 2), np.float32), "W")
 bad.raw_data = bad.raw_data[:8]
@@ -326,3 +326,51 @@ save("range_same_size",
       helper.make_node("Gather", ["s", "zero"], ["t"]),
       helper.make_node("Range", ["t", "t", "one"], ["r"], name="arange")],
      [vi("x", F, ["T"])], [vi("r", I64, [None])], opset=17)
+# Opsets before 13: Softmax normalizes the flattened dims from `axis` on
+# (default 1); Unsqueeze/Squeeze axes and Split lengths are attributes.
+save("opset11_forms",
+     [helper.make_node("Softmax", ["x"], ["flat"], axis=1, name="sm_axis1"),
+      helper.make_node("Softmax", ["x"], ["dflt"], name="sm_default"),
+      helper.make_node("Softmax", ["x"], ["last"], axis=-1, name="sm_last"),
+      helper.make_node("Unsqueeze", ["x"], ["u"], axes=[1, 3], name="unsq"),
+      helper.make_node("Squeeze", ["u"], ["sq"], axes=[1], name="sq"),
+      helper.make_node("Split", ["x"], ["p0", "p1"], axis=2, split=[1, 3], name="split")],
+     [vi("x", F, ["B", 3, 4])],
+     [vi("flat", F, ["B", 3, 4]), vi("dflt", F, ["B", 3, 4]), vi("last", F, ["B", 3, 4]),
+      vi("sq", F, ["B", 3, 1, 4]), vi("p0", F, ["B", 3, 1]), vi("p1", F, ["B", 3, 3])],
+     opset=11)
+# Opset 9: Slice's starts/ends/axes are attributes; a Dropout (ratio an
+# attribute) passes data through.
+save("opset9_slice",
+     [helper.make_node("Slice", ["x"], ["s"], starts=[1, -3], ends=[3, 100], axes=[2, 1],
+                       name="slice"),
+      helper.make_node("Dropout", ["s"], ["y"], ratio=0.3, name="drop")],
+     [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 3, 2])], opset=9)
+# Dropout from opset 12: training_mode false (or ratio 0) is the identity.
+save("dropout_inference",
+     [helper.make_node("Constant", [], ["r"], value=numpy_helper.from_array(np.array(0.2, np.float32))),
+      helper.make_node("Constant", [], ["off"], value=numpy_helper.from_array(np.array(False))),
+      helper.make_node("Constant", [], ["zero"], value=numpy_helper.from_array(np.array(0.0, np.float32))),
+      helper.make_node("Constant", [], ["on"], value=numpy_helper.from_array(np.array(True))),
+      helper.make_node("Dropout", ["x", "r", "off"], ["y"], name="drop_eval"),
+      helper.make_node("Dropout", ["y", "zero", "on"], ["z"], name="drop_ratio0")],
+     [vi("x", F, [2, 4])], [vi("z", F, [2, 4])], opset=13)
+# Refused: lists given in the other opset's form, an op newer than the
+# model's opset, Dropout in training mode.
+save("unsqueeze_axes_input_opset11",
+     [ints("ax", [0]), helper.make_node("Unsqueeze", ["x", "ax"], ["y"], name="unsq")],
+     [vi("x", F, [2, 4])], [vi("y", F, [1, 2, 4])], opset=11)
+save("slice_no_starts_opset9",
+     [helper.make_node("Slice", ["x"], ["y"], ends=[1], name="slice")],
+     [vi("x", F, [2, 4])], [vi("y", F, [1, 4])], opset=9)
+save("trilu_opset13",
+     [helper.make_node("Trilu", ["x"], ["y"], name="tri")],
+     [vi("x", F, [4, 4])], [vi("y", F, [4, 4])], opset=13)
+save("dropout_training",
+     [helper.make_node("Constant", [], ["r"], value=numpy_helper.from_array(np.array(0.1, np.float32))),
+      helper.make_node("Constant", [], ["on"], value=numpy_helper.from_array(np.array(True))),
+      helper.make_node("Dropout", ["x", "r", "on"], ["y"], name="drop")],
+     [vi("x", F, [2, 4])], [vi("y", F, [2, 4])], opset=13)
+save("dropout_training_input",
+     [helper.make_node("Dropout", ["x", "", "mode"], ["y"], name="drop")],
+     [vi("x", F, [2, 4]), vi("mode", TensorProto.BOOL, [])], [vi("y", F, [2, 4])], opset=13)
