@@ -206,6 +206,12 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // contiguous runs, in parallel chunks.
   pm.addNestedPass<func::FuncOp>(
       createAttnVectorizeCopiesPass({/*parallel=*/options.parallel}));
+  // Row sums (LayerNorm's statistics, ReduceSum/ReduceMean over the last
+  // axis): vector accumulators per row instead of a chain of dependent
+  // scalar additions. Its scf.parallel over the rows runs on threads when
+  // the pipeline is parallel and as plain loops otherwise.
+  if (options.optimize && options.vectorizeRowReductions)
+    pm.addNestedPass<func::FuncOp>(createAttnVectorizeRowReductionsPass());
   if (options.parallel) {
     // Elementwise ops left as linalg (LayerNorm's tail, GELU, residual
     // adds): threads over the outer dims, the innermost dim a loop that

@@ -633,6 +633,64 @@ def AttnParallelizeOuterDimsPass
                            "mlir::memref::MemRefDialect"];
 }
 
+def AttnVectorizeRowReductionsPass
+    : Pass<"attn-vectorize-row-reductions", "mlir::func::FuncOp"> {
+  let summary = "Sum each row of a last-dim reduction with vector accumulators, the rows in parallel";
+  let description = [{
+    Row sums (ReduceSum/ReduceMean over the last axis, LayerNorm's mean and
+    variance) are `linalg.generic` ops whose innermost dim is the reduction.
+    As loops each row is one chain of dependent scalar additions, which LLVM
+    may not reorder and so does not vectorize: every element waits for the
+    previous addition. This pass takes each such op on buffers that sits
+    directly in a function (every other dim parallel, one f32 output not
+    indexed by the reduction dim, `out + summand` as the body's result,
+    the summand computed by lanewise arith/math ops from inputs that are
+    either contiguous along the row or one value per row), tiles it by 1
+    along its parallel dims as an `scf.parallel` and writes each row as
+    vector code: the summand on `vector<16xf32>` loads, four independent
+    accumulators over 64 elements a step, then 16 at a time, a horizontal
+    `vector.reduction`, and the original body as a scalar loop for the last
+    N mod 16 elements. The additions are reassociated (partial sums).
+    Other reductions (max, a reduction dim in the middle, transposed reads,
+    other element types) are left to the default lowering.
+
+    Before (the variance of a LayerNorm):
+    ```mlir
+    linalg.generic {indexing_maps = [(d0, d1) -> (d0, d1), (d0, d1) -> (d0, 0),
+                                     (d0, d1) -> (d0, 0)],
+                    iterator_types = ["parallel", "reduction"]}
+        ins(%x, %mean : memref<?x768xf32>, memref<?x1xf32>)
+        outs(%var : memref<?x1xf32>) {
+    ^bb0(%in: f32, %m: f32, %out: f32):
+      %d = arith.subf %in, %m : f32
+      %sq = arith.mulf %d, %d : f32
+      %s = arith.addf %out, %sq : f32
+      linalg.yield %s : f32
+    }
+    ```
+    After:
+    ```mlir
+    scf.parallel (%r) = (%c0) to (%T) step (%c1) {
+      %xs = memref.subview %x[%r, 0] [1, 768] [1, 1]
+      %m = memref.load %mean_row[%c0, %c0] : memref<1x1xf32, ...>
+      %acc:4 = scf.for %j = %c0 to %c768 step %c64 iter_args(...) {
+        %v = vector.load %xs[%c0, %j] : ..., vector<16xf32>
+        %d = arith.subf %v, %mb : vector<16xf32>
+        %sq = arith.mulf %d, %d : vector<16xf32>
+        %a0 = arith.addf %acc0, %sq : vector<16xf32>
+        ...
+      }
+      ... scf.for (16 at a time), vector.reduction <add>, scalar tail ...
+      memref.store %sum, %var_row[%c0, %c0]
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::vector::VectorDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def AttnSerializeNestedParallelLoopsPass
     : Pass<"attn-serialize-nested-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Keep only the outermost scf.parallel of each loop nest parallel";

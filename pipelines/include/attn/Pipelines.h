@@ -133,6 +133,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "left as linalg: threads over the outer dims, the "
                      "innermost dim a vectorizable loop)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorizeRowReductions{
+      *this, "vectorize-row-reductions",
+      llvm::cl::desc("Run attn-vectorize-row-reductions (last-dim row sums "
+                     "such as LayerNorm's mean and variance: vector "
+                     "accumulators, rows in parallel)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> vectorizeContractions{
       *this, "vectorize-contractions",
       llvm::cl::desc("Run attn-vectorize-contractions (register-blocked "
