@@ -16,6 +16,9 @@
 // then one 16-wide accumulator, a horizontal add, and a scalar tail for the
 // last N mod 16 elements. The order of the additions changes (pairwise
 // partial sums, usually closer to the exact sum than the sequential one).
+// Row maxima and minima (a softmax's max when it is not fused) take the
+// same form with their own combiner; their result does not depend on the
+// order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +32,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <limits>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNVECTORIZEROWREDUCTIONSPASS
@@ -48,8 +54,37 @@ enum class InputKind { Run, PerRow };
 /// What the rewrite needs from a matching op.
 struct RowReduction {
   SmallVector<InputKind> inputs;
-  Value summand; // the value the body adds to the output block argument
+  Value summand;       // what the body combines into the output argument
+  Operation *combiner; // out + summand, max(out, summand), ...
+  vector::CombiningKind kind;
+  float identity; // of the combiner: -0.0 for sums, -inf for max, ...
 };
+
+/// The combiners whose order does not matter to the result (up to float
+/// rounding for the sum): their vector.reduction kind and identity.
+std::optional<std::pair<vector::CombiningKind, float>>
+combinerKind(Operation *op) {
+  float inf = std::numeric_limits<float>::infinity();
+  // -0.0: x + -0.0 is x for every x, -0.0 included.
+  if (isa<arith::AddFOp>(op))
+    return std::make_pair(vector::CombiningKind::ADD, -0.0f);
+  if (isa<arith::MaximumFOp>(op))
+    return std::make_pair(vector::CombiningKind::MAXIMUMF, -inf);
+  if (isa<arith::MaxNumFOp>(op))
+    return std::make_pair(vector::CombiningKind::MAXNUMF, -inf);
+  if (isa<arith::MinimumFOp>(op))
+    return std::make_pair(vector::CombiningKind::MINIMUMF, inf);
+  if (isa<arith::MinNumFOp>(op))
+    return std::make_pair(vector::CombiningKind::MINNUMF, inf);
+  return std::nullopt;
+}
+
+/// The buffer `v` is a view of (through subviews, casts, ...).
+Value rootBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
 
 bool lastStrideIsOne(Value memref) {
   auto type = cast<MemRefType>(memref.getType());
@@ -82,14 +117,27 @@ std::optional<RowReduction> match(linalg::GenericOp op) {
       return std::nullopt;
   if (iters[last] != utils::IteratorType::reduction)
     return std::nullopt;
+  // One output element per row: every parallel dim indexes the output (the
+  // rows are then independent, and may run on different threads), the
+  // reduction dim does not.
   OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap initMap = op.getMatchingIndexingMap(init);
   if (!cast<MemRefType>(init->get().getType()).getElementType().isF32() ||
-      op.getMatchingIndexingMap(init).isFunctionOfDim(last))
+      initMap.isFunctionOfDim(last))
     return std::nullopt;
+  for (unsigned i = 0; i < last; ++i)
+    if (!initMap.isFunctionOfDim(i))
+      return std::nullopt;
   RowReduction r;
+  Value outBuffer = rootBuffer(init->get());
   for (OpOperand *in : op.getDpsInputOperands()) {
     auto type = dyn_cast<MemRefType>(in->get().getType());
     if (!type || !type.getElementType().isIntOrIndexOrFloat())
+      return std::nullopt;
+    // The rewrite reads the inputs and the initial value up front: an
+    // output that may alias an input (a view of the same buffer) would see
+    // other values than the loops it replaces.
+    if (rootBuffer(in->get()) == outBuffer)
       return std::nullopt;
     AffineMap map = op.getMatchingIndexingMap(in);
     if (!map.isFunctionOfDim(last)) {
@@ -109,24 +157,38 @@ std::optional<RowReduction> match(linalg::GenericOp op) {
   }
   if (!llvm::is_contained(r.inputs, InputKind::Run))
     return std::nullopt; // nothing gives the row's length
-  // Body: lanewise ops, then out + summand (either order), yielded.
+  // Body: lanewise ops, then combiner(out, summand) (either order),
+  // yielded.
   Block *body = op.getBlock();
   BlockArgument out = body->getArguments().back();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || add->getBlock() != body || !out.hasOneUse() ||
-      !add->getResult(0).hasOneUse())
+  Operation *combiner = yield.getOperand(0).getDefiningOp();
+  if (!combiner || combiner->getBlock() != body || !out.hasOneUse() ||
+      !combiner->getResult(0).hasOneUse() || combiner->getNumOperands() != 2)
     return std::nullopt;
-  if (add.getLhs() == out)
-    r.summand = add.getRhs();
-  else if (add.getRhs() == out)
-    r.summand = add.getLhs();
+  auto kind = combinerKind(combiner);
+  if (!kind)
+    return std::nullopt;
+  r.combiner = combiner;
+  std::tie(r.kind, r.identity) = *kind;
+  if (combiner->getOperand(0) == out)
+    r.summand = combiner->getOperand(1);
+  else if (combiner->getOperand(1) == out)
+    r.summand = combiner->getOperand(0);
   else
     return std::nullopt;
-  for (Operation &inner : body->without_terminator())
-    if (&inner != add.getOperation() && !isa<arith::ConstantOp>(inner) &&
-        !isLanewise(&inner))
+  // A summand from outside the body is one value for every element (the
+  // default lowering handles that degenerate case).
+  if (r.summand.getParentBlock() != body)
+    return std::nullopt;
+  for (Operation &inner : body->without_terminator()) {
+    if (&inner == combiner)
+      continue;
+    bool scalarConstant = isa<arith::ConstantOp>(inner) &&
+                          inner.getResult(0).getType().isIntOrIndexOrFloat();
+    if (!scalarConstant && !isLanewise(&inner))
       return std::nullopt;
+  }
   return r;
 }
 
@@ -167,11 +229,11 @@ public:
                                    arith::RemUIOp::create(b, loc, v, m));
     };
     Value nWide = roundDown(n, wide), nLanes = roundDown(n, lanes);
-    Value zeroVec = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0f)));
+    Value identity = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(r.identity)));
 
-    // kAccumulators independent sums over 64 elements a step.
-    SmallVector<Value> accs(kAccumulators, zeroVec);
+    // kAccumulators independent partial results over 64 elements a step.
+    SmallVector<Value> accs(kAccumulators, identity);
     auto wideLoop = scf::ForOp::create(
         b, loc, zeroIdx, nWide, wide, accs,
         [&](OpBuilder &lb, Location, Value j, ValueRange iter) {
@@ -180,25 +242,24 @@ public:
             Value at = arith::AddIOp::create(
                 lb, loc, j,
                 arith::ConstantIndexOp::create(lb, loc, a * kLanes));
-            next.push_back(arith::AddFOp::create(lb, loc, iter[a],
-                                                 summand(lb, zeroIdx, at)));
+            next.push_back(combine(lb, iter[a], summand(lb, zeroIdx, at)));
           }
           scf::YieldOp::create(lb, loc, next);
         });
     Value acc = wideLoop.getResult(0);
     for (int64_t a = 1; a < kAccumulators; ++a)
-      acc = arith::AddFOp::create(b, loc, acc, wideLoop.getResult(a));
+      acc = combine(b, acc, wideLoop.getResult(a));
     // Then 16 at a time.
     auto laneLoop = scf::ForOp::create(
         b, loc, nWide, nLanes, lanes, ValueRange{acc},
         [&](OpBuilder &lb, Location, Value j, ValueRange iter) {
-          scf::YieldOp::create(lb, loc,
-                               ValueRange{arith::AddFOp::create(
-                                   lb, loc, iter[0], summand(lb, zeroIdx, j))});
+          scf::YieldOp::create(
+              lb, loc,
+              ValueRange{combine(lb, iter[0], summand(lb, zeroIdx, j))});
         });
-    Value sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                            laneLoop.getResult(0));
-    Value total = arith::AddFOp::create(b, loc, start, sum);
+    Value sum =
+        vector::ReductionOp::create(b, loc, r.kind, laneLoop.getResult(0));
+    Value total = combine(b, start, sum);
     // The scalar tail: the original body, element by element.
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     auto tail = scf::ForOp::create(
@@ -215,14 +276,21 @@ public:
             if (inner.getResult(0) !=
                 op.getBlock()->getTerminator()->getOperand(0))
               lb.clone(inner, map);
-          scf::YieldOp::create(lb, loc,
-                               ValueRange{arith::AddFOp::create(
-                                   lb, loc, iter[0], map.lookup(r.summand))});
+          scf::YieldOp::create(
+              lb, loc, ValueRange{combine(lb, iter[0], map.lookup(r.summand))});
         });
     memref::StoreOp::create(b, loc, tail.getResult(0), init->get(), outIdx);
   }
 
 private:
+  /// The combiner of the body (with its fast-math flags) on `acc` and
+  /// `x`, scalars or vectors.
+  Value combine(OpBuilder &cb, Value acc, Value x) {
+    OperationState state(loc, r.combiner->getName(), ValueRange{acc, x},
+                         TypeRange{acc.getType()}, r.combiner->getAttrs());
+    return cb.create(state)->getResult(0);
+  }
+
   /// The indices of `operand` at position j of the row (j null: its
   /// indexing map does not involve the reduction dim). Every parallel dim
   /// of the tiled op has size 1, so it is index 0.

@@ -113,24 +113,78 @@ func.func @sums(%x: memref<?x?x?xf32>, %s: memref<?x?xf32>, %y: memref<4x100xf32
   return
 }
 
-// Left to the default lowering: a max (not a sum), a reduction dim that is
-// not the innermost, a row read across its stride (transposed), f64, a
-// body that is not lanewise (linalg.index), a sum whose output is also
-// read in the body (out * 2 + x), and an op inside a loop.
+// A row max (an unfused softmax's first step): accumulators start at -inf,
+// the body's own combiner (with its fast-math flags) combines them, and a
+// vector.reduction <maximumf> ends the row; a row min the same from +inf.
+// CHECK-LABEL: func.func @extrema(
+// CHECK-DAG: %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
+// CHECK-DAG: %[[POSINF:.*]] = arith.constant dense<0x7F800000> : vector<16xf32>
+// CHECK: scf.parallel
+// CHECK: %[[MAX:.*]] = memref.load
+// CHECK: %[[M:.*]]:4 = scf.for {{.*}} iter_args(%[[A0:.*]] = %[[NEGINF]], %{{.*}} = %[[NEGINF]], %{{.*}} = %[[NEGINF]], %{{.*}} = %[[NEGINF]])
+// CHECK: arith.maximumf %[[A0]], %{{.*}} fastmath<nnan> : vector<16xf32>
+// CHECK: %[[R:.*]] = vector.reduction <maximumf>, %{{.*}} : vector<16xf32> into f32
+// CHECK: arith.maximumf %[[MAX]], %[[R]] fastmath<nnan> : f32
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[POSINF]],
+// CHECK: vector.reduction <minnumf>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @extrema(%x: memref<8x?xf32>, %m: memref<8x1xf32>, %n: memref<8x1xf32>) {
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x?xf32>) outs(%m : memref<8x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in fastmath<nnan> : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x?xf32>) outs(%n : memref<8x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.minnumf %in, %out : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A body that reads a value from outside it (a scale passed in): the
+// vector code broadcasts it.
+// CHECK-LABEL: func.func @captured(
+// CHECK-SAME: %{{[^:]*}}: memref<8x?xf32>, %{{[^:]*}}: memref<8x1xf32>, %[[SCALE:[^:]*]]: f32)
+// CHECK: scf.parallel
+// CHECK: %[[SV:.*]] = vector.broadcast %[[SCALE]] : f32 to vector<16xf32>
+// CHECK: arith.mulf %{{.*}}, %[[SV]] : vector<16xf32>
+// CHECK: vector.reduction <add>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @captured(%x: memref<8x?xf32>, %s: memref<8x1xf32>, %scale: f32) {
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x?xf32>) outs(%s : memref<8x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %p = arith.mulf %in, %scale : f32
+    %r = arith.addf %out, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// Left to the default lowering: a product (not a sum, max or min), a
+// reduction dim that is not the innermost, a row read across its stride
+// (transposed), f64, a body that is not lanewise (linalg.index), a sum
+// whose output is also read in the body (out * out + x), an op inside a
+// loop, a row with a stride of 2 between its elements, a summand from
+// outside the body, an output that is a view of the input's buffer, and
+// an output that one parallel dim does not index (its rows would race).
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: vector.
 // CHECK-NOT: scf.parallel
 // CHECK-COUNT-6: linalg.generic
 // CHECK: scf.for
-// CHECK: linalg.generic
+// CHECK-COUNT-5: linalg.generic
 // CHECK-NOT: vector.
 // CHECK: return
 #colred = affine_map<(c, t) -> (c)>
 #tr = affine_map<(c, t) -> (t, c)>
-func.func @left_alone(%x: memref<8x64xf32>, %m: memref<8x1xf32>, %xt: memref<64x8xf32>, %c: memref<8xf32>, %d: memref<8x64xf64>, %dm: memref<8x1xf64>) {
+func.func @left_alone(%x: memref<8x64xf32>, %m: memref<8x1xf32>, %xt: memref<64x8xf32>, %c: memref<8xf32>, %d: memref<8x64xf64>, %dm: memref<8x1xf64>, %strided: memref<8x64xf32, strided<[128, 2]>>, %k: f32, %buf: memref<8x65xf32>, %x3: memref<2x3x64xf32>, %b2: memref<2xf32>) {
   linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x64xf32>) outs(%m : memref<8x1xf32>) {
   ^bb0(%in: f32, %out: f32):
-    %r = arith.maximumf %out, %in : f32
+    %r = arith.mulf %out, %in : f32
     linalg.yield %r : f32
   }
   linalg.generic {indexing_maps = [#tr, #colred], iterator_types = ["parallel", "reduction"]} ins(%xt : memref<64x8xf32>) outs(%c : memref<8xf32>) {
@@ -172,6 +226,28 @@ func.func @left_alone(%x: memref<8x64xf32>, %m: memref<8x1xf32>, %xt: memref<64x
       %r = arith.addf %out, %in : f32
       linalg.yield %r : f32
     }
+  }
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%strided : memref<8x64xf32, strided<[128, 2]>>) outs(%m : memref<8x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x64xf32>) outs(%m : memref<8x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %k : f32
+    linalg.yield %r : f32
+  }
+  %rows = memref.subview %buf[0, 0] [8, 64] [1, 1] : memref<8x65xf32> to memref<8x64xf32, strided<[65, 1]>>
+  %last = memref.subview %buf[0, 64] [8, 1] [1, 1] : memref<8x65xf32> to memref<8x1xf32, strided<[65, 1], offset: 64>>
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%rows : memref<8x64xf32, strided<[65, 1]>>) outs(%last : memref<8x1xf32, strided<[65, 1], offset: 64>>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id3, affine_map<(a, b, c) -> (a)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x3 : memref<2x3x64xf32>) outs(%b2 : memref<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %out, %in : f32
+    linalg.yield %r : f32
   }
   return
 }

@@ -5,16 +5,16 @@
 # [B, 1]), a LayerNorm-style sum of squared deviations from a per-row mean
 # ([B, C] -> [B]), both with B and C dynamic, a [2, 5, 70] sum over
 # rows of 70 (a 64-element step, no 16-wide one, a 6-element tail), and a
-# 1-D sum ([C] -> [], no tiling). First the pass is shown to rewrite all
-# four (the IR after it has four vector.reduction and no reduction
-# generic), then every size runs with threads (default), on one thread,
+# 1-D sum ([C] -> [], no tiling), and a row max of negative values ([B, C]
+# -> [B], from -inf). First the pass is shown to rewrite all five (the IR
+# after it has five vector.reduction and no reduction generic), then every size runs with threads (default), on one thread,
 # with parallel=false, and with the pass off, against a float64 NumPy
-# reference within 1e-5 + 1e-5 * |sum|. Sizes cover the loop boundaries:
+# reference within 1e-5 + 1e-5 * |sum| (the max exactly). Sizes cover the loop boundaries:
 # C in {1, 15, 16, 17, 63, 64, 65, 129, 768}.
 #
-# CHECK: IR after attn-vectorize-row-reductions: 4 vector.reduction, 0 reduction generics
+# CHECK: IR after attn-vectorize-row-reductions: 5 vector.reduction, 0 reduction generics
 # CHECK-NOT: FAIL
-# CHECK: row_reductions: all 76 checks OK
+# CHECK: row_reductions: all 112 checks OK
 
 import os
 import subprocess
@@ -69,6 +69,20 @@ func.func @static3(%x: tensor<2x5x70xf32>) -> tensor<2x5xf32> {
   } -> tensor<2x5xf32>
   return %s : tensor<2x5xf32>
 }
+func.func @rowmax(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %b = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %e = tensor.empty(%b) : tensor<?xf32>
+  %i = linalg.fill ins(%ninf : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %m = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%i : tensor<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %out, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %m : tensor<?xf32>
+}
 func.func @flat(%x: tensor<?xf32>) -> tensor<f32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<f32>
@@ -98,10 +112,10 @@ def ir_after_pass(work):
                           stderr=subprocess.STDOUT, universal_newlines=True, check=True)
     dumps = proc.stdout.split("// -----// IR Dump After ")
     # One dump per function (a function pass), each of the whole module:
-    # the last one shows all three rewritten.
+    # the last one shows all four rewritten.
     after = [d for d in dumps if d.startswith("AttnVectorizeRowReductionsPass")]
-    if len(after) != 3:
-        print("FAIL: %d dumps after attn-vectorize-row-reductions, not 3" % len(after))
+    if len(after) != 4:
+        print("FAIL: %d dumps after attn-vectorize-row-reductions, not 4" % len(after))
         return ""
     return after[-1]
 
@@ -112,7 +126,7 @@ def main():
     checks = attn_exec.Checks()
     ir = ir_after_pass(work)
     print("IR after attn-vectorize-row-reductions: %d vector.reduction, %d reduction generics"
-          % (ir.count("vector.reduction <add>"), ir.count('"reduction"]')))
+          % (ir.count("vector.reduction <"), ir.count('"reduction"]')))
     # Pipeline options at compile time, --threads at run time.
     pipeline = lambda args: [a for a in args if a.startswith("--pipeline-options")]
     runtime = lambda args: [a for a in args if a not in pipeline(args)]
@@ -136,6 +150,12 @@ def main():
                                      extra_args=run_args)
                 close("sum B=%d C=%d %s" % (b, c, name), s, want_s)
                 close("squares B=%d C=%d %s" % (b, c, name), v, want_v)
+            with checks("rowmax B=%d C=%d %s" % (b, c, name)):
+                (got,) = attn_exec.run(compiled[name], "rowmax", [x - 10], work,
+                                       extra_args=run_args)
+                want = (x - 10).max(-1)
+                if got.shape != want.shape or not np.array_equal(got, want):
+                    raise AssertionError("rowmax differs from np.max")
             with checks("flat C=%d %s" % (b * c, name)):
                 (t,) = attn_exec.run(compiled[name], "flat", [x.reshape(-1)], work,
                                      extra_args=run_args)

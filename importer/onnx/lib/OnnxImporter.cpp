@@ -837,12 +837,11 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   }
   const std::string &op = n.op_type();
   // Ops newer than the model's opset do not exist for it (ONNX Runtime
-  // refuses such a model too).
-  static const std::map<std::string, int> since = {{"Range", 11},
-                                                   {"Trilu", 14},
-                                                   {"LayerNormalization", 17},
-                                                   {"Gelu", 20},
-                                                   {"Attention", 23}};
+  // refuses such a model too). Not LayerNormalization: standard from opset
+  // 17, but ONNX Runtime has long registered it in the default domain, and
+  // its transformer optimizer writes it into models of older opsets.
+  static const std::map<std::string, int> since = {
+      {"Range", 11}, {"Trilu", 14}, {"Gelu", 20}, {"Attention", 23}};
   if (auto it = since.find(op); it != since.end() && opset < it->second) {
     nodeError(n) << op << " exists from opset " << it->second
                  << "; the model imports opset " << opset;
@@ -891,14 +890,15 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       if (failed)
         return;
       std::optional<DenseElementsAttr> c = constantElements(mode);
-      bool off = c && c->getNumElements() == 1 &&
-                 c->getElementType().isInteger(1) &&
-                 !*c->getValues<bool>().begin();
+      bool isFlag =
+          c && c->getNumElements() == 1 && c->getElementType().isInteger(1);
+      bool off = isFlag && !*c->getValues<bool>().begin();
       std::optional<double> ratio = n.input_size() > 1 && !n.input(1).empty()
                                         ? scalarConst(n.input(1))
                                         : std::optional<double>(0.5);
       if (!off && !(ratio && *ratio == 0.0)) {
-        nodeError(n) << "training_mode is " << (c ? "true" : "not a constant")
+        nodeError(n) << "training_mode is "
+                     << (isFlag ? "true" : "not a constant bool")
                      << ": random dropout of a tensor is not supported "
                         "(export the model in eval mode)";
         return;

@@ -643,15 +643,17 @@ def AttnVectorizeRowReductionsPass
     may not reorder and so does not vectorize: every element waits for the
     previous addition. This pass takes each such op on buffers that sits
     directly in a function (every other dim parallel, one f32 output not
-    indexed by the reduction dim, `out + summand` as the body's result,
+    indexed by the reduction dim, `out + summand` as the body's result, or
+    `maximumf`/`maxnumf`/`minimumf`/`minnumf` of the two,
     the summand computed by lanewise arith/math ops from inputs that are
     either contiguous along the row or one value per row), tiles it by 1
     along its parallel dims as an `scf.parallel` and writes each row as
     vector code: the summand on `vector<16xf32>` loads, four independent
     accumulators over 64 elements a step, then 16 at a time, a horizontal
     `vector.reduction`, and the original body as a scalar loop for the last
-    N mod 16 elements. The additions are reassociated (partial sums).
-    Other reductions (max, a reduction dim in the middle, transposed reads,
+    N mod 16 elements (max and min the same way, from their identity
+    -inf or +inf). The additions are reassociated (partial sums). Other
+    reductions (products, a reduction dim in the middle, transposed reads,
     other element types) are left to the default lowering.
 
     Before (the variance of a LayerNorm):

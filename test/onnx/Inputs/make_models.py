@@ -334,11 +334,23 @@ save("opset11_forms",
       helper.make_node("Softmax", ["x"], ["last"], axis=-1, name="sm_last"),
       helper.make_node("Unsqueeze", ["x"], ["u"], axes=[1, 3], name="unsq"),
       helper.make_node("Squeeze", ["u"], ["sq"], axes=[1], name="sq"),
-      helper.make_node("Split", ["x"], ["p0", "p1"], axis=2, split=[1, 3], name="split")],
+      helper.make_node("Split", ["x"], ["p0", "p1"], axis=2, split=[1, 3], name="split"),
+      helper.make_node("Squeeze", ["u"], ["sqall"], name="sq_all"),
+      helper.make_node("Split", ["x"], ["h0", "h1"], axis=2, name="split_halves")],
      [vi("x", F, ["B", 3, 4])],
      [vi("flat", F, ["B", 3, 4]), vi("dflt", F, ["B", 3, 4]), vi("last", F, ["B", 3, 4]),
-      vi("sq", F, ["B", 3, 1, 4]), vi("p0", F, ["B", 3, 1]), vi("p1", F, ["B", 3, 3])],
+      vi("sq", F, ["B", 3, 1, 4]), vi("p0", F, ["B", 3, 1]), vi("p1", F, ["B", 3, 3]),
+      vi("sqall", F, ["B", 3, 4]), vi("h0", F, ["B", 3, 2]), vi("h1", F, ["B", 3, 2])],
      opset=11)
+# Attention-shaped, but opset 11's Softmax without an axis normalizes over
+# dims 1 to 3 of the [1, 2, 3, 5] scores together: not attention, not raised.
+save("opset11_softmax_not_attention",
+     [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+      helper.make_node("MatMul", ["q", "kt"], ["s"]),
+      helper.make_node("Softmax", ["s"], ["w"], name="sm"),
+      helper.make_node("MatMul", ["w", "v"], ["y"])],
+     [vi("q", F, [1, 2, 3, 4]), vi("k", F, [1, 2, 5, 4]), vi("v", F, [1, 2, 5, 4])],
+     [vi("y", F, [1, 2, 3, 4])], opset=11)
 # Opset 9: Slice's starts/ends/axes are attributes; a Dropout (ratio an
 # attribute) passes data through.
 save("opset9_slice",
