@@ -10,45 +10,16 @@
 # LayerNorm and GELU spelled out, Range of positions) matches too.
 
 import os
-import subprocess
 import sys
 
-import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, os.path.join(HERE, "Inputs"))
 import seed_modules  # noqa: E402
+from export_check import check_export  # noqa: E402
 from pattern_models import BookGPT  # noqa: E402
-
-RUN = os.environ.get("ATTENTION_RUN", os.path.join(HERE, "..", "..", "build", "bin",
-                                                   "attention-run"))
-
-
-def check(work, name, module, opset, x, example=None):
-    path = os.path.join(work, "%s_%d.onnx" % (name, opset))
-    dyn = {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}
-    torch.onnx.export(module, example if example is not None else x, path,
-                      opset_version=opset, input_names=["x"], output_names=["y"],
-                      dynamic_axes=dyn if example is not None else None)
-    xp = os.path.join(work, "x.npy")
-    np.save(xp, x.numpy())
-    out = os.path.join(work, "%s_%d_y.npy" % (name, opset))
-    proc = subprocess.run([RUN, path, "--input", "x=" + xp, "--output", out],
-                          capture_output=True, text=True)
-    if proc.returncode:
-        print("FAIL: %s opset %d: %s" % (name, opset, proc.stderr))
-        return False
-    raised = [l.split(" to ")[1].split(":")[0] for l in proc.stderr.splitlines()
-              if "remark: raised" in l]
-    with torch.no_grad():
-        want = module(x).numpy()
-    err = float(np.abs(np.load(out) - want).max())
-    ok = err <= 1e-5
-    print("%s %s opset %d: raised to %s, max_abs_err=%.1e" % (
-        "ok" if ok else "FAIL:", name, opset, ",".join(raised) or "nothing", err))
-    return ok
 
 
 def main():
@@ -64,10 +35,11 @@ def main():
     ok = True
     for opset in range(9, 18):
         ex = example if opset > 9 else None
-        ok &= check(work, "mha", mha, opset, x, ex)
-        ok &= check(work, "causal", causal, opset, x, ex)
+        ex = [ex] if ex is not None else None
+        ok &= check_export(work, "mha", mha, opset, [x], ex)
+        ok &= check_export(work, "causal", causal, opset, [x], ex)
         if opset in (11, 12):
-            ok &= check(work, "gpt", gpt, opset, ids, ids_example)
+            ok &= check_export(work, "gpt", gpt, opset, [ids], [ids_example])
     print("export_opsets: %s" % ("all OK" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 

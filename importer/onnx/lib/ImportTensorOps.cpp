@@ -9,6 +9,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 namespace mlir::attn::onnx_import {
 
 void Importer::importConstant(const onnx::NodeProto &n) {
@@ -109,19 +111,43 @@ Value Importer::broadcastGeneric(
 
 void Importer::importElementwise(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
-  if (op != "Where" && op != "Pow" && op != "Sqrt" && importKnownArith(n))
+  bool arith4 = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+  if (arith4 && importKnownArith(n))
     return;
   if (op == "Where" && importKnownWhere(n))
     return;
   SmallVector<Value> ins;
   for (int i = 0; i < n.input_size(); ++i)
-    ins.push_back(input(n, i));
+    if (!n.input(i).empty())
+      ins.push_back(input(n, i));
   if (failed)
     return;
   Value data = op == "Where" ? ins[1] : ins[0];
   Type elem = typeOf(data).getElementType();
   bool isFloat = isa<FloatType>(elem);
-  bool unaryFloat = op == "Sqrt" || op == "Tanh" || op == "Erf" || op == "Gelu";
+  static const std::set<std::string> unaryFloatOps = {
+      "Sqrt", "Tanh", "Erf", "Gelu",       "Relu", "Sigmoid", "Neg",
+      "Exp",  "Log",  "Abs", "Reciprocal", "Sin",  "Cos"};
+  bool unaryFloat = unaryFloatOps.count(op) != 0;
+  bool extremum = op == "Max" || op == "Min";
+  // Clip: the bounds are optional inputs from opset 11 (absent: no bound)
+  // and attributes before (defaults -inf and +inf).
+  bool clipLow = false, clipHigh = false;
+  double lowAttr = -INFINITY, highAttr = INFINITY;
+  if (op == "Clip") {
+    if (opset < 11) {
+      lowAttr = floatAttr(n, "min").value_or(-INFINITY);
+      highAttr = floatAttr(n, "max").value_or(INFINITY);
+    } else {
+      clipLow = n.input_size() > 1 && !n.input(1).empty();
+      clipHigh = n.input_size() > 2 && !n.input(2).empty();
+      for (size_t i = 1; i < ins.size(); ++i)
+        if (typeOf(ins[i]).getRank() != 0) {
+          nodeError(n) << "min and max must be scalars, got " << typeOf(ins[i]);
+          return;
+        }
+    }
+  }
   // Gelu (opset 20, torch.nn.GELU's export from then on): exact (erf) or
   // its tanh approximation.
   std::string approximate = "none";
@@ -134,7 +160,8 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
       return;
     }
   }
-  if (!isFloat && (op == "Pow" || unaryFloat || elem.isInteger(1))) {
+  if (!isFloat &&
+      (op == "Pow" || op == "Clip" || unaryFloat || elem.isInteger(1))) {
     nodeError(n) << "expects float tensors, got " << elem;
     return;
   }
@@ -160,7 +187,58 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
           x = math::TanhOp::create(nb, l, a[0]);
         else if (op == "Erf")
           x = math::ErfOp::create(nb, l, a[0]);
-        else if (op == "Gelu") {
+        else if (op == "Relu") // max(x, 0); NaN stays NaN, as in ONNX Runtime
+          x = arith::MaximumFOp::create(
+              nb, l, a[0],
+              arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem)));
+        else if (op == "Sigmoid") { // 1 / (1 + exp(-x))
+          Value one =
+              arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, 1.0));
+          Value e =
+              math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, a[0]));
+          x = arith::DivFOp::create(nb, l, one,
+                                    arith::AddFOp::create(nb, l, one, e));
+        } else if (op == "Neg")
+          x = arith::NegFOp::create(nb, l, a[0]);
+        else if (op == "Exp")
+          x = math::ExpOp::create(nb, l, a[0]);
+        else if (op == "Log")
+          x = math::LogOp::create(nb, l, a[0]);
+        else if (op == "Abs")
+          x = math::AbsFOp::create(nb, l, a[0]);
+        else if (op == "Reciprocal")
+          x = arith::DivFOp::create(
+              nb, l,
+              arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, 1.0)),
+              a[0]);
+        else if (op == "Sin")
+          x = math::SinOp::create(nb, l, a[0]);
+        else if (op == "Cos")
+          x = math::CosOp::create(nb, l, a[0]);
+        else if (extremum) {
+          // Max/Min of any number of inputs; NaN propagates (NumPy's
+          // maximum/minimum, ONNX Runtime's Max/Min).
+          x = a[0];
+          // (a ends with the output's block argument.)
+          for (Value v : a.take_front(ins.size()).drop_front())
+            x = !isFloat
+                    ? (op == "Max" ? Value(arith::MaxSIOp::create(nb, l, x, v))
+                                   : Value(arith::MinSIOp::create(nb, l, x, v)))
+                : op == "Max" ? Value(arith::MaximumFOp::create(nb, l, x, v))
+                              : Value(arith::MinimumFOp::create(nb, l, x, v));
+        } else if (op == "Clip") {
+          // min(max(x, lo), hi): hi wherever lo > hi, as ONNX specifies.
+          x = a[0];
+          size_t next = 1;
+          Value lo = clipLow ? a[next++]
+                             : Value(arith::ConstantOp::create(
+                                   nb, l, nb.getFloatAttr(elem, lowAttr)));
+          Value hi = clipHigh ? a[next++]
+                              : Value(arith::ConstantOp::create(
+                                    nb, l, nb.getFloatAttr(elem, highAttr)));
+          x = arith::MinimumFOp::create(
+              nb, l, arith::MaximumFOp::create(nb, l, x, lo), hi);
+        } else if (op == "Gelu") {
           auto c = [&](double v) -> Value {
             return arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, v));
           };

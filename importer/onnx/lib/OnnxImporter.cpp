@@ -866,7 +866,11 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Cast", 1},       {"Equal", 2},     {"Trilu", 1},
       {"Gemm", 2},       {"ReduceSum", 1}, {"Not", 1},
       {"Tanh", 1},       {"Erf", 1},       {"LayerNormalization", 2},
-      {"ReduceMean", 1}, {"Range", 3},     {"Gelu", 1}};
+      {"ReduceMean", 1}, {"Range", 3},     {"Gelu", 1},
+      {"Relu", 1},       {"Sigmoid", 1},   {"Neg", 1},
+      {"Exp", 1},        {"Log", 1},       {"Abs", 1},
+      {"Reciprocal", 1}, {"Sin", 1},       {"Cos", 1},
+      {"Max", 1},        {"Min", 1},       {"Clip", 1}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -913,7 +917,10 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
       op == "Where")
     return importElementwise(n);
-  if (op == "Sqrt" || op == "Tanh" || op == "Erf" || op == "Gelu")
+  static const std::set<std::string> elementwise = {
+      "Sqrt", "Tanh", "Erf",        "Gelu", "Relu", "Sigmoid", "Neg", "Exp",
+      "Log",  "Abs",  "Reciprocal", "Sin",  "Cos",  "Max",     "Min", "Clip"};
+  if (elementwise.count(op))
     return importElementwise(n);
   if (op == "MatMul")
     return importMatMul(n);

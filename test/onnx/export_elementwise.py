@@ -1,0 +1,103 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# The elementwise ops of LLaMA-style blocks and their neighbours, from real
+# torch exports: Relu, Sigmoid (SiLU), Abs, Neg, Exp, Log, Reciprocal,
+# Sin, Cos, Max/Min (torch.maximum/minimum), Clip (torch.clamp: bounds as
+# attributes before opset 11, as optional inputs from 11). One graph of
+# all of them at opsets 10, 11 and 17 with dynamic axes, then a LLaMA-style
+# block (RMSNorm, rotary embeddings whose cos/sin the graph computes from
+# the positions, causal attention with masked_fill, a SiLU-gated MLP),
+# each run at a size other than the export's and compared with torch within
+# 1e-5.
+#
+# CHECK-NOT: FAIL
+# CHECK: ok zoo opset 10
+# CHECK: ok zoo opset 11
+# CHECK: ok zoo opset 17
+# CHECK: ok llama block opset 17: raised to attn.sdpa
+# CHECK: export_elementwise: all OK
+
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from export_check import check_export  # noqa: E402
+
+
+class Zoo(nn.Module):
+    def forward(self, x, z):
+        return (F.relu(x) + torch.sigmoid(x) - x.abs() * torch.exp(-x * x)
+                + torch.log(x.abs() + 1) + torch.maximum(x, z) + torch.minimum(x, z)
+                + x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + torch.reciprocal(x * x + 1)
+                + torch.sin(x) * torch.cos(z) + (-x))
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(d))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d=32, heads=4, hidden=64):
+        super().__init__()
+        self.h, self.hd = heads, d // heads
+        self.norm1, self.norm2 = RMSNorm(d), RMSNorm(d)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.gate, self.up = nn.Linear(d, hidden, bias=False), nn.Linear(d, hidden, bias=False)
+        self.down = nn.Linear(hidden, d, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        self.register_buffer("inv_freq", inv)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.norm1(x)
+        q, k, v = (p(h).view(b, t, self.h, self.hd).transpose(1, 2)
+                   for p in (self.q, self.k, self.v))
+        # (int64 positions cast to float, as Hugging Face LLaMA writes them)
+        freqs = torch.arange(t).float()[:, None] * self.inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        s = q @ k.transpose(2, 3) / (self.hd ** 0.5)
+        mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+        s = s.masked_fill(mask, float("-inf"))
+        a = torch.softmax(s, dim=-1) @ v
+        x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+def main():
+    work = sys.argv[1]
+    os.makedirs(work, exist_ok=True)
+    torch.manual_seed(3)
+    ok = True
+    zoo = Zoo()
+    run = [torch.randn(3, 7), torch.randn(3, 7)]
+    example = [torch.randn(2, 5), torch.randn(2, 5)]
+    for opset in (10, 11, 17):
+        ok &= check_export(work, "zoo", zoo, opset, run, example)
+    block = LlamaBlock().eval()
+    ok &= check_export(work, "llama block", block, 17, [torch.randn(2, 9, 32)],
+                       [torch.randn(1, 6, 32)])
+    print("export_elementwise: %s" % ("all OK" if ok else "FAILED"))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
