@@ -31,7 +31,7 @@ from export_check import check_export  # noqa: E402
 class Zoo(nn.Module):
     def forward(self, x, z):
         return (F.relu(x) + torch.sigmoid(x) - x.abs() * torch.exp(-x * x)
-                + torch.log(x.abs() + 1) + torch.maximum(x, z) + torch.minimum(x, z)
+                + torch.log(x.abs() + 1) + 2 * torch.maximum(x, z) + torch.minimum(x, z)
                 + x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + torch.reciprocal(x * x + 1)
                 + torch.sin(x) * torch.cos(z) + (-x))
 

@@ -10,6 +10,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::attn::onnx_import {
 
@@ -125,27 +126,38 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   Value data = op == "Where" ? ins[1] : ins[0];
   Type elem = typeOf(data).getElementType();
   bool isFloat = isa<FloatType>(elem);
+  // (Neg, Abs, Max, Min and Clip take integers too.)
   static const std::set<std::string> unaryFloatOps = {
-      "Sqrt", "Tanh", "Erf", "Gelu",       "Relu", "Sigmoid", "Neg",
-      "Exp",  "Log",  "Abs", "Reciprocal", "Sin",  "Cos"};
+      "Sqrt", "Tanh", "Erf",        "Gelu", "Relu", "Sigmoid",
+      "Exp",  "Log",  "Reciprocal", "Sin",  "Cos"};
   bool unaryFloat = unaryFloatOps.count(op) != 0;
   bool extremum = op == "Max" || op == "Min";
-  // Clip: the bounds are optional inputs from opset 11 (absent: no bound)
-  // and attributes before (defaults -inf and +inf).
+  // Clip: the bounds are optional inputs from opset 11 and attributes
+  // before; an absent bound is the type's lowest or largest finite value,
+  // as ONNX specifies (so Clip(inf) is FLT_MAX, as in ONNX Runtime).
   bool clipLow = false, clipHigh = false;
-  double lowAttr = -INFINITY, highAttr = INFINITY;
+  double lowAttr = std::numeric_limits<float>::lowest(),
+         highAttr = std::numeric_limits<float>::max();
   if (op == "Clip") {
     if (opset < 11) {
-      lowAttr = floatAttr(n, "min").value_or(-INFINITY);
-      highAttr = floatAttr(n, "max").value_or(INFINITY);
+      lowAttr = floatAttr(n, "min").value_or(lowAttr);
+      highAttr = floatAttr(n, "max").value_or(highAttr);
     } else {
       clipLow = n.input_size() > 1 && !n.input(1).empty();
       clipHigh = n.input_size() > 2 && !n.input(2).empty();
-      for (size_t i = 1; i < ins.size(); ++i)
-        if (typeOf(ins[i]).getRank() != 0) {
-          nodeError(n) << "min and max must be scalars, got " << typeOf(ins[i]);
+      // A bound of one element ([1] as some exporters write it) is read
+      // as the scalar it holds.
+      for (size_t i = 1; i < ins.size(); ++i) {
+        auto bt = typeOf(ins[i]);
+        if (!bt.hasStaticShape() || bt.getNumElements() != 1) {
+          nodeError(n) << "min and max must be scalars, got " << bt;
           return;
         }
+        if (bt.getRank() != 0)
+          ins[i] = tensor::CollapseShapeOp::create(
+              b, nodeLoc(n), RankedTensorType::get({}, bt.getElementType()),
+              ins[i], ArrayRef<ReassociationIndices>{});
+      }
     }
   }
   // Gelu (opset 20, torch.nn.GELU's export from then on): exact (erf) or
@@ -160,8 +172,8 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
       return;
     }
   }
-  if (!isFloat &&
-      (op == "Pow" || op == "Clip" || unaryFloat || elem.isInteger(1))) {
+  if (!isFloat && (op == "Pow" || unaryFloat || elem.isInteger(1) ||
+                   (op == "Clip" && opset < 12))) {
     nodeError(n) << "expects float tensors, got " << elem;
     return;
   }
@@ -199,13 +211,19 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
           x = arith::DivFOp::create(nb, l, one,
                                     arith::AddFOp::create(nb, l, one, e));
         } else if (op == "Neg")
-          x = arith::NegFOp::create(nb, l, a[0]);
+          x = isFloat
+                  ? Value(arith::NegFOp::create(nb, l, a[0]))
+                  : Value(arith::SubIOp::create(
+                        nb, l,
+                        arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem)),
+                        a[0]));
         else if (op == "Exp")
           x = math::ExpOp::create(nb, l, a[0]);
         else if (op == "Log")
           x = math::LogOp::create(nb, l, a[0]);
         else if (op == "Abs")
-          x = math::AbsFOp::create(nb, l, a[0]);
+          x = isFloat ? Value(math::AbsFOp::create(nb, l, a[0]))
+                      : Value(math::AbsIOp::create(nb, l, a[0]));
         else if (op == "Reciprocal")
           x = arith::DivFOp::create(
               nb, l,
@@ -228,16 +246,24 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
                               : Value(arith::MinimumFOp::create(nb, l, x, v));
         } else if (op == "Clip") {
           // min(max(x, lo), hi): hi wherever lo > hi, as ONNX specifies.
-          x = a[0];
+          auto limit = [&](bool high) -> Value {
+            if (isFloat)
+              return arith::ConstantOp::create(
+                  nb, l, nb.getFloatAttr(elem, high ? highAttr : lowAttr));
+            unsigned w = elem.getIntOrFloatBitWidth();
+            return arith::ConstantOp::create(
+                nb, l,
+                nb.getIntegerAttr(elem, high ? APInt::getSignedMaxValue(w)
+                                             : APInt::getSignedMinValue(w)));
+          };
           size_t next = 1;
-          Value lo = clipLow ? a[next++]
-                             : Value(arith::ConstantOp::create(
-                                   nb, l, nb.getFloatAttr(elem, lowAttr)));
-          Value hi = clipHigh ? a[next++]
-                              : Value(arith::ConstantOp::create(
-                                    nb, l, nb.getFloatAttr(elem, highAttr)));
-          x = arith::MinimumFOp::create(
-              nb, l, arith::MaximumFOp::create(nb, l, x, lo), hi);
+          Value lo = clipLow ? a[next++] : limit(false);
+          Value hi = clipHigh ? a[next++] : limit(true);
+          x = isFloat
+                  ? Value(arith::MinimumFOp::create(
+                        nb, l, arith::MaximumFOp::create(nb, l, a[0], lo), hi))
+                  : Value(arith::MinSIOp::create(
+                        nb, l, arith::MaxSIOp::create(nb, l, a[0], lo), hi));
         } else if (op == "Gelu") {
           auto c = [&](double v) -> Value {
             return arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, v));

@@ -387,17 +387,28 @@ save("dropout_training_input",
      [helper.make_node("Dropout", ["x", "", "mode"], ["y"], name="drop")],
      [vi("x", F, [2, 4]), vi("mode", TensorProto.BOOL, [])], [vi("y", F, [2, 4])], opset=13)
 # Variadic Max/Min with broadcasting, Clip with only an upper bound (the
-# lower input left empty), integer Max; and Clip bounds that are not
-# scalars (refused).
+# lower input left empty), with lo > hi (all hi), with a [1] bound and no
+# upper one (the largest finite float), integer Max, Neg, Abs and Clip;
+# and Clip bounds that are not scalars (refused).
 save("extrema_clip",
      [helper.make_node("Constant", [], ["hi"], value=numpy_helper.from_array(np.array(0.25, np.float32))),
+      helper.make_node("Constant", [], ["lo"], value=numpy_helper.from_array(np.array(0.5, np.float32))),
+      helper.make_node("Constant", [], ["lo1"], value=numpy_helper.from_array(np.array([-0.5], np.float32))),
+      helper.make_node("Constant", [], ["ilo"], value=numpy_helper.from_array(np.array(-2, np.int64))),
       helper.make_node("Max", ["x", "r", "c"], ["mx"], name="max3"),
       helper.make_node("Min", ["x", "hi"], ["mn"], name="min2"),
       helper.make_node("Clip", ["x", "", "hi"], ["cl"], name="clip_hi"),
-      helper.make_node("Max", ["i", "j"], ["imx"], name="max_int")],
+      helper.make_node("Clip", ["x", "lo", "hi"], ["cl2"], name="clip_crossed"),
+      helper.make_node("Clip", ["x", "lo1"], ["cl3"], name="clip_lo1"),
+      helper.make_node("Max", ["i", "j"], ["imx"], name="max_int"),
+      helper.make_node("Neg", ["i"], ["ineg"], name="neg_int"),
+      helper.make_node("Abs", ["i"], ["iabs"], name="abs_int"),
+      helper.make_node("Clip", ["i", "ilo"], ["icl"], name="clip_int")],
      [vi("x", F, ["B", 5]), vi("r", F, [1, 5]), vi("c", F, ["B", 1]),
       vi("i", I64, [4]), vi("j", I64, [4])],
-     [vi("mx", F, ["B", 5]), vi("mn", F, ["B", 5]), vi("cl", F, ["B", 5]), vi("imx", I64, [4])],
+     [vi("mx", F, ["B", 5]), vi("mn", F, ["B", 5]), vi("cl", F, ["B", 5]),
+      vi("cl2", F, ["B", 5]), vi("cl3", F, ["B", 5]), vi("imx", I64, [4]),
+      vi("ineg", I64, [4]), vi("iabs", I64, [4]), vi("icl", I64, [4])],
      opset=13)
 save("clip_bad_bounds",
      [helper.make_node("Clip", ["x", "lo"], ["y"], name="clip")],
