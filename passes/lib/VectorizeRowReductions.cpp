@@ -273,8 +273,7 @@ public:
                         : Value(memref::LoadOp::create(
                               lb, loc, in->get(), indices(in, zeroIdx, j))));
           for (Operation &inner : op.getBlock()->without_terminator())
-            if (inner.getResult(0) !=
-                op.getBlock()->getTerminator()->getOperand(0))
+            if (&inner != r.combiner)
               lb.clone(inner, map);
           scf::YieldOp::create(
               lb, loc, ValueRange{combine(lb, iter[0], map.lookup(r.summand))});
@@ -324,7 +323,7 @@ private:
                   : Value(vector::LoadOp::create(lb, loc, vecType, in->get(),
                                                  indices(in, zero, j))));
     for (Operation &inner : body->without_terminator()) {
-      if (inner.getResult(0) == body->getTerminator()->getOperand(0))
+      if (&inner == r.combiner)
         continue; // the accumulation itself
       if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
         map.map(c.getResult(), splat(lb.clone(inner)->getResult(0)));

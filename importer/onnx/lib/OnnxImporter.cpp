@@ -914,12 +914,10 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
     return define(n, 0, input(n, 0));
   if (op == "Constant")
     return importConstant(n);
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" ||
-      op == "Where")
-    return importElementwise(n);
   static const std::set<std::string> elementwise = {
-      "Sqrt", "Tanh", "Erf",        "Gelu", "Relu", "Sigmoid", "Neg", "Exp",
-      "Log",  "Abs",  "Reciprocal", "Sin",  "Cos",  "Max",     "Min", "Clip"};
+      "Add",        "Sub",  "Mul",  "Div",     "Pow", "Where", "Sqrt", "Tanh",
+      "Erf",        "Gelu", "Relu", "Sigmoid", "Neg", "Exp",   "Log",  "Abs",
+      "Reciprocal", "Sin",  "Cos",  "Max",     "Min", "Clip"};
   if (elementwise.count(op))
     return importElementwise(n);
   if (op == "MatMul")
