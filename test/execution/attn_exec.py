@@ -14,6 +14,10 @@ ATTENTION_RUN = os.environ.get(
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "bin",
                  "attention-run"))
 
+# The sanitizer run of the suite (lit sets ATTN_SANITIZED=1 for the
+# ASan+UBSan build).
+SANITIZED = os.environ.get("ATTN_SANITIZED") == "1"
+
 # Distinguishes the files of successive run() calls sharing one workdir.
 _run_counter = itertools.count()
 
@@ -340,6 +344,52 @@ def workdir_from_argv(argv):
 
 def fmt_row(values, digits=4):
     return " ".join("%.*f" % (digits, float(x)) for x in values)
+
+
+class SanitizerTurns:
+    """Which variants of a case run in the sanitizer run of the suite.
+
+    ASan and UBSan instrument the compiler and the runtime, not the code they
+    generate, and the instrumented compiler is two to three times slower. A
+    case compiled with several option values runs much the same instrumented
+    code each time, so in that run each case takes the variants named in
+    `always` and one of the others, in turn from case to case: every variant
+    still runs, on a share of the cases. Outside the sanitizer run pick()
+    returns every variant. report() prints how often each ran, so the log
+    says what the run left out.
+
+        turns = SanitizerTurns(always={"default"})
+        for name, options in turns.pick(variants): ...
+        turns.report("vectorized_sdpa")
+    """
+
+    def __init__(self, always):
+        self.always = set(always)
+        self.turn = 0
+        self.ran = {}
+        self.offered = {}
+
+    def pick(self, variants):
+        """`variants`: (name, ...) tuples; the ones this case runs."""
+        for v in variants:
+            self.offered[v[0]] = self.offered.get(v[0], 0) + 1
+        if SANITIZED:
+            rest = [v for v in variants if v[0] not in self.always]
+            chosen = [v for v in variants if v[0] in self.always]
+            if rest:
+                chosen.append(rest[self.turn % len(rest)])
+                self.turn += 1
+        else:
+            chosen = list(variants)
+        for v in chosen:
+            self.ran[v[0]] = self.ran.get(v[0], 0) + 1
+        return chosen
+
+    def report(self, label):
+        if SANITIZED:
+            print("%s: sanitizer run, variants run on cases out of offered: %s" % (
+                label, ", ".join("%s %d/%d" % (name, self.ran.get(name, 0), n)
+                                 for name, n in self.offered.items())))
 
 
 class Checks:

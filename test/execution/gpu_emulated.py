@@ -15,6 +15,12 @@
 # out-of-bounds or misaligned accesses. (gpu_sdpa.py runs the same cases on a real GPU
 # where one is present.)
 #
+# In the sanitizer run of the suite (ATTN_SANITIZED=1) the emulator is
+# instrumented and two to three times slower: the three GPT-2-sized cases
+# (the same kernels as the smaller ones, over more blocks) are left out, and
+# each small case runs the default kernel and one of the variants in turn
+# (attn_exec.SanitizerTurns). The test prints what it left out.
+#
 # CHECK-NOT: FAIL
 # CHECK: gpu_emulated: {{[0-9]+}} passed, 0 failed
 
@@ -25,6 +31,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attn_exec  # noqa: E402
 import gpu_cases  # noqa: E402
 
 EMULATOR = os.environ["ATTN_GPU_EMULATOR"]
@@ -36,11 +43,16 @@ VARIANTS = ["stages=1", "ldmatrix=false", "warps=8 block-kv=128"]
 EXTRA = {"gqa_causal_bf16": ["block-kv=48", "warps=3 block-kv=240"],
          "head_dim_256_bf16": ["block-kv=112"]}
 runs = []
+turns = attn_exec.SanitizerTurns(always={""})
 for case in gpu_cases.CORRECTNESS:
-    runs.append((case, ""))
-    if case.B * case.Hq * case.Tq * case.Tk <= 2e6:
-        runs += [(case, v) for v in VARIANTS]
+    small = case.B * case.Hq * case.Tq * case.Tk <= 2e6
+    if attn_exec.SANITIZED and not small:
+        print("sanitizer run: %s left out (the release run has it)" % case.name)
+        continue
+    options = [("",)] + ([(v,) for v in VARIANTS] if small else [])
+    runs += [(case, v[0]) for v in turns.pick(options)]
     runs += [(case, v) for v in EXTRA.get(case.name, [])]
+turns.report("gpu_emulated")
 
 passed = failed = 0
 for case, options in runs:

@@ -32,12 +32,13 @@
 # on hosts that run it; the test prints which ran.
 #
 # In the sanitizer run of the suite (ATTN_SANITIZED=1, set by lit for the
-# ASan+UBSan build) each case runs the variants that reach different code:
-# the default, both odd tile sets and x86-64-v3 (plus the widened bf16 form);
-# the host tile sets, libm's exp, exponent-bit 2^n and x86-64-v4 differ from
-# those only in option values and run in the release suite. The test prints
-# the variants it left out. (Instrumented, the full loop was this suite's
-# longest test at 12.5 minutes.)
+# ASan+UBSan build) only the variants that reach different code run: the
+# default and the widened bf16 form on every case, and one of both odd tile
+# sets and x86-64-v3 in turn (attn_exec.SanitizerTurns); the host tile sets,
+# libm's exp, exponent-bit 2^n and x86-64-v4 differ from those only in
+# option values and run in the release suite. The test prints what ran.
+# (Instrumented, the full loop was this suite's longest test at 12.5
+# minutes.)
 #
 # CHECK-NOT: FAIL
 # CHECK: vectorized_sdpa: all {{[0-9]+}} checks OK
@@ -53,7 +54,6 @@ import attn_exec  # noqa: E402
 
 ATTENTION_OPT = os.path.join(os.path.dirname(attn_exec.ATTENTION_RUN), "attention-opt")
 
-SANITIZED = os.environ.get("ATTN_SANITIZED") == "1"
 SANITIZER_VARIANTS = {"default", "q16-kv5", "q32-kv3", "x86-64-v3", "widen"}
 
 VARIANTS = [
@@ -182,10 +182,11 @@ def main():
     bf16_dot = attn_exec.host_has_avx512_bf16()
     cpu_variants = [(name, args[0]) for name, args in attn_exec.cpu_variants()]
     print("other target CPUs: %s" % ", ".join(name for name, _ in cpu_variants))
-    if SANITIZED:
+    if attn_exec.SANITIZED:
         left_out = [n for n, _ in VARIANTS + cpu_variants if n not in SANITIZER_VARIANTS]
         print("sanitizer run: variants %s left out (the release run has them)"
               % ", ".join(left_out))
+    turns = attn_exec.SanitizerTurns(always={"default", "widen"})
     print("host avx512_bf16: %s (bf16 cases %s)" % (
         bf16_dot, "use vdpbf16ps, and widened to f32 with bf16-dot=false" if bf16_dot
         else "are widened to f32"))
@@ -236,9 +237,9 @@ def main():
         # widened form then runs too (bf16-dot=false).
         variants = VARIANTS + ([("widen", "bf16-dot=false")] if elem == "bf16" and bf16_dot
                                else []) + cpu_variants
-        if SANITIZED:
+        if attn_exec.SANITIZED:
             variants = [x for x in variants if x[0] in SANITIZER_VARIANTS]
-        variants = variants + list(extra_variants)
+        variants = turns.pick(variants) + list(extra_variants)
         for vname, opts in variants:
             label = "%s %s" % (name, vname)
             with checks(label):
@@ -538,6 +539,7 @@ def main():
     case("bf16 window L=90 softcap 8 causal T=260 d=64", normal(1, 2, 260, 64) * 2,
          normal(1, 2, 260, 64) * 2, normal(1, 2, 260, 64), causal="top_left", window=(90, None),
          softcap=8.0, elem="bf16")
+    turns.report("vectorized_sdpa")
     checks.finish("vectorized_sdpa")
 
 

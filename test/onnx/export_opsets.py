@@ -1,4 +1,4 @@
-# RUN: %python %s %t | FileCheck %s
+# RUN: %python %s %t | FileCheck %s --check-prefixes=CHECK,%malloc
 #
 # torch.onnx.export writes the seed's classes differently per opset (before
 # 13: Unsqueeze/Squeeze/Split lists as attributes and Softmax over flattened
@@ -7,7 +7,10 @@
 # raised to one attn op and match torch within 1e-5 at a length other than the
 # export's (opset 9: torch cannot export the mask slice with dynamic axes, so
 # a static export at the run's shape), and the book's GPT model (two blocks,
-# LayerNorm and GELU spelled out, Range of positions) matches too.
+# LayerNorm and GELU spelled out, Range of positions) matches too. In the
+# sanitizer run of the suite (ATTN_SANITIZED=1) opsets 14-16, which torch
+# 1.13 writes as it writes 13 and 17 for these models, are left out (the
+# test prints so).
 
 import os
 import sys
@@ -34,6 +37,9 @@ def main():
     ids, ids_example = torch.randint(0, 50, (2, 11)), torch.randint(0, 50, (3, 8))
     ok = True
     for opset in range(9, 18):
+        if os.environ.get("ATTN_SANITIZED") == "1" and opset in (14, 15, 16):
+            print("sanitizer run: opset %d left out (the release run has it)" % opset)
+            continue
         ex = example if opset > 9 else None
         ex = [ex] if ex is not None else None
         ok &= check_export(work, "mha", mha, opset, [x], ex)
@@ -60,12 +66,15 @@ if __name__ == "__main__":
 # CHECK: ok gpt opset 12: raised to attn.multi_head_attention,attn.multi_head_attention
 # CHECK: ok mha opset 13: raised to attn.multi_head_attention
 # CHECK: ok causal opset 13: raised to attn.causal_attention
-# CHECK: ok mha opset 14: raised to attn.multi_head_attention
-# CHECK: ok causal opset 14: raised to attn.causal_attention
-# CHECK: ok mha opset 15: raised to attn.multi_head_attention
-# CHECK: ok causal opset 15: raised to attn.causal_attention
-# CHECK: ok mha opset 16: raised to attn.multi_head_attention
-# CHECK: ok causal opset 16: raised to attn.causal_attention
+# GLIBC: ok mha opset 14: raised to attn.multi_head_attention
+# GLIBC: ok causal opset 14: raised to attn.causal_attention
+# SANITIZED: sanitizer run: opset 14 left out
+# GLIBC: ok mha opset 15: raised to attn.multi_head_attention
+# GLIBC: ok causal opset 15: raised to attn.causal_attention
+# SANITIZED: sanitizer run: opset 15 left out
+# GLIBC: ok mha opset 16: raised to attn.multi_head_attention
+# GLIBC: ok causal opset 16: raised to attn.causal_attention
+# SANITIZED: sanitizer run: opset 16 left out
 # CHECK: ok mha opset 17: raised to attn.multi_head_attention
 # CHECK: ok causal opset 17: raised to attn.causal_attention
 # CHECK: export_opsets: all OK
