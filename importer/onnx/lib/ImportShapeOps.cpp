@@ -10,6 +10,10 @@
 
 #include "Importer.h"
 
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+
 namespace mlir::attn::onnx_import {
 
 namespace {
@@ -84,6 +88,10 @@ void Importer::importGather(const onnx::NodeProto &n) {
   // row.
   // Position ids arange(T) (T a graph input's size) stay below N rows when
   // T <= N: the runtime refuses longer inputs, as for a sliced mask buffer.
+  // Constant indices are checked here. Any other indices (computed in the
+  // graph: a Slice of token ids, ids plus an offset, a table of dynamic
+  // size) are checked where they are read: see indexErrorSlot.
+  bool checkedBeforeCall = false;
   if (auto arg = idsInputOf(n.input(1)); arg && !dt.isDynamicDim(*axis)) {
     int64_t size = dt.getDimSize(*axis);
     auto [it, fresh] =
@@ -91,10 +99,28 @@ void Importer::importGather(const onnx::NodeProto &n) {
     if (!fresh)
       it->second = {std::max(it->second.first, -size),
                     std::min(it->second.second, size)};
-  } else if (auto r = rangeOfInputSize.find(ids);
-             r != rangeOfInputSize.end() && !dt.isDynamicDim(*axis)) {
-    boundInputSize(r->second, dt.getDimSize(*axis));
+    checkedBeforeCall = true;
+  } else if (auto r = rangeInputSizeOf(n.input(1));
+             r && !dt.isDynamicDim(*axis)) {
+    boundInputSize(*r, dt.getDimSize(*axis));
+    checkedBeforeCall = true;
+  } else if (DenseIntElementsAttr constIdx;
+             !dt.isDynamicDim(*axis) &&
+             (idx || matchPattern(ids, m_Constant(&constIdx)))) {
+    int64_t size = dt.getDimSize(*axis);
+    SmallVector<int64_t> values =
+        idx ? *idx : llvm::to_vector(constIdx.getValues<int64_t>());
+    for (int64_t i : values)
+      if (i < -size || i >= size) {
+        nodeError(n) << "index " << i << " is out of range for axis " << *axis
+                     << " of size " << size;
+        return;
+      }
+    checkedBeforeCall = true;
   }
+  std::optional<std::string> errorSlot;
+  if (!checkedBeforeCall)
+    errorSlot = indexErrorSlot(n);
   Location loc = nodeLoc(n);
   int64_t outRank = dt.getRank() - 1 + it.getRank();
   SmallVector<OpFoldResult> sizes;
@@ -121,26 +147,108 @@ void Importer::importGather(const onnx::NodeProto &n) {
             Value i =
                 arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
             Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-            Value one = arith::ConstantIndexOp::create(nb, l, 1);
-            Value neg = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                              i, zero);
-            i = arith::SelectOp::create(
-                nb, l, neg, arith::AddIOp::create(nb, l, i, axisSize), i);
-            i = arith::MaxSIOp::create(nb, l, i, zero);
-            i = arith::MinSIOp::create(
-                nb, l, i, arith::SubIOp::create(nb, l, axisSize, one));
+            auto wrap = [&](OpBuilder &rb, Location rl, Value i) {
+              Value neg = arith::CmpIOp::create(
+                  rb, rl, arith::CmpIPredicate::slt, i, zero);
+              return arith::SelectOp::create(
+                  rb, rl, neg, arith::AddIOp::create(rb, rl, i, axisSize), i);
+            };
+            // The other coordinates (linalg.index belongs directly in the
+            // body, not in a branch of it).
             SmallVector<Value> coords;
             for (int64_t d = 0; d < *axis; ++d)
               coords.push_back(linalg::IndexOp::create(nb, l, d));
-            coords.push_back(i);
+            coords.push_back(nullptr);
             for (int64_t d = *axis + 1; d < dt.getRank(); ++d)
               coords.push_back(
                   linalg::IndexOp::create(nb, l, d - 1 + it.getRank()));
-            Value v = tensor::ExtractOp::create(nb, l, data, coords);
-            linalg::YieldOp::create(nb, l, v);
+            auto read = [&](OpBuilder &rb, Location rl, Value i) -> Value {
+              coords[*axis] = i;
+              return tensor::ExtractOp::create(rb, rl, data, coords);
+            };
+            if (errorSlot) {
+              linalg::YieldOp::create(
+                  nb, l,
+                  checkedRead(nb, l, *errorSlot, i, axisSize,
+                              dt.getElementType(),
+                              [&](OpBuilder &rb, Location rl) {
+                                return read(rb, rl, wrap(rb, rl, i));
+                              }));
+              return;
+            }
+            // In range by the checks before the call; the clamp keeps even
+            // a wrong index inside the table.
+            Value one = arith::ConstantIndexOp::create(nb, l, 1);
+            i = wrap(nb, l, i);
+            i = arith::MaxSIOp::create(nb, l, i, zero);
+            i = arith::MinSIOp::create(
+                nb, l, i, arith::SubIOp::create(nb, l, axisSize, one));
+            linalg::YieldOp::create(nb, l, read(nb, l, i));
           })
           .getResult(0);
   define(n, 0, out);
+}
+
+std::string Importer::indexErrorSlot(const onnx::NodeProto &n) {
+  // The runtime's names (attnrt/Module.h: kIndexErrorSlotPrefix).
+  std::string name =
+      "__attn_index_error_" + std::to_string(indexCheckSites.size());
+  std::string site = (llvm::sys::path::filename(modelPath) + ": " +
+                      (n.name().empty() ? "node #" + std::to_string(nodeIndex)
+                                        : "'" + n.name() + "'") +
+                      " (" + n.op_type() + ", indices '" + n.input(1) + "')")
+                         .str();
+  // One line per site in the runtime's list.
+  std::replace(site.begin(), site.end(), '\n', ' ');
+  indexCheckSites.push_back(site);
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  OpBuilder gb = OpBuilder::atBlockBegin(module.getBody());
+  auto type = MemRefType::get({3}, gb.getI64Type());
+  memref::GlobalOp::create(
+      gb, fileLoc, gb.getStringAttr(name), /*sym_visibility=*/StringAttr(),
+      TypeAttr::get(type),
+      DenseElementsAttr::get(RankedTensorType::get({3}, gb.getI64Type()),
+                             ArrayRef<int64_t>{0, 0, 0}),
+      /*constant=*/UnitAttr(), /*alignment=*/gb.getI64IntegerAttr(8));
+  return name;
+}
+
+Value Importer::checkedRead(
+    OpBuilder &nb, Location l, const std::string &slot, Value i, Value size,
+    Type elem, function_ref<Value(OpBuilder &, Location)> readInRange) {
+  Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+  Value below = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i,
+                                      arith::SubIOp::create(nb, l, zero, size));
+  Value above =
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, size);
+  Value outside = arith::OrIOp::create(nb, l, below, above);
+  auto ifOp = scf::IfOp::create(nb, l, TypeRange{elem}, outside,
+                                /*withElseRegion=*/true);
+  OpBuilder tb = OpBuilder::atBlockEnd(&ifOp.getThenRegion().front());
+  auto type = MemRefType::get({3}, tb.getI64Type());
+  Value g = memref::GetGlobalOp::create(
+      tb, l, type, FlatSymbolRefAttr::get(tb.getContext(), slot));
+  auto i64 = [&](Value v) {
+    return arith::IndexCastOp::create(tb, l, tb.getI64Type(), v);
+  };
+  auto put = [&](int64_t at, Value v) {
+    memref::AtomicRMWOp::create(
+        tb, l, arith::AtomicRMWKind::assign, v, g,
+        ValueRange{arith::ConstantIndexOp::create(tb, l, at)});
+  };
+  // Several threads may write here at once: each word is one of theirs
+  // (atomic), and any of them names a real out-of-range index.
+  put(1, i64(i));
+  put(2, i64(size));
+  put(0, arith::ConstantIntOp::create(tb, l, tb.getI64Type(), 1));
+  // Nothing is read (the table may even be empty); the call fails.
+  scf::YieldOp::create(tb, l,
+                       ValueRange{arith::ConstantOp::create(
+                           tb, l, cast<TypedAttr>(tb.getZeroAttr(elem)))});
+  OpBuilder eb = OpBuilder::atBlockEnd(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(eb, l, ValueRange{readInRange(eb, l)});
+  return ifOp.getResult(0);
 }
 
 SmallVector<ReassociationIndices> unitGroups(int64_t bigRank,

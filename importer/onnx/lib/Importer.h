@@ -23,6 +23,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
@@ -356,9 +358,28 @@ private:
   /// graph input's size (arange(T) position ids): the (argument, dim) of
   /// that size. Gathering a table of N rows with one bounds that size by N.
   llvm::DenseMap<Value, std::pair<unsigned, int64_t>> rangeOfInputSize;
+  /// The (argument, dim) of the size that bounds `name`'s values: a range
+  /// in rangeOfInputSize, or one moved or cast on its way (Unsqueeze,
+  /// Expand, ...).
+  std::optional<std::pair<unsigned, int64_t>>
+  rangeInputSizeOf(const std::string &name);
   /// The (argument, dim) whose size `v` is, if it is a graph input's
   /// dynamic size.
   std::optional<std::pair<unsigned, int64_t>> inputSizeOf(OpFoldResult v);
+  /// Descriptions of the Gathers whose indices are checked where they are
+  /// read (indexErrorSlot), in slot order: the module's
+  /// `attnrt.index_checks`.
+  std::vector<std::string> indexCheckSites;
+  /// A new slot for Gather `n`'s index check: a public global of three i64
+  /// (hit, index, size) that the runtime clears before each call and reads
+  /// after it (attnrt/Module.h); its symbol name.
+  std::string indexErrorSlot(const onnx::NodeProto &n);
+  /// In a Gather's body: the element `readInRange` reads if index `i` lies
+  /// in [-size, size); otherwise writes (1, i, size) to `slot` and reads
+  /// nothing (0 of type `elem`).
+  Value checkedRead(OpBuilder &nb, Location l, const std::string &slot, Value i,
+                    Value size, Type elem,
+                    function_ref<Value(OpBuilder &, Location)> readInRange);
   /// Records that graph input size `input` may be at most `most`.
   void boundInputSize(std::pair<unsigned, int64_t> input, int64_t most) {
     int64_t &bound = inputBounds[input];

@@ -657,6 +657,10 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
         arith::ConstantOp::create(b, fileLoc, weightAttr(name, *attr));
   }
   {
+    // Who produces what (producedBy), raising or not.
+    for (const auto &n : g.node())
+      for (const auto &o : n.output())
+        producer[o] = &n;
     if (options.raise)
       findAttentionChains(g);
     // Every node is imported; where a recognised subgraph ends, the attn op
@@ -731,6 +735,12 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
     for (auto [arg, range] : indexRanges)
       fn.setArgAttr(arg, "attnrt.value_range",
                     b.getDenseI64ArrayAttr({range.first, range.second}));
+    // The Gathers that check their indices while running, in slot order.
+    if (!indexCheckSites.empty())
+      fn->getParentOfType<ModuleOp>()->setAttr(
+          "attnrt.index_checks",
+          b.getStrArrayAttr(SmallVector<StringRef>(indexCheckSites.begin(),
+                                                   indexCheckSites.end())));
     // What raising replaced (and shape arithmetic nothing consumed as data).
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
       if (isOpTriviallyDead(&op))
@@ -750,6 +760,33 @@ std::optional<unsigned> Importer::idsInputOf(const std::string &name) {
   if (!isa<IntegerType>(et) || et.isInteger(1))
     return std::nullopt;
   return arg.getArgNumber();
+}
+
+std::optional<std::pair<unsigned, int64_t>>
+Importer::rangeInputSizeOf(const std::string &name) {
+  // Through ops that only move or cast elements (position ids unsqueezed
+  // or expanded over the batch): the values stay those of the range.
+  static const char *moves[] = {"Identity",  "Unsqueeze", "Squeeze", "Reshape",
+                                "Transpose", "Expand",    "Cast"};
+  std::string at = name;
+  while (true) {
+    if (auto v = values.find(at); v != values.end())
+      if (auto r = rangeOfInputSize.find(v->second);
+          r != rangeOfInputSize.end())
+        return r->second;
+    const onnx::NodeProto *p = nullptr;
+    for (const char *op : moves)
+      if ((p = producedBy(at, op)))
+        break;
+    if (!p || p->input_size() < 1)
+      return std::nullopt;
+    if (p->op_type() == "Cast") {
+      int64_t to = intAttr(*p, "to", 0);
+      if (to != onnx::TensorProto::INT32 && to != onnx::TensorProto::INT64)
+        return std::nullopt;
+    }
+    at = p->input(0);
+  }
 }
 
 void Importer::noteIdCopy(const onnx::NodeProto &n) {
@@ -961,14 +998,16 @@ OwningOpRef<ModuleOp> importOnnxModel(StringRef bytes, StringRef fileName,
                                       const OnnxImportOptions &options) {
   context->loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
                        linalg::LinalgDialect, math::MathDialect,
+                       memref::MemRefDialect, scf::SCFDialect,
                        tensor::TensorDialect>();
   return onnx_import::Importer(context, fileName, options).run(bytes);
 }
 
 void registerOnnxImportDialects(DialectRegistry &registry) {
-  registry.insert<AttnDialect, arith::ArithDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  tensor::TensorDialect>();
+  registry
+      .insert<AttnDialect, arith::ArithDialect, func::FuncDialect,
+              linalg::LinalgDialect, math::MathDialect, memref::MemRefDialect,
+              scf::SCFDialect, tensor::TensorDialect>();
 }
 
 } // namespace mlir::attn

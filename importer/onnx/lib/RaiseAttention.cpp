@@ -163,11 +163,8 @@ std::optional<Importer::Scalar> Importer::scalarValue(const std::string &name,
 void Importer::findAttentionChains(const onnx::GraphProto &g) {
   for (const auto &t : g.initializer())
     initByName[t.name()] = &t;
-  for (const auto &n : g.node()) {
+  for (const auto &n : g.node())
     nodeOrder[&n] = nodeOrder.size();
-    for (const auto &o : n.output())
-      producer[o] = &n;
-  }
   // Uses that read the data: Shape reads only sizes, and so does a node
   // whose outputs only reach Shape (the seed's keys.transpose(1, 2) whose
   // shape gives the scale). Graph order is topological, so a reverse walk

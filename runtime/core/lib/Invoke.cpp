@@ -338,12 +338,61 @@ double millisSince(std::chrono::steady_clock::time_point t0) {
       .count();
 }
 
+/// A site of the module that checks its indices while running, and its
+/// slot {hit, index, size} (Module.h): int64 words the compiled code writes
+/// atomically, read here with the same builtins once the call returned.
+struct IndexCheck {
+  std::string site;
+  int64_t *slot;
+};
+
+std::vector<IndexCheck> indexChecks(CompiledModule &m) {
+  std::vector<IndexCheck> checks;
+  auto *text = static_cast<const char *>(m.lookupSymbol(kIndexChecksSymbol));
+  if (!text)
+    return checks;
+  std::string s(text);
+  size_t p = 0;
+  for (int k = 0; p < s.size(); ++k) {
+    size_t e = s.find('\n', p);
+    if (e == std::string::npos)
+      e = s.size();
+    if (void *slot = m.lookupSymbol(kIndexErrorSlotPrefix + std::to_string(k)))
+      checks.push_back({s.substr(p, e - p), static_cast<int64_t *>(slot)});
+    p = e + 1;
+  }
+  return checks;
+}
+
+/// The first index check `checks` recorded, as an error of `entry`.
+Status indexError(const std::string &entry,
+                  const std::vector<IndexCheck> &checks) {
+  for (const IndexCheck &c : checks) {
+    if (!__atomic_load_n(&c.slot[0], __ATOMIC_SEQ_CST))
+      continue;
+    int64_t index = __atomic_load_n(&c.slot[1], __ATOMIC_SEQ_CST);
+    int64_t size = __atomic_load_n(&c.slot[2], __ATOMIC_SEQ_CST);
+    return Status::error("@" + entry + ": " + c.site + ": index " +
+                         std::to_string(index) + " is outside [" +
+                         std::to_string(-size) + ", " + std::to_string(size) +
+                         ") for an axis of size " + std::to_string(size) +
+                         "; the call returned no result");
+  }
+  return Status::ok();
+}
+
 Status invokeCpu(CompiledModule &m, const std::string &entry,
                  const FunctionSignature &sig,
                  const std::vector<Tensor> &inputs,
                  std::vector<Tensor> &outputs) {
   auto fn = reinterpret_cast<void (*)(void **)>(
       m.lookupSymbol(packedEntrySymbol(entry)));
+  std::vector<IndexCheck> checks = indexChecks(m);
+  std::unique_lock<std::mutex> oneAtATime;
+  if (!checks.empty())
+    oneAtATime = std::unique_lock<std::mutex>(m.indexCheckMutex());
+  for (IndexCheck &c : checks)
+    __atomic_store_n(&c.slot[0], 0, __ATOMIC_SEQ_CST);
   // Results: one descriptor, or a struct of descriptors, written by the callee.
   size_t resultWords = 0;
   for (const TensorSpec &o : sig.outputs)
@@ -378,6 +427,19 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
     notOwned.insert(reinterpret_cast<int64_t>(t.data()));
   notOwned.insert(0);
   notOwned.insert(0xdeadbeef);
+  // An index out of range: the results were computed from clamped reads;
+  // they are freed, not returned.
+  if (Status s = indexError(entry, checks); !s) {
+    std::set<int64_t> freed;
+    size_t at = 0;
+    for (const TensorSpec &o : sig.outputs) {
+      int64_t alloc = results[at];
+      at += descriptorWords(o.dims.size());
+      if (!notOwned.count(alloc) && freed.insert(alloc).second)
+        std::free(reinterpret_cast<void *>(alloc));
+    }
+    return s;
+  }
   std::map<int64_t, int> uses;
   size_t w = 0;
   for (const TensorSpec &o : sig.outputs) {

@@ -708,6 +708,14 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (signatures.empty())
     return Status::error(path + ": no public func.func with a body to run");
 
+  // The sites that check indices while running (the ONNX importer's
+  // Gathers of computed indices), for the runtime's messages.
+  std::string indexChecks;
+  if (auto sites = (*module)->getAttrOfType<ArrayAttr>("attnrt.index_checks"))
+    for (Attribute site : sites)
+      if (auto text = dyn_cast<StringAttr>(site))
+        indexChecks += (indexChecks.empty() ? "" : "\n") + text.str();
+
   auto t0 = std::chrono::steady_clock::now();
   PassManager pm(&context);
   if (options.printIRAfterAll) {
@@ -747,6 +755,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
       needs += (needs.empty() ? "" : ",") + f;
   addStringGlobal(*module, kCpuFeaturesSymbol, needs);
   addStringGlobal(*module, kTargetCpuSymbol, attn::resolveTargetCpu(cpu));
+  if (!indexChecks.empty())
+    addStringGlobal(*module, kIndexChecksSymbol, indexChecks);
   for (auto &[name, sig] : signatures)
     addStringGlobal(*module, signatureSymbol(name), sig);
   auto t1 = std::chrono::steady_clock::now();

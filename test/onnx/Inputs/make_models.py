@@ -413,3 +413,41 @@ save("extrema_clip",
 save("clip_bad_bounds",
      [helper.make_node("Clip", ["x", "lo"], ["y"], name="clip")],
      [vi("x", F, [2, 4]), vi("lo", F, [4])], [vi("y", F, [2, 4])], opset=13)
+# Gather indices computed in the graph, which the runtime cannot check
+# before the call: the last token id (a Slice of the ids), ids plus an
+# offset (one Gather reads both), a constant index into a table of dynamic
+# size (x[:, -2] of a [B, S, 4] input). Two more results alias others (x
+# itself, te twice), for the runtime's error path. Position ids arange(T)
+# unsqueezed over the batch keep the check before the call. Constant
+# indices out of range (2, and 100 of them) are refused while importing.
+save("gather_computed_ids",
+     [ints("starts", [-1]), ints("ends", [2 ** 62]), ints("axes", [1]),
+      helper.make_node("Slice", ["idx", "starts", "ends", "axes"], ["last"], name="last_token"),
+      helper.make_node("Gather", ["wte", "last"], ["te"], name="wte_last"),
+      ints("offset", 4),
+      helper.make_node("Add", ["idx", "offset"], ["shifted"], name="shift"),
+      helper.make_node("Gather", ["wte", "shifted"], ["se"], name="wte_shifted"),
+      ints("minus2", -2),
+      helper.make_node("Gather", ["x", "minus2"], ["xm"], axis=1, name="second_last"),
+      helper.make_node("Identity", ["x"], ["xsame"]),
+      helper.make_node("Identity", ["te"], ["tesame"])],
+     [vi("idx", I64, ["B", "T"]), vi("x", F, ["B", "S", 4])],
+     [vi("te", F, ["B", 1, 4]), vi("se", F, ["B", "T", 4]), vi("xm", F, ["B", 4]),
+      vi("xsame", F, ["B", "S", 4]), vi("tesame", F, ["B", 1, 4])],
+     [wte], opset=17)
+save("gather_positions_unsqueezed",
+     [helper.make_node("Shape", ["idx"], ["s"]), ints("one", 1), ints("zero", 0),
+      helper.make_node("Gather", ["s", "one"], ["t"]),
+      helper.make_node("Range", ["zero", "t", "one"], ["pos"], name="arange"),
+      ints("axis0", [0]),
+      helper.make_node("Unsqueeze", ["pos", "axis0"], ["pos2"]),
+      helper.make_node("Gather", ["wpe", "pos2"], ["pe"], name="wpe_gather")],
+     [vi("idx", I64, ["B", "T"])], [vi("pe", F, [1, "T", 4])], [wpe], opset=17)
+save("gather_constant_out_of_range",
+     [ints("eleven", [0, 11]),
+      helper.make_node("Gather", ["wte", "eleven"], ["te"], name="wte_const")],
+     [], [vi("te", F, [2, 4])], [wte], opset=17)
+save("gather_constant_out_of_range_100",
+     [ints("many", [i % 10 for i in range(99)] + [-11]),
+      helper.make_node("Gather", ["wte", "many"], ["te"], name="wte_const100")],
+     [], [vi("te", F, [100, 4])], [wte], opset=17)

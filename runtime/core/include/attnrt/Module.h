@@ -1,4 +1,5 @@
-//===- Module.h - compiled modules and calling their entry points -*- C++ -*-===//
+//===- Module.h - compiled modules and calling their entry points -*- C++
+//-*-===//
 //
 // A compiled module is anything that resolves symbols: the JIT (runtime/jit)
 // or a shared object saved by it (SharedObjectModule, no compiler needed).
@@ -21,6 +22,15 @@
 // (attnrt/CpuFeatures.h); loading it on a host without them fails with
 // their names.
 //
+// Indices the runtime cannot check before a call (an ONNX Gather's indices
+// computed in the graph, such as a Slice of token ids) are checked where the
+// compiled code reads them. Such a module lists those sites in
+// `__attn_index_checks` (one description per line); site K has the slot
+// `__attn_index_error_K`, three int64 {hit, index, size}. The runtime clears
+// the hits before a CPU call; after it, a hit fails the call with the site,
+// the index and the size, and no result is returned. Calls of such a module
+// run one at a time (the slots are the module's).
+//
 //===----------------------------------------------------------------------===//
 #ifndef ATTNRT_MODULE_H
 #define ATTNRT_MODULE_H
@@ -29,6 +39,7 @@
 #include "attnrt/Tensor.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,6 +106,8 @@ std::string packedEntrySymbol(const std::string &entry);
 constexpr const char *kEntryListSymbol = "__attn_entry_points";
 constexpr const char *kTargetSymbol = "__attn_target";
 constexpr const char *kTargetCpuSymbol = "__attn_target_cpu";
+constexpr const char *kIndexChecksSymbol = "__attn_index_checks";
+constexpr const char *kIndexErrorSlotPrefix = "__attn_index_error_";
 
 class CompiledModule {
 public:
@@ -136,8 +149,14 @@ public:
                      std::vector<Tensor> &outputs, unsigned repeat,
                      std::vector<double> &millis);
 
+  /// Held by a CPU call of a module with index checks from clearing its
+  /// slots until it has read them: such calls of one module run one at a
+  /// time, so each reports only its own indices.
+  std::mutex &indexCheckMutex() { return indexCheckMutex_; }
+
 private:
   bool initialized_ = false;
+  std::mutex indexCheckMutex_;
 };
 
 /// A module saved with `attention-run --emit-shared-object`, loaded by dlopen.
