@@ -7,6 +7,9 @@
 # all of them at opsets 10, 11 and 17 with dynamic axes, then a LLaMA-style
 # block (RMSNorm, rotary embeddings whose cos/sin the graph computes from
 # the positions, causal attention with masked_fill, a SiLU-gated MLP),
+# and the same block with GPT-NeoX's rotary table (float positions
+# torch.arange(T, dtype=float32), a Range of the sequence length cast to
+# float, and einsum("i,j->ij") with the inverse frequencies, an Einsum),
 # each run at a size other than the export's and compared with torch within
 # 1e-5.
 #
@@ -15,6 +18,7 @@
 # CHECK: ok zoo opset 11
 # CHECK: ok zoo opset 17
 # CHECK: ok llama block opset 17: raised to attn.sdpa
+# CHECK: ok neox rotary block opset 17: raised to attn.sdpa
 # CHECK: export_elementwise: all OK
 
 import os
@@ -52,8 +56,9 @@ def rotate_half(x):
 
 
 class LlamaBlock(nn.Module):
-    def __init__(self, d=32, heads=4, hidden=64):
+    def __init__(self, d=32, heads=4, hidden=64, einsum_rotary=False):
         super().__init__()
+        self.einsum_rotary = einsum_rotary
         self.h, self.hd = heads, d // heads
         self.norm1, self.norm2 = RMSNorm(d), RMSNorm(d)
         self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
@@ -67,8 +72,13 @@ class LlamaBlock(nn.Module):
         h = self.norm1(x)
         q, k, v = (p(h).view(b, t, self.h, self.hd).transpose(1, 2)
                    for p in (self.q, self.k, self.v))
-        # (int64 positions cast to float, as Hugging Face LLaMA writes them)
-        freqs = torch.arange(t).float()[:, None] * self.inv_freq[None, :]
+        if self.einsum_rotary:
+            # GPT-NeoX: float positions, an outer product by einsum.
+            freqs = torch.einsum("i,j->ij", torch.arange(t, dtype=torch.float32),
+                                 self.inv_freq)
+        else:
+            # (int64 positions cast to float, as Hugging Face LLaMA writes them)
+            freqs = torch.arange(t).float()[:, None] * self.inv_freq[None, :]
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos(), emb.sin()
         q = q * cos + rotate_half(q) * sin
@@ -94,6 +104,9 @@ def main():
         ok &= check_export(work, "zoo", zoo, opset, run, example)
     block = LlamaBlock().eval()
     ok &= check_export(work, "llama block", block, 17, [torch.randn(2, 9, 32)],
+                       [torch.randn(1, 6, 32)])
+    neox = LlamaBlock(einsum_rotary=True).eval()
+    ok &= check_export(work, "neox rotary block", neox, 17, [torch.randn(2, 9, 32)],
                        [torch.randn(1, 6, 32)])
     print("export_elementwise: %s" % ("all OK" if ok else "FAILED"))
     sys.exit(0 if ok else 1)

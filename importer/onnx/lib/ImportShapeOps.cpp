@@ -13,6 +13,7 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mlir::attn::onnx_import {
 
@@ -708,14 +709,38 @@ void Importer::importRange(const onnx::NodeProto &n) {
     }
   if (failed)
     return;
+  // A float range of a size (torch.arange(T, dtype=torch.float32): limit
+  // Cast(T), whole start and step) is the integer range converted.
+  OpFoldResult first, last;
+  int64_t d = 0;
+  FloatType floatElem;
   if (auto ft = dyn_cast<FloatType>(elem)) {
     auto start = scalarConst(n.input(0)), limit = scalarConst(n.input(1)),
          delta = scalarConst(n.input(2));
-    if (!start || !limit || !delta) {
+    const onnx::NodeProto *cast = producedBy(n.input(1), "Cast");
+    std::optional<KnownInts> size;
+    if (cast && cast->input_size() > 0)
+      size = known(cast->input(0));
+    auto whole = [](std::optional<double> v) {
+      return v && std::fabs(*v) < 1e15 && *v == std::trunc(*v);
+    };
+    if (!limit && size && size->elems.size() == 1 && whole(start) &&
+        whole(delta) && *delta != 0) {
+      first = b.getIndexAttr(static_cast<int64_t>(*start));
+      last = size->elems[0];
+      d = static_cast<int64_t>(*delta);
+      floatElem = ft;
+    } else if (!start || !limit || !delta) {
       nodeError(n) << "a " << elem
-                   << " range needs constant start, limit and delta";
+                   << " range needs constant start, limit and delta, or a "
+                      "limit that is a size cast to "
+                   << elem << " with whole constant start and delta";
       return;
     }
+  }
+  if (auto ft = dyn_cast<FloatType>(elem); ft && !floatElem) {
+    auto start = scalarConst(n.input(0)), limit = scalarConst(n.input(1)),
+         delta = scalarConst(n.input(2));
     if (*delta == 0.0) {
       nodeError(n) << "delta is 0";
       return;
@@ -742,20 +767,23 @@ void Importer::importRange(const onnx::NodeProto &n) {
                       DenseElementsAttr::get(
                           RankedTensorType::get({count}, elem), elems)));
   }
-  auto start = knownInput(n, 0), limit = knownInput(n, 1),
-       delta = knownInput(n, 2);
-  auto step = delta ? delta->constants() : std::nullopt;
-  if (!start || !limit || !step) {
-    nodeError(n) << "start and limit must be known sizes and delta a "
-                    "constant";
-    return;
+  if (!floatElem) {
+    auto start = knownInput(n, 0), limit = knownInput(n, 1),
+         delta = knownInput(n, 2);
+    auto step = delta ? delta->constants() : std::nullopt;
+    if (!start || !limit || !step) {
+      nodeError(n) << "start and limit must be known sizes and delta a "
+                      "constant";
+      return;
+    }
+    if ((*step)[0] == 0) {
+      nodeError(n) << "delta is 0";
+      return;
+    }
+    d = (*step)[0];
+    first = start->elems[0];
+    last = limit->elems[0];
   }
-  if ((*step)[0] == 0) {
-    nodeError(n) << "delta is 0";
-    return;
-  }
-  int64_t d = (*step)[0];
-  OpFoldResult first = start->elems[0], last = limit->elems[0];
   auto firstC = getConstantIntValue(first), lastC = getConstantIntValue(last);
   // Constant bounds: the count without overflow, and at most
   // kMaxConstantRange elements (a static tensor of them).
@@ -794,7 +822,7 @@ void Importer::importRange(const onnx::NodeProto &n) {
       nodeError(n) << "the range is empty (its limit is its start)";
       return;
     }
-    if (*c <= 64 && firstC) {
+    if (*c <= 64 && firstC && !floatElem) {
       KnownInts k;
       k.elemType = elem;
       for (int64_t i = 0; i < *c; ++i)
@@ -816,12 +844,18 @@ void Importer::importRange(const onnx::NodeProto &n) {
             Value step = arith::ConstantIndexOp::create(nb, l, d);
             Value v = arith::AddIOp::create(
                 nb, l, startIdx, arith::MulIOp::create(nb, l, i, step));
-            linalg::YieldOp::create(
-                nb, l, ValueRange{arith::IndexCastOp::create(nb, l, elem, v)});
+            if (floatElem)
+              v = arith::SIToFPOp::create(
+                  nb, l, elem,
+                  arith::IndexCastOp::create(nb, l, nb.getI64Type(), v));
+            else
+              v = arith::IndexCastOp::create(nb, l, elem, v);
+            linalg::YieldOp::create(nb, l, ValueRange{v});
           })
           .getResult(0);
   // Every element is in [start, limit) when start >= 0 steps up.
-  if (auto input = inputSizeOf(last); input && d > 0 && firstC && *firstC >= 0)
+  if (auto input = inputSizeOf(last);
+      input && d > 0 && firstC && *firstC >= 0 && !floatElem)
     rangeOfInputSize[range] = *input;
   define(n, 0, range);
 }

@@ -660,12 +660,7 @@ void Importer::importGemm(const onnx::NodeProto &n) {
             })
             .getResult(0);
   } else {
-    init =
-        linalg::FillOp::create(
-            b, loc,
-            ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
-            ValueRange{init})
-            .getResult(0);
+    init = zeroFilled(loc, init);
   }
   SmallVector<utils::IteratorType> iters{utils::IteratorType::parallel,
                                          utils::IteratorType::parallel,
@@ -745,11 +740,7 @@ void Importer::importReduce(const onnx::NodeProto &n) {
   }
   Type elem = t.getElementType();
   Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
-  init = linalg::FillOp::create(
-             b, loc,
-             ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
-             ValueRange{init})
-             .getResult(0);
+  init = zeroFilled(loc, init);
   SmallVector<utils::IteratorType> iters;
   for (bool red : reduced)
     iters.push_back(red ? utils::IteratorType::reduction
@@ -990,6 +981,15 @@ void Importer::importLayerNormalization(const onnx::NodeProto &n) {
 
 /// NumPy matmul: [..., M, K] x [..., K, N] with broadcast batch dims (a
 /// 2-D right operand is shared by every batch).
+Value Importer::zeroFilled(Location loc, Value init) {
+  Type elem = typeOf(init).getElementType();
+  return linalg::FillOp::create(
+             b, loc,
+             ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
+             ValueRange{init})
+      .getResult(0);
+}
+
 void Importer::importMatMul(const onnx::NodeProto &n) {
   Value a = input(n, 0), w = input(n, 1);
   if (failed)
@@ -1086,11 +1086,7 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
   sizes.push_back(dimOf(w, wt.getRank() - 1));
   Type elem = at.getElementType();
   Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
-  init = linalg::FillOp::create(
-             b, loc,
-             ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
-             ValueRange{init})
-             .getResult(0);
+  init = zeroFilled(loc, init);
   SmallVector<utils::IteratorType> iters(nl, utils::IteratorType::parallel);
   iters[kd] = utils::IteratorType::reduction;
   Value out =
@@ -1125,6 +1121,220 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
     out = tensor::CollapseShapeOp::create(
         b, loc, RankedTensorType::get(shape, elem), out, unitGroups(r, drop));
   }
+  define(n, 0, out);
+}
+
+void Importer::importEinsum(const onnx::NodeProto &n) {
+  const onnx::AttributeProto *eq = attr(n, "equation");
+  if (!eq || !eq->has_s()) {
+    nodeError(n) << "needs the 'equation' attribute";
+    return;
+  }
+  std::string text;
+  for (char c : eq->s())
+    if (c != ' ')
+      text += c;
+  SmallVector<Value> ops;
+  for (int i = 0; i < n.input_size(); ++i)
+    ops.push_back(input(n, i));
+  if (failed)
+    return;
+  // Subscripts: letters, and "..." for the dims numpy broadcasts (marked
+  // '.' here, once per operand).
+  size_t arrow = text.find("->");
+  std::string lhs = text.substr(0, arrow);
+  SmallVector<std::string> terms;
+  for (StringRef t : llvm::split(StringRef(lhs), ','))
+    terms.push_back(t.str());
+  auto parse = [&](std::string t, std::string &out) {
+    out.clear();
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.compare(i, 3, "...") == 0 && out.find('.') == std::string::npos) {
+        out += '.';
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(t[i]))) {
+        out += t[i];
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (terms.size() != ops.size()) {
+    nodeError(n) << "equation '" << eq->s() << "' has " << terms.size()
+                 << " operand terms for " << ops.size() << " inputs";
+    return;
+  }
+  Type elem = typeOf(ops[0]).getElementType();
+  int64_t ellipsis = 0; // dims the ellipsis stands for (the most of any)
+  SmallVector<std::string> subs(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto t = typeOf(ops[i]);
+    if (!parse(terms[i], subs[i])) {
+      nodeError(n) << "equation '" << eq->s() << "': term '" << terms[i]
+                   << "' has a character that is not a letter or '...'";
+      return;
+    }
+    if (t.getElementType() != elem) {
+      nodeError(n) << "inputs must have one element type, got "
+                   << t.getElementType() << " and " << elem;
+      return;
+    }
+    int64_t letters = llvm::count_if(subs[i], [](char c) { return c != '.'; });
+    bool hasDots = subs[i].find('.') != std::string::npos;
+    if (hasDots ? letters > t.getRank() : letters != t.getRank()) {
+      nodeError(n) << "equation '" << eq->s() << "': term '" << terms[i]
+                   << "' does not fit input #" << i << " of type " << t;
+      return;
+    }
+    if (hasDots)
+      ellipsis = std::max(ellipsis, t.getRank() - letters);
+  }
+  // The output term: given, or (numpy's implicit form) the ellipsis and the
+  // letters used once, in alphabetical order.
+  std::string outSub;
+  if (arrow != std::string::npos) {
+    if (!parse(text.substr(arrow + 2), outSub)) {
+      nodeError(n) << "equation '" << eq->s()
+                   << "': the output term has a character that is not a "
+                      "letter or '...'";
+      return;
+    }
+  } else {
+    std::map<char, int> uses;
+    bool dots = false;
+    for (const std::string &s : subs)
+      for (char c : s)
+        c == '.' ? void(dots = true) : void(++uses[c]);
+    if (dots)
+      outSub += '.';
+    for (auto [c, k] : uses)
+      if (k == 1)
+        outSub += c;
+  }
+  bool inDots = llvm::any_of(subs, [](const std::string &s) {
+    return s.find('.') != std::string::npos;
+  });
+  if ((outSub.find('.') != std::string::npos) != inDots) {
+    nodeError(n) << "equation '" << eq->s() << "': '...' must be in the "
+                 << "output term exactly when it is in an input term";
+    return;
+  }
+  // Loops: the output's (letters and the ellipsis dims), then the summed
+  // letters.
+  std::map<char, unsigned> loopOf;
+  unsigned nl = 0, ellipsisStart = 0;
+  SmallVector<unsigned> outLoops;
+  for (char c : outSub) {
+    if (c == '.') {
+      ellipsisStart = nl;
+      for (int64_t e = 0; e < ellipsis; ++e)
+        outLoops.push_back(nl++);
+      continue;
+    }
+    bool used = llvm::any_of(subs, [&](const std::string &s) {
+      return s.find(c) != std::string::npos;
+    });
+    if (!used || loopOf.count(c)) {
+      nodeError(n) << "equation '" << eq->s() << "': output letter '" << c
+                   << "' is " << (used ? "repeated" : "in no input");
+      return;
+    }
+    loopOf[c] = nl;
+    outLoops.push_back(nl++);
+  }
+  for (const std::string &s : subs)
+    for (char c : s)
+      if (c != '.' && !loopOf.count(c))
+        loopOf[c] = nl++;
+  // Each loop's size: from an operand dim that is not a broadcast 1, and
+  // equal wherever else it appears.
+  SmallVector<OpFoldResult> loopSize(nl);
+  SmallVector<SmallVector<AffineExpr>> exprs(ops.size());
+  Location loc = nodeLoc(n);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto t = typeOf(ops[i]);
+    int64_t letters = llvm::count_if(subs[i], [](char c) { return c != '.'; });
+    int64_t dots = t.getRank() - letters, dim = 0;
+    for (char c : subs[i]) {
+      SmallVector<std::pair<int64_t, unsigned>> dimLoops;
+      if (c == '.') {
+        // Right-aligned against the widest ellipsis, numpy's broadcasting.
+        for (int64_t e = 0; e < dots; ++e)
+          dimLoops.push_back({dim + e, ellipsisStart + ellipsis - dots + e});
+      } else {
+        dimLoops.push_back({dim, loopOf[c]});
+      }
+      for (auto [d, loop] : dimLoops) {
+        bool broadcast = c == '.' && t.getDimSize(d) == 1;
+        exprs[i].push_back(broadcast ? b.getAffineConstantExpr(0)
+                                     : b.getAffineDimExpr(loop));
+        if (broadcast)
+          continue;
+        OpFoldResult size = dimOf(ops[i], d);
+        if (!loopSize[loop]) {
+          loopSize[loop] = size;
+        } else if (!isEqualConstantIntOrValue(loopSize[loop], size)) {
+          auto a = getConstantIntValue(loopSize[loop]),
+               bsz = getConstantIntValue(size);
+          InFlightDiagnostic diag = nodeError(n);
+          diag << "equation '" << eq->s() << "': ";
+          if (c == '.')
+            diag << "the '...' dims";
+          else
+            diag << "letter '" << c << "'";
+          if (a && bsz)
+            diag << " has sizes " << *a << " and " << *bsz;
+          else
+            diag << " may have different dynamic sizes: give equal dynamic "
+                    "dims one dim_param name, or static sizes";
+          return;
+        }
+      }
+      dim += c == '.' ? dots : 1;
+    }
+  }
+  for (unsigned l = 0; l < nl; ++l)
+    if (!loopSize[l])
+      loopSize[l] =
+          b.getIndexAttr(1); // an ellipsis dim every operand broadcasts
+  SmallVector<AffineMap> maps;
+  for (auto &e : exprs)
+    maps.push_back(AffineMap::get(nl, 0, e, ctx));
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<OpFoldResult> outSizes;
+  SmallVector<utils::IteratorType> iters(nl, utils::IteratorType::reduction);
+  for (unsigned l : outLoops) {
+    outExprs.push_back(b.getAffineDimExpr(l));
+    outSizes.push_back(loopSize[l]);
+    iters[l] = utils::IteratorType::parallel;
+  }
+  maps.push_back(AffineMap::get(nl, 0, outExprs, ctx));
+  bool isFloat = isa<FloatType>(elem);
+  if (!isFloat && (!isa<IntegerType>(elem) || elem.isInteger(1))) {
+    nodeError(n) << "unsupported element type " << elem;
+    return;
+  }
+  // Without summed loops (an outer product, a transpose) each output
+  // element is one product: no zero fill to add it to.
+  bool sums = outLoops.size() < nl;
+  Value init = tensor::EmptyOp::create(b, loc, outSizes, elem);
+  if (sums)
+    init = zeroFilled(loc, init);
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ops, ValueRange{init}, maps, iters,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value p = v[0];
+            for (size_t i = 1; i + 1 < v.size(); ++i)
+              p = isFloat ? Value(arith::MulFOp::create(nb, l, p, v[i]))
+                          : Value(arith::MulIOp::create(nb, l, p, v[i]));
+            if (sums)
+              p = isFloat ? Value(arith::AddFOp::create(nb, l, v.back(), p))
+                          : Value(arith::AddIOp::create(nb, l, v.back(), p));
+            linalg::YieldOp::create(nb, l, ValueRange{p});
+          })
+          .getResult(0);
   define(n, 0, out);
 }
 

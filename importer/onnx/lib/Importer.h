@@ -272,7 +272,12 @@ private:
 
   /// NumPy matmul: [..., M, K] x [..., K, N] with broadcast batch dims (a
   /// 2-D right operand is shared by every batch).
+  /// `init` filled with zeros (the start of a sum).
+  Value zeroFilled(Location loc, Value init);
   void importMatMul(const onnx::NodeProto &n);
+  /// Einsum: one linalg.generic, a loop per letter (and per dim of "..."),
+  /// summing the letters not in the output.
+  void importEinsum(const onnx::NodeProto &n);
 
   void importTranspose(const onnx::NodeProto &n);
 

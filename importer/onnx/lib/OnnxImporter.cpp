@@ -877,8 +877,11 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   // refuses such a model too). Not LayerNormalization: standard from opset
   // 17, but ONNX Runtime has long registered it in the default domain, and
   // its transformer optimizer writes it into models of older opsets.
-  static const std::map<std::string, int> since = {
-      {"Range", 11}, {"Trilu", 14}, {"Gelu", 20}, {"Attention", 23}};
+  static const std::map<std::string, int> since = {{"Range", 11},
+                                                   {"Einsum", 12},
+                                                   {"Trilu", 14},
+                                                   {"Gelu", 20},
+                                                   {"Attention", 23}};
   if (auto it = since.find(op); it != since.end() && opset < it->second) {
     nodeError(n) << op << " exists from opset " << it->second
                  << "; the model imports opset " << opset;
@@ -907,7 +910,8 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Relu", 1},       {"Sigmoid", 1},   {"Neg", 1},
       {"Exp", 1},        {"Log", 1},       {"Abs", 1},
       {"Reciprocal", 1}, {"Sin", 1},       {"Cos", 1},
-      {"Max", 1},        {"Min", 1},       {"Clip", 1}};
+      {"Max", 1},        {"Min", 1},       {"Clip", 1},
+      {"Einsum", 1}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -959,6 +963,8 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
     return importElementwise(n);
   if (op == "MatMul")
     return importMatMul(n);
+  if (op == "Einsum")
+    return importEinsum(n);
   if (op == "Transpose")
     return importTranspose(n);
   if (op == "Reshape")

@@ -451,3 +451,54 @@ save("gather_constant_out_of_range_100",
      [ints("many", [i % 10 for i in range(99)] + [-11]),
       helper.make_node("Gather", ["wte", "many"], ["te"], name="wte_const100")],
      [], [vi("te", F, [100, 4])], [wte], opset=17)
+# Einsum (opset 12): a batched matmul, attention scores and their weighted
+# sum with dynamic dims, an outer product, a diagonal, a sum of all
+# elements (0-d), the implicit output ("ij,jk" is "ik"), "..." broadcast
+# numpy's way ([2, 1] against [5]), three operands, integers; and refusals.
+save("einsum_zoo",
+     [helper.make_node("Einsum", ["a", "b"], ["bmm"], equation="bij,bjk->bik", name="bmm"),
+      helper.make_node("Einsum", ["q", "k"], ["s"], equation="bhqd, bhkd -> bhqk", name="scores"),
+      helper.make_node("Einsum", ["s", "k"], ["o"], equation="bhqk,bhkd->bhqd", name="weighted"),
+      helper.make_node("Einsum", ["u", "v"], ["outer"], equation="i,j->ij", name="outer"),
+      helper.make_node("Einsum", ["m"], ["diag"], equation="ii->i", name="diag"),
+      helper.make_node("Einsum", ["m"], ["total"], equation="ij->", name="total"),
+      helper.make_node("Einsum", ["m", "p"], ["implicit"], equation="ij,jk", name="implicit"),
+      helper.make_node("Einsum", ["e", "f"], ["ell"], equation="...ij,...jk->...ik", name="ellipsis"),
+      helper.make_node("Einsum", ["u", "m", "u"], ["three"], equation="i,ij,j->", name="three"),
+      helper.make_node("Einsum", ["ia", "ib"], ["ints"], equation="ij,j->i", name="ints")],
+     [vi("a", F, [2, 3, 4]), vi("b", F, [2, 4, 5]), vi("q", F, ["B", 2, "T", 8]),
+      vi("k", F, ["B", 2, "S", 8]), vi("u", F, [3]), vi("v", F, [4]), vi("m", F, [3, 3]),
+      vi("p", F, [3, 4]), vi("e", F, [2, 1, 3, 4]), vi("f", F, [5, 4, 2]),
+      vi("ia", I64, [3, 4]), vi("ib", I64, [4])],
+     [vi("bmm", F, [2, 3, 5]), vi("s", F, ["B", 2, "T", "S"]), vi("o", F, ["B", 2, "T", 8]),
+      vi("outer", F, [3, 4]), vi("diag", F, [3]), vi("total", F, []),
+      vi("implicit", F, [3, 4]), vi("ell", F, [2, 5, 3, 2]), vi("three", F, []),
+      vi("ints", I64, [3])], opset=12)
+save("einsum_bad_sizes",
+     [helper.make_node("Einsum", ["x", "y"], ["z"], equation="ij,jk->ik", name="mm")],
+     [vi("x", F, [3, 4]), vi("y", F, [5, 2])], [vi("z", F, [3, 2])], opset=12)
+save("einsum_bad_char",
+     [helper.make_node("Einsum", ["x", "y"], ["z"], equation="ij,j1->i", name="mm")],
+     [vi("x", F, [3, 4]), vi("y", F, [4, 1])], [vi("z", F, [3])], opset=12)
+save("einsum_dots_dropped",
+     [helper.make_node("Einsum", ["x"], ["z"], equation="...ij->ij", name="drop")],
+     [vi("x", F, [2, 3, 3])], [vi("z", F, [3, 3])], opset=12)
+save("einsum_opset11",
+     [helper.make_node("Einsum", ["x", "x"], ["z"], equation="i,i->", name="dot")],
+     [vi("x", F, [3])], [vi("z", F, [])], opset=11)
+# A float Range of a size (torch.arange(T, dtype=torch.float32)): Range(0.0,
+# Cast(T), 1.0) added to x[B, T]; a start that is not whole is refused.
+def float_range(name, start):
+    save(name,
+         [helper.make_node("Shape", ["x"], ["s"]), ints("one", 1),
+          helper.make_node("Gather", ["s", "one"], ["t"]),
+          helper.make_node("Cast", ["t"], ["tf"], to=TensorProto.FLOAT),
+          helper.make_node("Constant", [], ["f0"], value=numpy_helper.from_array(np.array(start, np.float32))),
+          helper.make_node("Constant", [], ["f1"], value=numpy_helper.from_array(np.array(1.0, np.float32))),
+          helper.make_node("Range", ["f0", "tf", "f1"], ["pos"], name="arange"),
+          helper.make_node("Add", ["x", "pos"], ["y"])],
+         [vi("x", F, ["B", "T"])], [vi("y", F, ["B", "T"])], opset=17)
+
+
+float_range("range_float_size", 0.0)
+float_range("range_float_half", 0.5)
