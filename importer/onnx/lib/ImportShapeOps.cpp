@@ -724,16 +724,24 @@ void Importer::importRange(const onnx::NodeProto &n) {
     auto whole = [](std::optional<double> v) {
       return v && std::fabs(*v) < 1e15 && *v == std::trunc(*v);
     };
+    // f32 and f64, where ONNX's count ceil((limit - start) / delta) is the
+    // integer one for any size a tensor has (not so for f16 or bf16).
+    bool exact = (ft.isF32() || ft.isF64()) &&
+                 typeOf(input(n, 1)).getElementType() == elem;
+    if (delta && *delta == 0) {
+      nodeError(n) << "delta is 0";
+      return;
+    }
     if (!limit && size && size->elems.size() == 1 && whole(start) &&
-        whole(delta) && *delta != 0) {
+        whole(delta) && exact) {
       first = b.getIndexAttr(static_cast<int64_t>(*start));
       last = size->elems[0];
       d = static_cast<int64_t>(*delta);
       floatElem = ft;
     } else if (!start || !limit || !delta) {
       nodeError(n) << "a " << elem
-                   << " range needs constant start, limit and delta, or a "
-                      "limit that is a size cast to "
+                   << " range needs constant start, limit and delta, or (f32 "
+                      "and f64) a limit that is a size cast to "
                    << elem << " with whole constant start and delta";
       return;
     }
@@ -741,10 +749,6 @@ void Importer::importRange(const onnx::NodeProto &n) {
   if (auto ft = dyn_cast<FloatType>(elem); ft && !floatElem) {
     auto start = scalarConst(n.input(0)), limit = scalarConst(n.input(1)),
          delta = scalarConst(n.input(2));
-    if (*delta == 0.0) {
-      nodeError(n) << "delta is 0";
-      return;
-    }
     // (Checked as a double: a NaN or huge count must not reach the cast.)
     double elements = std::ceil((*limit - *start) / *delta);
     if (!(elements >= 1 && elements <= double(kMaxConstantRange))) {

@@ -1135,8 +1135,13 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
     if (c != ' ')
       text += c;
   SmallVector<Value> ops;
-  for (int i = 0; i < n.input_size(); ++i)
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (n.input(i).empty()) {
+      nodeError(n) << "input #" << i << " is missing";
+      return;
+    }
     ops.push_back(input(n, i));
+  }
   if (failed)
     return;
   // Subscripts: letters, and "..." for the dims numpy broadcasts (marked
@@ -1212,12 +1217,11 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
       if (k == 1)
         outSub += c;
   }
-  bool inDots = llvm::any_of(subs, [](const std::string &s) {
-    return s.find('.') != std::string::npos;
-  });
-  if ((outSub.find('.') != std::string::npos) != inDots) {
-    nodeError(n) << "equation '" << eq->s() << "': '...' must be in the "
-                 << "output term exactly when it is in an input term";
+  // (NumPy: a '...' of no dims may be left out of the output, or added.)
+  if (ellipsis > 0 && outSub.find('.') == std::string::npos) {
+    nodeError(n) << "equation '" << eq->s() << "': '...' stands for "
+                 << ellipsis << " dim(s) of the inputs, which the output "
+                 << "term must keep ('...' in it)";
     return;
   }
   // Loops: the output's (letters and the ellipsis dims), then the summed
@@ -1280,14 +1284,19 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
           InFlightDiagnostic diag = nodeError(n);
           diag << "equation '" << eq->s() << "': ";
           if (c == '.')
-            diag << "the '...' dims";
+            diag << "the '...' dims have";
           else
-            diag << "letter '" << c << "'";
+            diag << "letter '" << c << "' has";
+          auto show = [](std::optional<int64_t> v) {
+            return v ? std::to_string(*v) : std::string("dynamic");
+          };
           if (a && bsz)
-            diag << " has sizes " << *a << " and " << *bsz;
+            diag << " sizes " << *a << " and " << *bsz;
           else
-            diag << " may have different dynamic sizes: give equal dynamic "
-                    "dims one dim_param name, or static sizes";
+            diag << " sizes that may differ (" << show(a) << " and "
+                 << show(bsz)
+                 << "): give equal dynamic dims one dim_param name, or "
+                    "static sizes";
           return;
         }
       }

@@ -502,3 +502,14 @@ def float_range(name, start):
 
 float_range("range_float_size", 0.0)
 float_range("range_float_half", 0.5)
+# Einsum refusals and NumPy's '...' of no dims: a missing input name, a
+# static against a dynamic size of one letter; "...ij->ij" on a matrix.
+save("einsum_missing_input",
+     [helper.make_node("Einsum", ["x", ""], ["z"], equation="i,i->", name="dot")],
+     [vi("x", F, [3])], [vi("z", F, [])], opset=12)
+save("einsum_dynamic_size",
+     [helper.make_node("Einsum", ["x", "y"], ["z"], equation="ij,jk->ik", name="mm")],
+     [vi("x", F, [3, 4]), vi("y", F, ["K", 2])], [vi("z", F, [3, 2])], opset=12)
+save("einsum_empty_dots",
+     [helper.make_node("Einsum", ["x"], ["z"], equation="...ij->ji", name="t")],
+     [vi("x", F, [2, 3])], [vi("z", F, [3, 2])], opset=12)
