@@ -10,8 +10,10 @@
 # and the same block with GPT-NeoX's rotary table (float positions
 # torch.arange(T, dtype=float32), a Range of the sequence length cast to
 # float, and einsum("i,j->ij") with the inverse frequencies, an Einsum),
-# each run at a size other than the export's and compared with torch within
-# 1e-5.
+# and causal attention written with einsum ("bhqd,bhkd->bhqk" scores,
+# "bhqk,bhkd->bhqd" weighted values: MatMul forms, raised to attn.sdpa as
+# torch's matmul form is), each run at a size other than the export's
+# (static for the einsum attention) and compared with torch within 1e-5.
 #
 # CHECK-NOT: FAIL
 # CHECK: ok zoo opset 10
@@ -19,6 +21,7 @@
 # CHECK: ok zoo opset 17
 # CHECK: ok llama block opset 17: raised to attn.sdpa
 # CHECK: ok neox rotary block opset 17: raised to attn.sdpa
+# CHECK: ok einsum attention opset 17: raised to attn.sdpa
 # CHECK: export_elementwise: all OK
 
 import os
@@ -92,6 +95,14 @@ class LlamaBlock(nn.Module):
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
 
 
+class EinsumAttention(nn.Module):
+    def forward(self, q, k, v):
+        t = q.shape[2]
+        s = torch.einsum("bhqd,bhkd->bhqk", q, k) / (q.shape[-1] ** 0.5)
+        s = s.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
+        return torch.einsum("bhqk,bhkd->bhqd", torch.softmax(s, dim=-1), v)
+
+
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
@@ -108,6 +119,9 @@ def main():
     neox = LlamaBlock(einsum_rotary=True).eval()
     ok &= check_export(work, "neox rotary block", neox, 17, [torch.randn(2, 9, 32)],
                        [torch.randn(1, 6, 32)])
+    qkv = [torch.randn(2, 3, 10, 8) for _ in range(3)]
+    ok &= check_export(work, "einsum attention", EinsumAttention(), 17, qkv,
+                       names=("q", "k", "v"))
     print("export_elementwise: %s" % ("all OK" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 

@@ -275,6 +275,12 @@ private:
   /// `init` filled with zeros (the start of a sum).
   Value zeroFilled(Location loc, Value init);
   void importMatMul(const onnx::NodeProto &n);
+  /// Rewrites `g`'s Einsum nodes of a matrix product's form (a batch of
+  /// "ij,jk->ik" or "ij,kj->ik") as MatMul (after a Transpose), so that
+  /// attention written with einsum is raised as torch's matmul form is.
+  void einsumsAsMatMuls(onnx::GraphProto &g);
+  /// The doc_string prefix that marks such a MatMul (then its equation).
+  static constexpr const char *kEinsumAsMatMul = "attn: Einsum as MatMul: ";
   /// Einsum: one linalg.generic, a loop per letter (and per dim of "..."),
   /// summing the letters not in the output.
   void importEinsum(const onnx::NodeProto &n);

@@ -43,6 +43,8 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   }
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   b.setInsertionPointToEnd(module->getBody());
+  if (options.raise)
+    einsumsAsMatMuls(*model.mutable_graph());
   if (!importGraph(model.graph()))
     return nullptr;
   // Whatever the model claims, only valid IR leaves the importer.
@@ -52,6 +54,83 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
     return nullptr;
   }
   return module;
+}
+
+void Importer::einsumsAsMatMuls(onnx::GraphProto &g) {
+  // "<batch>ij,<batch>jk-><batch>ik" is MatMul, and "<batch>ij,<batch>kj->
+  // <batch>ik" MatMul with the second operand's last two dims swapped: the
+  // forms attention written with einsum takes (scores, weighted values),
+  // which the attention raise then recognises as it does torch's matmul.
+  // (Whether the second operand is transposed, and the rank.)
+  auto matMulForm =
+      [&](const onnx::NodeProto &n) -> std::optional<std::pair<bool, size_t>> {
+    const onnx::AttributeProto *eq = attr(n, "equation");
+    if (n.op_type() != "Einsum" || n.input_size() != 2 || !eq || opset < 12)
+      return std::nullopt;
+    std::string text;
+    for (char c : eq->s())
+      if (c != ' ')
+        text += c;
+    size_t comma = text.find(','), arrow = text.find("->");
+    if (comma == std::string::npos || arrow == std::string::npos ||
+        comma > arrow)
+      return std::nullopt;
+    std::string a = text.substr(0, comma),
+                w = text.substr(comma + 1, arrow - comma - 1),
+                o = text.substr(arrow + 2);
+    size_t r = a.size();
+    if (r < 2 || w.size() != r || o.size() != r ||
+        a.compare(0, r - 2, w, 0, r - 2) != 0 ||
+        a.compare(0, r - 2, o, 0, r - 2) != 0)
+      return std::nullopt;
+    std::set<char> letters(a.begin(), a.end());
+    letters.insert(w.begin(), w.end());
+    if (letters.size() != r + 1 || !llvm::all_of(letters, [](char c) {
+          return std::isalpha(static_cast<unsigned char>(c));
+        }))
+      return std::nullopt;
+    char i = a[r - 2], j = a[r - 1];
+    if (o[r - 2] != i || o[r - 1] == i || o[r - 1] == j)
+      return std::nullopt;
+    char k = o[r - 1];
+    if (w[r - 2] == j && w[r - 1] == k)
+      return std::make_pair(false, r); // MatMul as it is
+    if (w[r - 2] == k && w[r - 1] == j)
+      return std::make_pair(true, r); // of the transposed second operand
+    return std::nullopt;
+  };
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (const onnx::NodeProto &n : g.node()) {
+    auto form = matMulForm(n);
+    if (!form) {
+      *nodes.Add() = n;
+      continue;
+    }
+    std::string rhs = n.input(1);
+    if (form->first) {
+      onnx::NodeProto *t = nodes.Add();
+      t->set_op_type("Transpose");
+      t->set_name(n.name() + "/transpose_rhs");
+      t->add_input(rhs);
+      rhs = n.output(0) + "/rhs_transposed";
+      t->add_output(rhs);
+      onnx::AttributeProto *perm = t->add_attribute();
+      perm->set_name("perm");
+      perm->set_type(onnx::AttributeProto::INTS);
+      int64_t rank = static_cast<int64_t>(form->second);
+      for (int64_t d = 0; d < rank; ++d)
+        perm->add_ints(d < rank - 2 ? d : 2 * rank - 3 - d);
+    }
+    onnx::NodeProto *m = nodes.Add();
+    m->set_op_type("MatMul");
+    m->set_name(n.name());
+    // Errors name the node as the model has it (nodeError).
+    m->set_doc_string(kEinsumAsMatMul + attr(n, "equation")->s());
+    m->add_input(n.input(0));
+    m->add_input(rhs);
+    m->add_output(n.output(0));
+  }
+  g.mutable_node()->Swap(&nodes);
 }
 
 Location Importer::nodeLoc(const onnx::NodeProto &n) {
@@ -67,7 +146,12 @@ InFlightDiagnostic Importer::nodeError(const onnx::NodeProto &n) {
     d << "ONNX node #" << nodeIndex;
   else
     d << "ONNX node '" << n.name() << "'";
-  return std::move(d << " (" << n.op_type() << ", opset " << opset << "): ");
+  StringRef doc(n.doc_string());
+  if (doc.consume_front(kEinsumAsMatMul))
+    d << " (Einsum '" << doc << "' as MatMul";
+  else
+    d << " (" << n.op_type();
+  return std::move(d << ", opset " << opset << "): ");
 }
 
 std::optional<Type> Importer::elemType(int dt) {
