@@ -363,6 +363,9 @@ private:
   std::map<std::string, unsigned> idCopies;
   /// The graph input whose integer elements `name` holds, if any.
   std::optional<unsigned> idsInputOf(const std::string &name);
+  /// Whether `n` only moves its input's elements, or casts integers to i32
+  /// or i64 (Identity, Unsqueeze, Squeeze, Reshape, Transpose, Expand, Cast).
+  bool movesIntegers(const onnx::NodeProto &n);
   /// Records `n`'s output in idCopies if `n` only moves its input's elements.
   void noteIdCopy(const onnx::NodeProto &n);
   /// Ranges [start, limit) stepping up from start >= 0 whose limit is a

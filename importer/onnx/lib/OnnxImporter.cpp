@@ -850,46 +850,40 @@ std::optional<std::pair<unsigned, int64_t>>
 Importer::rangeInputSizeOf(const std::string &name) {
   // Through ops that only move or cast elements (position ids unsqueezed
   // or expanded over the batch): the values stay those of the range.
-  static const char *moves[] = {"Identity",  "Unsqueeze", "Squeeze", "Reshape",
-                                "Transpose", "Expand",    "Cast"};
   std::string at = name;
   while (true) {
     if (auto v = values.find(at); v != values.end())
       if (auto r = rangeOfInputSize.find(v->second);
           r != rangeOfInputSize.end())
         return r->second;
-    const onnx::NodeProto *p = nullptr;
-    for (const char *op : moves)
-      if ((p = producedBy(at, op)))
-        break;
-    if (!p || p->input_size() < 1)
+    auto p = producer.find(at);
+    if (p == producer.end() || !movesIntegers(*p->second))
       return std::nullopt;
-    if (p->op_type() == "Cast") {
-      int64_t to = intAttr(*p, "to", 0);
-      if (to != onnx::TensorProto::INT32 && to != onnx::TensorProto::INT64)
-        return std::nullopt;
-    }
-    at = p->input(0);
+    at = p->second->input(0);
   }
 }
 
-void Importer::noteIdCopy(const onnx::NodeProto &n) {
-  // Ops whose output holds every input element and only those: the range
-  // checked on the input is then exactly the Gather's. Casts to i32/i64
-  // (the only integer types imported) keep every value in a table's range.
-  // Not Slice: two slices of one input may index tables of different sizes
-  // (token ids and segment ids), and the input as a whole would then be
-  // held to the smaller table.
+bool Importer::movesIntegers(const onnx::NodeProto &n) {
+  // Ops whose output holds every input element and only those. Casts to
+  // i32/i64 (the only integer types imported) keep every value in a
+  // table's range.
   static const std::set<std::string> moves = {
       "Identity",  "Unsqueeze", "Squeeze", "Reshape",
       "Transpose", "Expand",    "Cast"};
   if (!moves.count(n.op_type()) || n.input_size() < 1 || n.output_size() < 1)
+    return false;
+  int64_t to = intAttr(n, "to", 0);
+  return n.op_type() != "Cast" || to == onnx::TensorProto::INT32 ||
+         to == onnx::TensorProto::INT64;
+}
+
+void Importer::noteIdCopy(const onnx::NodeProto &n) {
+  // The range checked on the input is then exactly the Gather's. Not
+  // Slice: two slices of one input may index tables of different sizes
+  // (token ids and segment ids), and the input as a whole would then be
+  // held to the smaller table.
+  if (!movesIntegers(n))
     return;
-  if (n.op_type() == "Cast") {
-    int64_t to = intAttr(n, "to", 0);
-    if (to != onnx::TensorProto::INT32 && to != onnx::TensorProto::INT64)
-      return;
-  }
   if (auto arg = idsInputOf(n.input(0)))
     idCopies[n.output(0)] = *arg;
 }

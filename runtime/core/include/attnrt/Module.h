@@ -1,5 +1,4 @@
-//===- Module.h - compiled modules and calling their entry points -*- C++
-//-*-===//
+//===- Module.h - compiled modules and calling their entry points -*- C++ -*-===//
 //
 // A compiled module is anything that resolves symbols: the JIT (runtime/jit)
 // or a shared object saved by it (SharedObjectModule, no compiler needed).
