@@ -12,8 +12,10 @@
 # float, and einsum("i,j->ij") with the inverse frequencies, an Einsum),
 # and causal attention written with einsum ("bhqd,bhkd->bhqk" scores,
 # "bhqk,bhkd->bhqd" weighted values: MatMul forms, raised to attn.sdpa as
-# torch's matmul form is), each run at a size other than the export's
-# (static for the einsum attention) and compared with torch within 1e-5.
+# torch's matmul form is), the same over seq-major [B, T, H, d] tensors
+# ("bqhd,bkhd->bhqk", "bhqk,bkhd->bqhd": MatMul with transposes, also
+# raised), each run at a size other than the export's (static for the
+# einsum attention) and compared with torch within 1e-5.
 #
 # CHECK-NOT: FAIL
 # CHECK: ok zoo opset 10
@@ -22,6 +24,7 @@
 # CHECK: ok llama block opset 17: raised to attn.sdpa
 # CHECK: ok neox rotary block opset 17: raised to attn.sdpa
 # CHECK: ok einsum attention opset 17: raised to attn.sdpa
+# CHECK: ok seq-major einsum attention opset 17: raised to attn.sdpa
 # CHECK: export_elementwise: all OK
 
 import os
@@ -96,11 +99,20 @@ class LlamaBlock(nn.Module):
 
 
 class EinsumAttention(nn.Module):
+    """Causal attention written with einsum, over [B, H, T, d] tensors or
+    (seq_major) [B, T, H, d] ones."""
+
+    def __init__(self, seq_major=False):
+        super().__init__()
+        self.seq_major = seq_major
+
     def forward(self, q, k, v):
-        t = q.shape[2]
-        s = torch.einsum("bhqd,bhkd->bhqk", q, k) / (q.shape[-1] ** 0.5)
+        t = q.shape[1 if self.seq_major else 2]
+        qkv = "bqhd,bkhd" if self.seq_major else "bhqd,bhkd"
+        s = torch.einsum(qkv + "->bhqk", q, k) / (q.shape[-1] ** 0.5)
         s = s.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(1), float("-inf"))
-        return torch.einsum("bhqk,bhkd->bhqd", torch.softmax(s, dim=-1), v)
+        o = "bkhd->bqhd" if self.seq_major else "bhkd->bhqd"
+        return torch.einsum("bhqk," + o, torch.softmax(s, dim=-1), v)
 
 
 def main():
@@ -122,6 +134,9 @@ def main():
     qkv = [torch.randn(2, 3, 10, 8) for _ in range(3)]
     ok &= check_export(work, "einsum attention", EinsumAttention(), 17, qkv,
                        names=("q", "k", "v"))
+    qkv = [torch.randn(2, 10, 3, 8) for _ in range(3)]
+    ok &= check_export(work, "seq-major einsum attention", EinsumAttention(seq_major=True), 17,
+                       qkv, names=("q", "k", "v"))
     print("export_elementwise: %s" % ("all OK" if ok else "FAILED"))
     sys.exit(0 if ok else 1)
 

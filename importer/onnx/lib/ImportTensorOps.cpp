@@ -591,8 +591,10 @@ void Importer::importGemm(const onnx::NodeProto &n) {
     return;
   auto at = typeOf(a), wt = typeOf(w);
   if (at.getRank() != 2 || wt.getRank() != 2 ||
-      !isa<FloatType>(at.getElementType())) {
-    nodeError(n) << "expects 2-D float operands, got " << at << " and " << wt;
+      !isa<FloatType>(at.getElementType()) ||
+      wt.getElementType() != at.getElementType()) {
+    nodeError(n) << "expects 2-D float operands of one element type, got " << at
+                 << " and " << wt;
     return;
   }
   bool ta = intAttr(n, "transA", 0), tb = intAttr(n, "transB", 0);
@@ -618,11 +620,21 @@ void Importer::importGemm(const onnx::NodeProto &n) {
     nodeError(n) << "inner dimensions differ: " << ka << " and " << kb;
     return;
   }
+  if (!isEqualConstantIntOrValue(dimOf(a, ta ? 0 : 1), dimOf(w, tb ? 1 : 0))) {
+    nodeError(n) << "cannot tell whether the inner dims of " << at << " and "
+                 << wt << " are equal: give equal dynamic dims one dim_param "
+                 << "name, or static sizes";
+    return;
+  }
   // The accumulator starts as beta * C (broadcast), or 0.
   Value init =
       tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{m, nn}, elem);
   if (c) {
     auto ct = typeOf(c);
+    if (ct.getElementType() != elem) {
+      nodeError(n) << "C " << ct << " must have A's element type " << elem;
+      return;
+    }
     bool ok = ct.getRank() <= 2;
     for (int64_t d = 0; ok && d < ct.getRank(); ++d) {
       int64_t cd = ct.getDimSize(d);
@@ -1000,6 +1012,19 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
                  << wt;
     return;
   }
+  Type elem = at.getElementType();
+  if (wt.getElementType() != elem ||
+      !(isa<FloatType>(elem) ||
+        (isa<IntegerType>(elem) && !elem.isInteger(1)))) {
+    nodeError(n) << "operands must be of one float or (non-bool) integer "
+                    "element type, got "
+                 << at << " and " << wt;
+    return;
+  }
+  bool isFloat = isa<FloatType>(elem);
+  // The inner sizes, taken before a vector operand gets its unit dim.
+  OpFoldResult innerA = dimOf(a, at.getRank() - 1),
+               innerW = dimOf(w, wt.getRank() == 1 ? 0 : wt.getRank() - 2);
   // A 1-D operand is a row (a) or a column (w) for the product, and that
   // unit dim is removed from the result, as numpy.matmul does.
   bool aVector = at.getRank() == 1, wVector = wt.getRank() == 1;
@@ -1037,6 +1062,13 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
       d << "inner dims " << ka << " and " << kb << " differ";
     else
       d << "batch dims do not broadcast";
+    return;
+  }
+  // Sizes that may differ at run time would read past an operand's end.
+  if (!isEqualConstantIntOrValue(innerA, innerW)) {
+    nodeError(n) << "cannot tell whether the inner dims of " << givenA
+                 << " and " << givenW << " are equal: give equal dynamic "
+                 << "dims one dim_param name, or static sizes";
     return;
   }
   int64_t r = std::max(at.getRank(), wt.getRank()); // output rank
@@ -1084,7 +1116,6 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
   }
   sizes.push_back(dimOf(a, at.getRank() - 2));
   sizes.push_back(dimOf(w, wt.getRank() - 1));
-  Type elem = at.getElementType();
   Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
   init = zeroFilled(loc, init);
   SmallVector<utils::IteratorType> iters(nl, utils::IteratorType::parallel);
@@ -1104,9 +1135,14 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
                                      ctx)},
           iters,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            Value p = arith::MulFOp::create(nb, l, v[0], v[1]);
-            linalg::YieldOp::create(
-                nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], p)});
+            Value sum = isFloat
+                            ? Value(arith::AddFOp::create(
+                                  nb, l, v[2],
+                                  arith::MulFOp::create(nb, l, v[0], v[1])))
+                            : Value(arith::AddIOp::create(
+                                  nb, l, v[2],
+                                  arith::MulIOp::create(nb, l, v[0], v[1])));
+            linalg::YieldOp::create(nb, l, ValueRange{sum});
           })
           .getResult(0);
   if (aVector || wVector) {
@@ -1122,6 +1158,25 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
         b, loc, RankedTensorType::get(shape, elem), out, unitGroups(r, drop));
   }
   define(n, 0, out);
+}
+
+void Importer::einsumSizeMismatch(const onnx::NodeProto &n, StringRef equation,
+                                  char letter, OpFoldResult x, OpFoldResult y) {
+  auto a = getConstantIntValue(x), c = getConstantIntValue(y);
+  InFlightDiagnostic diag = nodeError(n);
+  diag << "equation '" << equation << "': ";
+  if (letter == '.')
+    diag << "the '...' dims have";
+  else
+    diag << "letter '" << letter << "' has";
+  auto show = [](std::optional<int64_t> v) {
+    return v ? std::to_string(*v) : std::string("dynamic");
+  };
+  if (a && c)
+    diag << " sizes " << *a << " and " << *c;
+  else
+    diag << " sizes that may differ (" << show(a) << " and " << show(c)
+         << "): give equal dynamic dims one dim_param name, or static sizes";
 }
 
 void Importer::importEinsum(const onnx::NodeProto &n) {
@@ -1252,7 +1307,9 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
       if (c != '.' && !loopOf.count(c))
         loopOf[c] = nl++;
   // Each loop's size: from an operand dim that is not a broadcast 1, and
-  // equal wherever else it appears.
+  // equal wherever else it appears. As in NumPy, an operand's dims of size
+  // 1 broadcast against the other operands' (a "..." dim, or a letter all
+  // of whose dims in this operand are 1: not a diagonal of 1 by n).
   SmallVector<OpFoldResult> loopSize(nl);
   SmallVector<SmallVector<AffineExpr>> exprs(ops.size());
   Location loc = nodeLoc(n);
@@ -1260,6 +1317,16 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
     auto t = typeOf(ops[i]);
     int64_t letters = llvm::count_if(subs[i], [](char c) { return c != '.'; });
     int64_t dots = t.getRank() - letters, dim = 0;
+    // Whether every dim of letter `c` in this operand is 1.
+    auto unitLetter = [&](char c) {
+      int64_t at = 0;
+      for (char x : subs[i]) {
+        if (x == c && t.getDimSize(at) != 1)
+          return false;
+        at += x == '.' ? dots : 1;
+      }
+      return true;
+    };
     for (char c : subs[i]) {
       SmallVector<std::pair<int64_t, unsigned>> dimLoops;
       if (c == '.') {
@@ -1270,7 +1337,7 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
         dimLoops.push_back({dim, loopOf[c]});
       }
       for (auto [d, loop] : dimLoops) {
-        bool broadcast = c == '.' && t.getDimSize(d) == 1;
+        bool broadcast = t.getDimSize(d) == 1 && (c == '.' || unitLetter(c));
         exprs[i].push_back(broadcast ? b.getAffineConstantExpr(0)
                                      : b.getAffineDimExpr(loop));
         if (broadcast)
@@ -1279,24 +1346,7 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
         if (!loopSize[loop]) {
           loopSize[loop] = size;
         } else if (!isEqualConstantIntOrValue(loopSize[loop], size)) {
-          auto a = getConstantIntValue(loopSize[loop]),
-               bsz = getConstantIntValue(size);
-          InFlightDiagnostic diag = nodeError(n);
-          diag << "equation '" << eq->s() << "': ";
-          if (c == '.')
-            diag << "the '...' dims have";
-          else
-            diag << "letter '" << c << "' has";
-          auto show = [](std::optional<int64_t> v) {
-            return v ? std::to_string(*v) : std::string("dynamic");
-          };
-          if (a && bsz)
-            diag << " sizes " << *a << " and " << *bsz;
-          else
-            diag << " sizes that may differ (" << show(a) << " and "
-                 << show(bsz)
-                 << "): give equal dynamic dims one dim_param name, or "
-                    "static sizes";
+          einsumSizeMismatch(n, eq->s(), c, loopSize[loop], size);
           return;
         }
       }
@@ -1305,8 +1355,7 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
   }
   for (unsigned l = 0; l < nl; ++l)
     if (!loopSize[l])
-      loopSize[l] =
-          b.getIndexAttr(1); // an ellipsis dim every operand broadcasts
+      loopSize[l] = b.getIndexAttr(1); // a dim every operand broadcasts
   SmallVector<AffineMap> maps;
   for (auto &e : exprs)
     maps.push_back(AffineMap::get(nl, 0, e, ctx));

@@ -275,12 +275,37 @@ private:
   /// `init` filled with zeros (the start of a sum).
   Value zeroFilled(Location loc, Value init);
   void importMatMul(const onnx::NodeProto &n);
-  /// Rewrites `g`'s Einsum nodes of a matrix product's form (a batch of
-  /// "ij,jk->ik" or "ij,kj->ik") as MatMul (after a Transpose), so that
-  /// attention written with einsum is raised as torch's matmul form is.
+  /// Rewrites `g`'s two-operand Einsum nodes that are one matrix product up
+  /// to the order of their dims (batch letters, one row letter, one column
+  /// letter, one summed letter: "bij,bjk->bik", "bqhd,bkhd->bhqk", ...) as
+  /// MatMul with a Transpose of each operand and of the result where their
+  /// order differs, so that attention written with einsum is raised as
+  /// torch's matmul form is (and the transposes fold into the SDPA's layout).
   void einsumsAsMatMuls(onnx::GraphProto &g);
-  /// The doc_string prefix that marks such a MatMul (then its equation).
+  /// The doc_string prefix that marks the nodes of such a rewrite (then the
+  /// equation): their errors name the Einsum.
   static constexpr const char *kEinsumAsMatMul = "attn: Einsum as MatMul: ";
+  /// What the rewrite's nodes keep of their Einsum, by their output name:
+  /// MatMul and Transpose check none of the Einsum's rules, so the operands
+  /// are checked against the equation (ranks, letter sizes) before them,
+  /// with the Einsum's own messages.
+  struct EinsumRewrite {
+    std::string equation;
+    std::string inputs[2], terms[2];
+    /// The MatMul's: the order of its result (batch, rows, columns).
+    std::string productTerm;
+    /// A Transpose's: which operand it reads (-1: the MatMul).
+    int operand = -1;
+  };
+  std::map<std::string, EinsumRewrite> einsumRewrites;
+  /// For a node of the rewrite: checks its Einsum's operands and returns
+  /// true when it has been dealt with here (an error, or the MatMul that
+  /// cannot express NumPy's broadcast of a size-1 summed letter imported as
+  /// the generic Einsum instead); false to import the node as it is.
+  bool importEinsumRewrite(const onnx::NodeProto &n);
+  /// The error for a letter ('.': the "..." dims) of two sizes.
+  void einsumSizeMismatch(const onnx::NodeProto &n, StringRef equation,
+                          char letter, OpFoldResult a, OpFoldResult b);
   /// Einsum: one linalg.generic, a loop per letter (and per dim of "..."),
   /// summing the letters not in the output.
   void importEinsum(const onnx::NodeProto &n);
@@ -330,7 +355,13 @@ private:
   std::string modelPath;
   Location fileLoc;
   int64_t opset = 0;
-  int nodeIndex = 0;
+  int nodeIndex = 0; // as the model numbers it (see modelIndex)
+  /// Each node's position in the model as read, where the Einsum rewrite
+  /// inserted nodes (empty: none did); messages number unnamed nodes so.
+  std::vector<int> sourceIndex;
+  int modelIndex(int i) const {
+    return sourceIndex.empty() ? i : sourceIndex[i];
+  }
   bool failed = false;
   std::map<std::string, Value> values;
 

@@ -11,6 +11,7 @@
 #include "Importer.h"
 
 #include "mlir/IR/AsmState.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -56,81 +57,247 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   return module;
 }
 
-void Importer::einsumsAsMatMuls(onnx::GraphProto &g) {
-  // "<batch>ij,<batch>jk-><batch>ik" is MatMul, and "<batch>ij,<batch>kj->
-  // <batch>ik" MatMul with the second operand's last two dims swapped: the
-  // forms attention written with einsum takes (scores, weighted values),
-  // which the attention raise then recognises as it does torch's matmul.
-  // (Whether the second operand is transposed, and the rank.)
-  auto matMulForm =
-      [&](const onnx::NodeProto &n) -> std::optional<std::pair<bool, size_t>> {
-    const onnx::AttributeProto *eq = attr(n, "equation");
-    if (n.op_type() != "Einsum" || n.input_size() != 2 || !eq || opset < 12)
-      return std::nullopt;
-    std::string text;
-    for (char c : eq->s())
-      if (c != ' ')
-        text += c;
-    size_t comma = text.find(','), arrow = text.find("->");
-    if (comma == std::string::npos || arrow == std::string::npos ||
-        comma > arrow)
-      return std::nullopt;
-    std::string a = text.substr(0, comma),
-                w = text.substr(comma + 1, arrow - comma - 1),
-                o = text.substr(arrow + 2);
-    size_t r = a.size();
-    if (r < 2 || w.size() != r || o.size() != r ||
-        a.compare(0, r - 2, w, 0, r - 2) != 0 ||
-        a.compare(0, r - 2, o, 0, r - 2) != 0)
-      return std::nullopt;
-    std::set<char> letters(a.begin(), a.end());
-    letters.insert(w.begin(), w.end());
-    if (letters.size() != r + 1 || !llvm::all_of(letters, [](char c) {
-          return std::isalpha(static_cast<unsigned char>(c));
-        }))
-      return std::nullopt;
-    char i = a[r - 2], j = a[r - 1];
-    if (o[r - 2] != i || o[r - 1] == i || o[r - 1] == j)
-      return std::nullopt;
-    char k = o[r - 1];
-    if (w[r - 2] == j && w[r - 1] == k)
-      return std::make_pair(false, r); // MatMul as it is
-    if (w[r - 2] == k && w[r - 1] == j)
-      return std::make_pair(true, r); // of the transposed second operand
+namespace {
+/// A two-operand Einsum that is one matrix product up to the order of the
+/// dims: the operands' terms and the permutations (ONNX Transpose perms,
+/// empty where the order already fits) that bring the first operand to
+/// [batch..., rows, summed], the second to [batch..., summed, columns] and
+/// MatMul's [batch..., rows, columns] to the output's order. Batch letters
+/// are in both operands and the output (in the output's order); there is
+/// exactly one rows, one columns and one summed letter, and no letter
+/// repeats within a term (no diagonals) or is summed within one operand.
+struct MatMulForm {
+  std::string a, w, product;
+  SmallVector<int64_t> permA, permW, permOut;
+};
+
+std::optional<MatMulForm> matMulForm(StringRef equation) {
+  std::string text;
+  for (char c : equation)
+    if (c != ' ')
+      text += c;
+  size_t arrow = text.find("->");
+  std::string lhs = text.substr(0, arrow);
+  size_t comma = lhs.find(',');
+  if (comma == std::string::npos ||
+      lhs.find(',', comma + 1) != std::string::npos)
     return std::nullopt;
+  MatMulForm f;
+  f.a = lhs.substr(0, comma);
+  f.w = lhs.substr(comma + 1);
+  std::string o;
+  if (arrow != std::string::npos) {
+    o = text.substr(arrow + 2);
+  } else {
+    // NumPy's implicit output: the letters used once, in order.
+    std::map<char, int> uses;
+    for (char c : f.a + f.w)
+      ++uses[c];
+    for (auto [c, k] : uses)
+      if (k == 1)
+        o += c;
+  }
+  auto distinctLetters = [](const std::string &t) {
+    std::set<char> seen;
+    return llvm::all_of(t, [&](char c) {
+      return std::isalpha(static_cast<unsigned char>(c)) &&
+             seen.insert(c).second;
+    });
+  };
+  if (!distinctLetters(f.a) || !distinctLetters(f.w) || !distinctLetters(o))
+    return std::nullopt;
+  auto has = [](const std::string &t, char c) {
+    return t.find(c) != std::string::npos;
+  };
+  std::string batch, rows, cols, summed;
+  for (char c : o) {
+    if (has(f.a, c) && has(f.w, c))
+      batch += c;
+    else if (has(f.a, c))
+      rows += c;
+    else if (has(f.w, c))
+      cols += c;
+    else
+      return std::nullopt; // in no operand: the Einsum import reports it
+  }
+  for (char c : f.a + f.w)
+    if (!has(o, c) && !(has(f.a, c) && has(f.w, c)))
+      return std::nullopt; // summed within one operand
+  for (char c : f.a)
+    if (has(f.w, c) && !has(o, c))
+      summed += c;
+  if (rows.size() != 1 || cols.size() != 1 || summed.size() != 1)
+    return std::nullopt;
+  // Transpose's perm: output dim i is input dim perm[i].
+  auto perm = [](const std::string &from, const std::string &to) {
+    SmallVector<int64_t> p;
+    bool identity = true;
+    for (size_t i = 0; i < to.size(); ++i) {
+      p.push_back(static_cast<int64_t>(from.find(to[i])));
+      identity &= p.back() == static_cast<int64_t>(i);
+    }
+    if (identity)
+      p.clear();
+    return p;
+  };
+  f.permA = perm(f.a, batch + rows + summed);
+  f.permW = perm(f.w, batch + summed + cols);
+  f.product = batch + rows + cols;
+  f.permOut = perm(f.product, o);
+  return f;
+}
+} // namespace
+
+void Importer::einsumsAsMatMuls(onnx::GraphProto &g) {
+  // Fresh value names for the transposed operands and the product: none
+  // the graph uses (defined or not, so that no reference is captured).
+  std::set<std::string> names;
+  for (const auto &v : g.input())
+    names.insert(v.name());
+  for (const auto &v : g.output())
+    names.insert(v.name());
+  for (const auto &t : g.initializer())
+    names.insert(t.name());
+  for (const auto &n : g.node()) {
+    names.insert(n.input().begin(), n.input().end());
+    names.insert(n.output().begin(), n.output().end());
+  }
+  auto fresh = [&](const std::string &base) {
+    std::string name = base;
+    for (int i = 1; !names.insert(name).second; ++i)
+      name = base + "." + std::to_string(i);
+    return name;
   };
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  for (const onnx::NodeProto &n : g.node()) {
-    auto form = matMulForm(n);
+  std::vector<int> from; // each new node's index in `g`
+  for (int index = 0; index < g.node_size(); ++index) {
+    const onnx::NodeProto &n = g.node(index);
+    auto recordSources =
+        llvm::make_scope_exit([&] { from.resize(nodes.size(), index); });
+    const onnx::AttributeProto *eq = attr(n, "equation");
+    std::optional<MatMulForm> form;
+    if (n.op_type() == "Einsum" &&
+        (n.domain().empty() || n.domain() == "ai.onnx") && opset >= 12 && eq &&
+        n.input_size() == 2 && n.output_size() >= 1 && !n.input(0).empty() &&
+        !n.input(1).empty() && !n.output(0).empty())
+      form = matMulForm(eq->s());
     if (!form) {
       *nodes.Add() = n;
       continue;
     }
-    std::string rhs = n.input(1);
-    if (form->first) {
+    EinsumRewrite rewrite;
+    rewrite.equation = eq->s();
+    rewrite.inputs[0] = n.input(0);
+    rewrite.inputs[1] = n.input(1);
+    rewrite.terms[0] = form->a;
+    rewrite.terms[1] = form->w;
+    std::string doc = kEinsumAsMatMul + eq->s();
+    auto transpose = [&](const std::string &in, const std::string &out,
+                         ArrayRef<int64_t> perm) {
       onnx::NodeProto *t = nodes.Add();
       t->set_op_type("Transpose");
-      t->set_name(n.name() + "/transpose_rhs");
-      t->add_input(rhs);
-      rhs = n.output(0) + "/rhs_transposed";
-      t->add_output(rhs);
-      onnx::AttributeProto *perm = t->add_attribute();
-      perm->set_name("perm");
-      perm->set_type(onnx::AttributeProto::INTS);
-      int64_t rank = static_cast<int64_t>(form->second);
-      for (int64_t d = 0; d < rank; ++d)
-        perm->add_ints(d < rank - 2 ? d : 2 * rank - 3 - d);
+      t->set_name(n.name()); // errors name the Einsum
+      t->set_doc_string(doc);
+      t->add_input(in);
+      t->add_output(out);
+      onnx::AttributeProto *p = t->add_attribute();
+      p->set_name("perm");
+      p->set_type(onnx::AttributeProto::INTS);
+      for (int64_t d : perm)
+        p->add_ints(d);
+    };
+    // Each operand, transposed first where its order differs.
+    std::string operands[2];
+    for (int i : {0, 1}) {
+      ArrayRef<int64_t> perm = i == 0 ? form->permA : form->permW;
+      operands[i] = n.input(i);
+      if (perm.empty())
+        continue;
+      operands[i] = fresh(n.output(0) + (i == 0 ? "/lhs" : "/rhs"));
+      transpose(n.input(i), operands[i], perm);
+      einsumRewrites[operands[i]] = rewrite;
+      einsumRewrites[operands[i]].operand = i;
     }
+    std::string product =
+        form->permOut.empty() ? n.output(0) : fresh(n.output(0) + "/product");
     onnx::NodeProto *m = nodes.Add();
     m->set_op_type("MatMul");
     m->set_name(n.name());
-    // Errors name the node as the model has it (nodeError).
-    m->set_doc_string(kEinsumAsMatMul + attr(n, "equation")->s());
-    m->add_input(n.input(0));
-    m->add_input(rhs);
-    m->add_output(n.output(0));
+    m->set_doc_string(doc);
+    m->add_input(operands[0]);
+    m->add_input(operands[1]);
+    m->add_output(product);
+    rewrite.productTerm = form->product;
+    einsumRewrites[product] = rewrite;
+    if (!form->permOut.empty())
+      transpose(product, n.output(0), form->permOut);
   }
+  if (nodes.size() != g.node_size())
+    sourceIndex = std::move(from);
   g.mutable_node()->Swap(&nodes);
+}
+
+bool Importer::importEinsumRewrite(const onnx::NodeProto &n) {
+  if (n.output_size() < 1 ||
+      !StringRef(n.doc_string()).starts_with(kEinsumAsMatMul))
+    return false;
+  auto it = einsumRewrites.find(n.output(0));
+  if (it == einsumRewrites.end())
+    return false;
+  const EinsumRewrite &r = it->second;
+  // The Einsum's operands, as it reads them (for messages that name it).
+  onnx::NodeProto einsum;
+  einsum.set_name(n.name());
+  einsum.set_doc_string(n.doc_string());
+  einsum.add_input(r.inputs[0]);
+  einsum.add_input(r.inputs[1]);
+  Value ops[2];
+  for (int i : {0, 1}) {
+    if (r.operand >= 0 && r.operand != i)
+      continue; // a Transpose reads one
+    ops[i] = input(einsum, i);
+    if (failed)
+      return true;
+    auto t = typeOf(ops[i]);
+    if (t.getRank() != static_cast<int64_t>(r.terms[i].size())) {
+      nodeError(n) << "equation '" << r.equation << "': term '" << r.terms[i]
+                   << "' does not fit input #" << i << " of type " << t;
+      return true;
+    }
+  }
+  if (r.operand >= 0)
+    return false;
+  // The letters both operands have: equal sizes, or a batch letter's 1
+  // that MatMul broadcasts. A summed letter's 1 against another size
+  // broadcasts in NumPy but not in MatMul: the generic Einsum, then.
+  bool generic = false;
+  for (auto [p, c] : llvm::enumerate(r.terms[0])) {
+    size_t q = r.terms[1].find(c);
+    if (q == std::string::npos)
+      continue;
+    OpFoldResult a = dimOf(ops[0], p), w = dimOf(ops[1], q);
+    if (isEqualConstantIntOrValue(a, w))
+      continue;
+    bool summed = r.productTerm.find(c) == std::string::npos;
+    if (isConstantIntValue(a, 1) || isConstantIntValue(w, 1)) {
+      generic |= summed;
+      continue;
+    }
+    einsumSizeMismatch(n, r.equation, c, a, w);
+    return true;
+  }
+  if (!generic)
+    return false;
+  onnx::NodeProto asEinsum = einsum;
+  asEinsum.set_op_type("Einsum");
+  asEinsum.clear_doc_string();
+  asEinsum.add_output(n.output(0));
+  onnx::AttributeProto *eq = asEinsum.add_attribute();
+  eq->set_name("equation");
+  eq->set_type(onnx::AttributeProto::STRING);
+  eq->set_s(r.terms[0] + "," + r.terms[1] + "->" + r.productTerm);
+  importEinsum(asEinsum);
+  return true;
 }
 
 Location Importer::nodeLoc(const onnx::NodeProto &n) {
@@ -505,16 +672,40 @@ bool Importer::readExternalData(const onnx::TensorProto &t, size_t bytes,
 bool Importer::checkAcyclic(const onnx::GraphProto &g) {
   // Node i depends on the producers of its inputs; a back edge in a depth
   // first walk is a cycle, reported with the nodes on it.
-  std::map<std::string, int> producedBy;
-  for (int i = 0; i < g.node_size(); ++i)
-    for (const auto &o : g.node(i).output())
-      if (!o.empty())
-        producedBy[o] = i;
-  std::vector<int> state(g.node_size(), 0); // 0 new, 1 on the path, 2 done
   auto name = [&](int i) {
     const auto &n = g.node(i);
-    return n.name().empty() ? n.op_type() + " #" + std::to_string(i) : n.name();
+    // (The model's op: an Einsum read as MatMul is named as such.)
+    std::string op = StringRef(n.doc_string()).starts_with(kEinsumAsMatMul)
+                         ? "Einsum"
+                         : n.op_type();
+    return n.name().empty() ? op + " #" + std::to_string(modelIndex(i))
+                            : n.name();
   };
+  // Each value is assigned once (ONNX graphs are SSA): a second writer
+  // would silently replace the first one's value for later readers.
+  std::map<std::string, int> producedBy;
+  std::set<std::string> graphInputs;
+  for (const auto &v : g.input())
+    graphInputs.insert(v.name());
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto &o : g.node(i).output()) {
+      if (o.empty())
+        continue;
+      if (graphInputs.count(o)) {
+        emitError(fileLoc) << "value '" << o << "' is a graph input and also "
+                           << "written by '" << name(i)
+                           << "' (ONNX graphs assign each value once)";
+        return false;
+      }
+      auto [it, inserted] = producedBy.emplace(o, i);
+      if (!inserted) {
+        emitError(fileLoc) << "value '" << o << "' is written by '"
+                           << name(it->second) << "' and again by '" << name(i)
+                           << "' (ONNX graphs assign each value once)";
+        return false;
+      }
+    }
+  std::vector<int> state(g.node_size(), 0); // 0 new, 1 on the path, 2 done
   // Iterative (graphs may be deep): a stack of (node, next input to visit).
   std::vector<std::pair<int, int>> stack;
   for (int root = 0; root < g.node_size(); ++root) {
@@ -750,7 +941,9 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
     // Every node is imported; where a recognised subgraph ends, the attn op
     // it raises to replaces its result, and what it no longer needs is
     // erased as dead code below.
-    for (const auto &n : g.node()) {
+    for (int i = 0; i < g.node_size(); ++i) {
+      const onnx::NodeProto &n = g.node(i);
+      nodeIndex = modelIndex(i);
       importNode(n);
       if (!failed) {
         if (auto chain = raiseAt.find(&n); chain != raiseAt.end())
@@ -758,7 +951,6 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
         if (auto region = raiseRegionAt.find(&n); region != raiseRegionAt.end())
           emitRaisedRegion(region->second);
       }
-      ++nodeIndex;
       if (failed)
         return false;
     }
@@ -1001,6 +1193,8 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       return;
     }
   }
+  if (importEinsumRewrite(n))
+    return;
   noteIdCopy(n);
   if (op == "Attention")
     return importAttention(n);

@@ -452,9 +452,11 @@ std::string Importer::describeRaise(ArrayRef<const onnx::NodeProto *> nodes,
   llvm::raw_string_ostream os(text);
   os << "raised " << nodes.size() << " ONNX nodes to " << opName << ":";
   for (auto [i, node] : llvm::enumerate(nodes)) {
-    os << (i ? ", " : " ") << node->op_type() << " ";
+    // (The model's op: an Einsum read as MatMul is named as such.)
+    bool einsum = StringRef(node->doc_string()).starts_with(kEinsumAsMatMul);
+    os << (i ? ", " : " ") << (einsum ? "Einsum" : node->op_type()) << " ";
     if (node->name().empty())
-      os << "#" << nodeOrder[node];
+      os << "#" << modelIndex(nodeOrder[node]);
     else
       os << "'" << node->name() << "'";
   }

@@ -158,6 +158,32 @@ save("huge_dims",
 save("broadcast_unknown",
      [helper.make_node("Add", ["X", "Y"], ["Z"], name="add")],
      [vi("X", F, [1, "n"]), vi("Y", F, [1, 3])], [vi("Z", F, [1, 3])])
+# Inner dims that may differ at run time (different dim_param names), and
+# operands of two element types (A and B, or C).
+save("matmul_dynamic_inner",
+     [helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")],
+     [vi("A", F, [2, "K"]), vi("B", F, ["N", 5])], [vi("Y", F, [2, 5])])
+save("matmul_mixed_types",
+     [helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")],
+     [vi("A", F, [2, 3]), vi("B", TensorProto.FLOAT16, [3, 5])], [vi("Y", F, [2, 5])])
+save("gemm_dynamic_inner",
+     [helper.make_node("Gemm", ["A", "B"], ["Y"], name="gemm", transB=1)],
+     [vi("A", F, [3, "K"]), vi("B", F, [5, "N"])], [vi("Y", F, [3, 5])])
+save("gemm_mixed_types",
+     [helper.make_node("Gemm", ["A", "B"], ["Y"], name="gemm")],
+     [vi("A", F, [3, 4]), vi("B", TensorProto.FLOAT16, [4, 5])], [vi("Y", F, [3, 5])])
+save("gemm_c_type",
+     [helper.make_node("Gemm", ["A", "B", "C"], ["Y"], name="gemm")],
+     [vi("A", F, [3, 4]), vi("B", F, [4, 5]), vi("C", TensorProto.FLOAT16, [5])],
+     [vi("Y", F, [3, 5])])
+# A value written by two nodes, and a graph input written by a node.
+save("written_twice",
+     [helper.make_node("Relu", ["x"], ["z"], name="first"),
+      helper.make_node("Neg", ["x"], ["z"], name="second")],
+     [vi("x", F, [3])], [vi("z", F, [3])])
+save("input_overwritten",
+     [helper.make_node("Relu", ["y"], ["x"])],
+     [vi("x", F, [3]), vi("y", F, [3])], [vi("x", F, [3])])
 # Gemm whose C has a rank above 2.
 save("gemm_bad_c",
      [helper.make_node("Gemm", ["A", "B", "C"], ["Y"], name="gemm")],
@@ -474,6 +500,52 @@ save("einsum_zoo",
       vi("outer", F, [3, 4]), vi("diag", F, [3]), vi("total", F, []),
       vi("implicit", F, [3, 4]), vi("ell", F, [2, 5, 3, 2]), vi("three", F, []),
       vi("ints", I64, [3])], opset=12)
+# Einsums of a matrix product's form up to the order of their dims (read as
+# MatMul with transposes when the raise is on): seq-major scores and their
+# weighted sum, a transposed result, the implicit output of "ba,ca" ("bc"),
+# a labelled batch dim of size 1 against 2 (NumPy broadcasts it), integers,
+# a summed letter of size 1 against 3 (NumPy broadcasts it, MatMul cannot:
+# the generic Einsum then), a diagonal of a 1 x 1 against 3 (NumPy
+# broadcasts it too), and a MatMul node of integers.
+save("einsum_matmul_forms",
+     [helper.make_node("Einsum", ["q", "k"], ["s"], equation="bqhd,bkhd->bhqk", name="scores"),
+      helper.make_node("Einsum", ["w", "k"], ["o"], equation="bhqk,bkhd->bqhd", name="weighted"),
+      helper.make_node("Einsum", ["m", "p"], ["mt"], equation="ij,jk->ki", name="transposed"),
+      helper.make_node("Einsum", ["p", "x"], ["imp"], equation="ba,ca", name="implicit"),
+      helper.make_node("Einsum", ["a1", "b2"], ["bc"], equation="bij,bjk->bik", name="broadcast"),
+      helper.make_node("Einsum", ["ia", "ib"], ["ints"], equation="ij,kj->ik", name="ints"),
+      helper.make_node("Einsum", ["s1", "p"], ["sum1"], equation="ij,jk->ik", name="summed1"),
+      helper.make_node("Einsum", ["d1", "u"], ["diag1"], equation="ii,i->i", name="diag1"),
+      helper.make_node("MatMul", ["ia", "ic"], ["imm"], name="int_matmul")],
+     [vi("q", F, ["B", "T", 2, 8]), vi("k", F, ["B", "S", 2, 8]), vi("w", F, ["B", 2, "T", "S"]),
+      vi("m", F, [3, 3]), vi("p", F, [3, 4]), vi("x", F, [5, 4]),
+      vi("a1", F, [1, 3, 4]), vi("b2", F, [2, 4, 5]),
+      vi("ia", I64, [3, 4]), vi("ib", I64, [2, 4]), vi("s1", F, [2, 1]), vi("d1", F, [1, 1]),
+      vi("u", F, [3]), vi("ic", I64, [4, 2])],
+     [vi("s", F, ["B", 2, "T", "S"]), vi("o", F, ["B", "T", 2, 8]), vi("mt", F, [4, 3]),
+      vi("imp", F, [3, 5]), vi("bc", F, [2, 3, 5]), vi("ints", I64, [3, 2]),
+      vi("sum1", F, [2, 4]), vi("diag1", F, [3]), vi("imm", I64, [3, 2])], opset=12)
+save("einsum_seq_major_bad_head",
+     [helper.make_node("Einsum", ["q", "k"], ["s"], equation="bqhd,bkhd->bhqk", name="scores")],
+     [vi("q", F, [2, 5, 3, 8]), vi("k", F, [2, 7, 3, 9])], [vi("s", F, [2, 3, 5, 7])], opset=12)
+# Attention over seq-major [B, T, H, d] tensors written with einsum: raised
+# to attn.sdpa whose transposes fold into its seq_major layout.
+save("einsum_attention_seq_major",
+     [helper.make_node("Einsum", ["q", "k"], ["s"], equation="bqhd,bkhd->bhqk", name="scores"),
+      helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.array(8 ** 0.5, np.float32))),
+      helper.make_node("Div", ["s", "c"], ["ss"]),
+      helper.make_node("Softmax", ["ss"], ["w"], axis=-1),
+      helper.make_node("Einsum", ["w", "v"], ["o"], equation="bhqk,bkhd->bqhd", name="weighted")],
+     [vi("q", F, ["B", "T", 2, 8]), vi("k", F, ["B", "S", 2, 8]), vi("v", F, ["B", "S", 2, 8])],
+     [vi("o", F, ["B", "T", 2, 8])], opset=13)
+# Operands whose rank is not their term's letter count: one read by MatMul
+# directly, one transposed first.
+save("einsum_rank_mismatch",
+     [helper.make_node("Einsum", ["x", "y"], ["z"], equation="bij,bjk->bik", name="mm")],
+     [vi("x", F, [3, 4]), vi("y", F, [2, 4, 5])], [vi("z", F, [2, 3, 5])], opset=12)
+save("einsum_rank_mismatch_transposed",
+     [helper.make_node("Einsum", ["x", "y"], ["z"], equation="bij,bkj->bik", name="mm")],
+     [vi("x", F, [2, 3, 4]), vi("y", F, [5, 4])], [vi("z", F, [2, 3, 5])], opset=12)
 save("einsum_bad_sizes",
      [helper.make_node("Einsum", ["x", "y"], ["z"], equation="ij,jk->ik", name="mm")],
      [vi("x", F, [3, 4]), vi("y", F, [5, 2])], [vi("z", F, [3, 2])], opset=12)
