@@ -3,8 +3,12 @@
 # The elementwise ops of LLaMA-style blocks and their neighbours, from real
 # torch exports: Relu, Sigmoid (SiLU), Abs, Neg, Exp, Log, Reciprocal,
 # Sin, Cos, Max/Min (torch.maximum/minimum), Clip (torch.clamp: bounds as
-# attributes before opset 11, as optional inputs from 11). One graph of
-# all of them at opsets 10, 11 and 17 with dynamic axes, then a LLaMA-style
+# attributes before opset 11, as optional inputs from 11), torch.flip (a
+# Slice with step -1, on dynamic axes here): one graph of all of them at
+# opsets 10, 11 and 17 with dynamic axes; comparisons, logical ops,
+# amax/amin, max(dim).values and argmax (Less, Greater, LessOrEqual,
+# GreaterOrEqual, And, Or, Xor, Not, ReduceMax, ReduceMin, ArgMax) in one
+# graph at opsets 11 and 17 with dynamic axes; then a LLaMA-style
 # block (RMSNorm, rotary embeddings whose cos/sin the graph computes from
 # the positions, causal attention with masked_fill, a SiLU-gated MLP),
 # and the same block with GPT-NeoX's rotary table (float positions
@@ -21,6 +25,8 @@
 # CHECK: ok zoo opset 10
 # CHECK: ok zoo opset 11
 # CHECK: ok zoo opset 17
+# CHECK: ok mask zoo opset 11
+# CHECK: ok mask zoo opset 17
 # CHECK: ok llama block opset 17: raised to attn.sdpa
 # CHECK: ok neox rotary block opset 17: raised to attn.sdpa
 # CHECK: ok einsum attention opset 17: raised to attn.sdpa
@@ -43,7 +49,17 @@ class Zoo(nn.Module):
         return (F.relu(x) + torch.sigmoid(x) - x.abs() * torch.exp(-x * x)
                 + torch.log(x.abs() + 1) + 2 * torch.maximum(x, z) + torch.minimum(x, z)
                 + x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + torch.reciprocal(x * x + 1)
-                + torch.sin(x) * torch.cos(z) + (-x))
+                + torch.sin(x) * torch.cos(z) + (-x) + torch.flip(x, [1])
+                + 0.5 * torch.flip(z, [0, 1]))
+
+
+class MaskZoo(nn.Module):
+    """Comparisons, logical ops, max/min reductions and argmax."""
+
+    def forward(self, x, z):
+        m = (x < z) & (x > 0) | ~(x >= z) ^ (x <= 0.5)
+        return (torch.where(m, x - x.amax(-1, keepdim=True), z.amin(0))
+                + x.argmax(-1, keepdim=True).float() + x.max(dim=-1, keepdim=True).values)
 
 
 class RMSNorm(nn.Module):
@@ -125,6 +141,8 @@ def main():
     example = [torch.randn(2, 5), torch.randn(2, 5)]
     for opset in (10, 11, 17):
         ok &= check_export(work, "zoo", zoo, opset, run, example)
+    for opset in (11, 17):
+        ok &= check_export(work, "mask zoo", MaskZoo(), opset, run, example)
     block = LlamaBlock().eval()
     ok &= check_export(work, "llama block", block, 17, [torch.randn(2, 9, 32)],
                        [torch.randn(1, 6, 32)])

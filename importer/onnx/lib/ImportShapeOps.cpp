@@ -17,16 +17,6 @@
 
 namespace mlir::attn::onnx_import {
 
-namespace {
-/// `axis` in [-rank, rank) made non-negative, or nullopt.
-std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank)
-    return std::nullopt;
-  return axis < 0 ? axis + rank : axis;
-}
-
-} // namespace
-
 void Importer::importShape(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   if (failed)
@@ -405,6 +395,25 @@ void Importer::importConcat(const onnx::NodeProto &n) {
              : Value(tensor::ConcatOp::create(b, nodeLoc(n), *axis, ins)));
 }
 
+std::pair<int64_t, int64_t> sliceRange(int64_t start, int64_t end, int64_t step,
+                                       int64_t size) {
+  auto fromEnd = [&](int64_t c) { return c < 0 ? c + size : c; };
+  if (step > 0) {
+    step = std::min(step, kSliceHuge);
+    int64_t lo = std::clamp<int64_t>(fromEnd(start), 0, size);
+    int64_t hi = std::clamp<int64_t>(fromEnd(end), 0, size);
+    return {lo, std::max<int64_t>(0, (hi - lo + step - 1) / step)};
+  }
+  if (size == 0)
+    return {0, 0};
+  int64_t k = step < -kSliceHuge ? kSliceHuge : -step;
+  int64_t first = std::clamp<int64_t>(fromEnd(start), 0, size - 1);
+  int64_t last = end == INT64_MAX || end == std::numeric_limits<int32_t>::max()
+                     ? -1
+                     : std::clamp<int64_t>(fromEnd(end), -1, size - 1);
+  return {first, std::max<int64_t>(0, (first - last + k - 1) / k)};
+}
+
 void Importer::importSlice(const onnx::NodeProto &n) {
   auto startsK = knownInput(n, 1), endsK = knownInput(n, 2);
   std::optional<KnownInts> axesK, stepsK;
@@ -439,14 +448,13 @@ void Importer::importSlice(const onnx::NodeProto &n) {
   if (auto data = knownInput(n, 0); data && !data->scalar && count == 1) {
     auto s = getConstantIntValue(startsK->elems[0]);
     auto e = getConstantIntValue(endsK->elems[0]);
-    if (s && e && (*steps)[0] == 1) {
-      int64_t size = data->elems.size();
-      int64_t lo = std::clamp<int64_t>(*s < 0 ? *s + size : *s, 0, size);
-      int64_t hi = std::clamp<int64_t>(*e < 0 ? *e + size : *e, 0, size);
+    if (s && e && (*steps)[0] != 0) {
+      auto [first, taken] =
+          sliceRange(*s, *e, (*steps)[0], int64_t(data->elems.size()));
       KnownInts k;
       k.elemType = data->elemType;
-      for (int64_t i = lo; i < hi; ++i)
-        k.elems.push_back(data->elems[i]);
+      for (int64_t j = 0; j < taken; ++j)
+        k.elems.push_back(data->elems[first + j * (*steps)[0]]);
       return defineKnown(n, 0, k);
     }
   }
@@ -458,6 +466,7 @@ void Importer::importSlice(const onnx::NodeProto &n) {
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
       sizes = sizesOf(x), strides(rank, b.getIndexAttr(1));
   SmallVector<bool> seen(rank, false);
+  SmallVector<int64_t> reversed; // axes with a negative step
   for (size_t i = 0; i < count; ++i) {
     auto axis = normalizeAxis((*axes)[i], rank);
     if (!axis || seen[*axis]) {
@@ -466,12 +475,76 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     }
     seen[*axis] = true;
     int64_t step = (*steps)[i];
-    if (step <= 0) {
-      nodeError(n) << "step " << step
-                   << " is not supported (only positive steps)";
+    if (step == 0) {
+      nodeError(n) << "step 0 on axis " << (*axes)[i]
+                   << " (ONNX steps are non-zero)";
       return;
     }
     OpFoldResult dim = dimOf(x, *axis);
+    if (step < 0) {
+      // Backwards (torch.flip, x[::-1]): the elements start, start + step,
+      // ... down to above end, with start clamped to [0, dim - 1] and end to
+      // [-1, dim - 1] after negative values count from the end. They are
+      // taken forwards here (from the last one, with stride -step), and the
+      // axis is reversed below.
+      auto sc = getConstantIntValue(startsK->elems[i]),
+           ec = getConstantIntValue(endsK->elems[i]);
+      if (!sc || !ec) {
+        nodeError(n) << "a negative step (" << step << " on axis " << (*axes)[i]
+                     << ") needs constant starts and ends";
+        return;
+      }
+      // (|step| beyond any size takes one element: kept from overflowing.)
+      int64_t k = step < -kSliceHuge ? kSliceHuge : -step;
+      // ONNX Runtime reads INT32_MAX and INT64_MAX as a backward end as
+      // "through the first element".
+      bool endIsFirst = *ec <= -kSliceHuge || *ec == INT64_MAX ||
+                        *ec == std::numeric_limits<int32_t>::max();
+      // The whole axis backwards (torch.flip: -1 to INT64_MIN): no slice,
+      // and the axis keeps its size's SSA value.
+      auto staticDim = getConstantIntValue(dim);
+      bool fromLast = *sc == -1 || *sc >= kSliceHuge ||
+                      (staticDim && *sc >= *staticDim - 1);
+      bool toFirst = endIsFirst || (staticDim && *ec < -*staticDim);
+      if (k == 1 && fromLast && toFirst) {
+        reversed.push_back(*axis);
+        continue;
+      }
+      OpFoldResult top = foldIndex('-', dim, b.getIndexAttr(1));
+      auto fromEnd = [&](int64_t c) -> OpFoldResult {
+        if (c <= -kSliceHuge)
+          return b.getIndexAttr(-1);
+        if (c >= kSliceHuge)
+          return top;
+        return c < 0 ? foldIndex('+', dim, b.getIndexAttr(c))
+                     : OpFoldResult(b.getIndexAttr(c));
+      };
+      OpFoldResult start =
+          foldIndex('M', b.getIndexAttr(0), foldIndex('m', top, fromEnd(*sc)));
+      OpFoldResult end = endIsFirst
+                             ? OpFoldResult(b.getIndexAttr(-1))
+                             : foldIndex('M', b.getIndexAttr(-1),
+                                         foldIndex('m', top, fromEnd(*ec)));
+      // max(0, ceil((start - end) / k)), and none of an empty axis.
+      OpFoldResult taken = foldIndex(
+          'm', dim,
+          foldIndex('M', b.getIndexAttr(0),
+                    foldIndex('/',
+                              foldIndex('+', foldIndex('-', start, end),
+                                        b.getIndexAttr(k - 1)),
+                              b.getIndexAttr(k))));
+      // The last element taken (start itself when there is none).
+      OpFoldResult last = foldIndex(
+          'm', start,
+          foldIndex('-', start,
+                    foldIndex('*', foldIndex('-', taken, b.getIndexAttr(1)),
+                              b.getIndexAttr(k))));
+      offsets[*axis] = last;
+      sizes[*axis] = taken;
+      strides[*axis] = b.getIndexAttr(k);
+      reversed.push_back(*axis);
+      continue;
+    }
     // ONNX semantics: negative bounds count from the end; both are clamped
     // to [0, dim]. Constant bounds fold; an end taken from a size (the
     // seed's mask[:T, :T]) is non-negative and only needs min(end, dim).
@@ -480,7 +553,7 @@ void Importer::importSlice(const onnx::NodeProto &n) {
       auto d = getConstantIntValue(dim);
       if (c && *c >= 0 && d)
         return b.getIndexAttr(std::min(*c, *d));
-      if (c && *c >= 0 && *c >= (int64_t(1) << 62))
+      if (c && *c >= 0 && *c >= kSliceHuge)
         return dim; // INT64_MAX: "to the end"
       if (c && *c < 0 && d)
         return b.getIndexAttr(std::max<int64_t>(0, *c + *d));
@@ -517,7 +590,8 @@ void Importer::importSlice(const onnx::NodeProto &n) {
             ? hi
             : foldIndex('M', foldIndex('-', hi, lo), b.getIndexAttr(0));
     offsets[*axis] = lo;
-    // ceil(len / step) elements.
+    // ceil(len / step) elements (a step beyond any size takes one).
+    step = std::min(step, kSliceHuge);
     sizes[*axis] =
         step == 1
             ? len
@@ -525,9 +599,78 @@ void Importer::importSlice(const onnx::NodeProto &n) {
                         b.getIndexAttr(step));
     strides[*axis] = b.getIndexAttr(step);
   }
-  define(n, 0,
-         tensor::ExtractSliceOp::create(b, nodeLoc(n), x, offsets, sizes,
-                                        strides));
+  Location loc = nodeLoc(n);
+  // An empty result reads nothing (an extract_slice at offset == size, as
+  // x[..., 64:] of a 64-wide axis is, would not verify).
+  if (llvm::any_of(sizes,
+                   [](OpFoldResult s) { return isConstantIntValue(s, 0); }))
+    return define(n, 0,
+                  tensor::EmptyOp::create(b, loc, sizes, t.getElementType()));
+  // Reversing one element changes nothing.
+  llvm::erase_if(reversed,
+                 [&](int64_t a) { return isConstantIntValue(sizes[a], 1); });
+  bool whole =
+      llvm::all_of(offsets,
+                   [](OpFoldResult o) { return isConstantIntValue(o, 0); }) &&
+      llvm::all_of(strides,
+                   [](OpFoldResult s) { return isConstantIntValue(s, 1); }) &&
+      llvm::all_of(llvm::seq<int64_t>(0, rank), [&](int64_t d) {
+        return isEqualConstantIntOrValue(sizes[d], dimOf(x, d));
+      });
+  Value slice = whole && !reversed.empty()
+                    ? x
+                    : Value(tensor::ExtractSliceOp::create(b, loc, x, offsets,
+                                                           sizes, strides));
+  if (!reversed.empty())
+    slice = reverseAxes(loc, slice, reversed);
+  define(n, 0, slice);
+}
+
+Value Importer::reverseAxes(Location loc, Value x, ArrayRef<int64_t> axes) {
+  auto t = typeOf(x);
+  int64_t rank = t.getRank();
+  SmallVector<OpFoldResult> sizes = sizesOf(x);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  bool allStatic =
+      llvm::all_of(axes, [&](int64_t a) { return !t.isDynamicDim(a); });
+  if (allStatic) {
+    // out[.., i, ..] = x[.., size - 1 - i, ..]: an affine map.
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(llvm::is_contained(axes, d)
+                          ? t.getDimSize(d) - 1 - b.getAffineDimExpr(d)
+                          : b.getAffineDimExpr(d));
+    SmallVector<AffineMap> maps{AffineMap::get(rank, 0, exprs, ctx),
+                                b.getMultiDimIdentityMap(rank)};
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{x},
+               ValueRange{init}, maps, iters,
+               [](OpBuilder &nb, Location l, ValueRange v) {
+                 linalg::YieldOp::create(nb, l, v[0]);
+               })
+        .getResult(0);
+  }
+  // A dynamic size is no affine constant: read each element by index.
+  SmallVector<Value> last;
+  for (int64_t d = 0; d < rank; ++d)
+    last.push_back(llvm::is_contained(axes, d)
+                       ? indexValue(foldIndex('-', sizes[d], b.getIndexAttr(1)))
+                       : Value());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
+             SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iters,
+             [&](OpBuilder &nb, Location l, ValueRange) {
+               SmallVector<Value> idx;
+               for (int64_t d = 0; d < rank; ++d) {
+                 Value i = linalg::IndexOp::create(nb, l, d);
+                 idx.push_back(
+                     last[d] ? arith::SubIOp::create(nb, l, last[d], i) : i);
+               }
+               linalg::YieldOp::create(
+                   nb, l, tensor::ExtractOp::create(nb, l, x, idx).getResult());
+             })
+      .getResult(0);
 }
 
 void Importer::importSplit(const onnx::NodeProto &n) {

@@ -447,7 +447,25 @@ void Importer::importCast(const onnx::NodeProto &n) {
              .getResult(0));
 }
 
-void Importer::importEqual(const onnx::NodeProto &n) {
+/// Equal, Less, Greater, LessOrEqual, GreaterOrEqual: NumPy broadcasting,
+/// a bool result; floats compare ordered (NaN is unequal to everything,
+/// as in NumPy), integers signed. Equal also compares bools.
+void Importer::importCompare(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
+  auto [fpred, ipred] =
+      [&]() -> std::pair<arith::CmpFPredicate, arith::CmpIPredicate> {
+    if (op == "Less")
+      return {arith::CmpFPredicate::OLT, arith::CmpIPredicate::slt};
+    if (op == "Greater")
+      return {arith::CmpFPredicate::OGT, arith::CmpIPredicate::sgt};
+    if (op == "LessOrEqual")
+      return {arith::CmpFPredicate::OLE, arith::CmpIPredicate::sle};
+    if (op == "GreaterOrEqual")
+      return {arith::CmpFPredicate::OGE, arith::CmpIPredicate::sge};
+    return {arith::CmpFPredicate::OEQ, arith::CmpIPredicate::eq};
+  }();
+  arith::CmpFPredicate fp = fpred;
+  arith::CmpIPredicate ip = ipred;
   // Shape arithmetic: known constant integers compare to a constant
   // condition (torch's expand(-1, ...) exports its target shape as
   // Where(Equal(shape, -1), 1, shape)), which a known Where then reads.
@@ -456,16 +474,18 @@ void Importer::importEqual(const onnx::NodeProto &n) {
     size_t nx = x->elems.size(), ny = y->elems.size();
     // (An empty side broadcasts to empty: left to the data path.)
     if (cx && cy && nx && ny && (nx == ny || nx == 1 || ny == 1)) {
-      SmallVector<bool> eq;
+      SmallVector<bool> holds;
       for (size_t i = 0; i < std::max(nx, ny); ++i)
-        eq.push_back((*cx)[nx == 1 ? 0 : i] == (*cy)[ny == 1 ? 0 : i]);
+        holds.push_back(arith::applyCmpPredicate(
+            ip, APInt(64, (*cx)[nx == 1 ? 0 : i], /*isSigned=*/true),
+            APInt(64, (*cy)[ny == 1 ? 0 : i], /*isSigned=*/true)));
       SmallVector<int64_t> shape;
       if (!(x->scalar && y->scalar))
-        shape.push_back(static_cast<int64_t>(eq.size()));
+        shape.push_back(static_cast<int64_t>(holds.size()));
       auto type = RankedTensorType::get(shape, b.getI1Type());
       return define(n, 0,
                     arith::ConstantOp::create(
-                        b, nodeLoc(n), DenseElementsAttr::get(type, eq)));
+                        b, nodeLoc(n), DenseElementsAttr::get(type, holds)));
     }
   }
   SmallVector<Value> ins{input(n, 0), input(n, 1)};
@@ -477,33 +497,46 @@ void Importer::importEqual(const onnx::NodeProto &n) {
                  << typeOf(ins[1]).getElementType();
     return;
   }
+  if (op != "Equal" && elem.isInteger(1)) {
+    nodeError(n) << "expects numbers, got bool operands";
+    return;
+  }
   Value r =
       broadcastGeneric(n, ins, b.getI1Type(),
                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                          if (isa<FloatType>(elem))
-                           return arith::CmpFOp::create(
-                               nb, l, arith::CmpFPredicate::OEQ, a[0], a[1]);
-                         return arith::CmpIOp::create(
-                             nb, l, arith::CmpIPredicate::eq, a[0], a[1]);
+                           return arith::CmpFOp::create(nb, l, fp, a[0], a[1]);
+                         return arith::CmpIOp::create(nb, l, ip, a[0], a[1]);
                        });
   if (r)
     define(n, 0, r);
 }
 
-/// Not on bool tensors (~mask in exports that hide masked scores).
-void Importer::importNot(const onnx::NodeProto &n) {
+/// Not, And, Or, Xor on bools (NumPy broadcasting).
+void Importer::importLogical(const onnx::NodeProto &n) {
+  const std::string &op = n.op_type();
   SmallVector<Value> ins{input(n, 0)};
+  if (op != "Not")
+    ins.push_back(input(n, 1));
   if (failed)
     return;
-  if (!typeOf(ins[0]).getElementType().isInteger(1)) {
-    nodeError(n) << "expects a bool tensor, got " << typeOf(ins[0]);
-    return;
-  }
+  for (Value v : ins)
+    if (!typeOf(v).getElementType().isInteger(1)) {
+      nodeError(n) << "expects bool tensors, got " << typeOf(v);
+      return;
+    }
   Value r = broadcastGeneric(
       n, ins, b.getI1Type(),
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value one = arith::ConstantOp::create(nb, l, nb.getBoolAttr(true));
-        return arith::XOrIOp::create(nb, l, a[0], one);
+        if (op == "And")
+          return arith::AndIOp::create(nb, l, a[0], a[1]);
+        if (op == "Or")
+          return arith::OrIOp::create(nb, l, a[0], a[1]);
+        Value other =
+            op == "Xor"
+                ? a[1]
+                : Value(arith::ConstantOp::create(nb, l, nb.getBoolAttr(true)));
+        return arith::XOrIOp::create(nb, l, a[0], other);
       });
   if (r)
     define(n, 0, r);
@@ -694,15 +727,20 @@ void Importer::importGemm(const onnx::NodeProto &n) {
              .getResult(0));
 }
 
-/// ReduceSum and ReduceMean. The axes are an attribute before opset 13
-/// (ReduceSum) or 18 (ReduceMean, as torch 1.13 exports `x.mean(-1)`) and an
-/// input from then on; either form is read. The mean is the sum times
-/// 1 / (the product of the reduced sizes), which may be dynamic.
+/// ReduceSum, ReduceMean, ReduceMax and ReduceMin. The axes are an
+/// attribute before opset 13 (ReduceSum) or 18 (the others, as torch 1.13
+/// exports `x.mean(-1)`) and an input from then on; either form is read.
+/// The mean is the sum times 1 / (the product of the reduced sizes), which
+/// may be dynamic. Max and min propagate NaN (as NumPy does) and start from
+/// -inf / +inf (an empty reduction's value from opset 18) or the integer
+/// type's bounds. Sum, max and min take integers too.
 void Importer::importReduce(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   if (failed)
     return;
-  bool mean = n.op_type() == "ReduceMean";
+  const std::string &op = n.op_type();
+  bool mean = op == "ReduceMean", max = op == "ReduceMax",
+       min = op == "ReduceMin";
   auto t = typeOf(x);
   int64_t r = t.getRank();
   SmallVector<bool> reduced(r, false);
@@ -733,8 +771,11 @@ void Importer::importReduce(const onnx::NodeProto &n) {
       return define(n, 0, x);
     reduced.assign(r, true);
   }
-  if (!isa<FloatType>(t.getElementType())) {
-    nodeError(n) << "expects a float tensor, got " << t.getElementType();
+  Type elem = t.getElementType();
+  bool isFloat = isa<FloatType>(elem);
+  if (!isFloat && (mean || !isa<IntegerType>(elem) || elem.isInteger(1))) {
+    nodeError(n) << "expects a float" << (mean ? "" : " or integer")
+                 << " tensor, got " << elem;
     return;
   }
   bool keep = intAttr(n, "keepdims", 1) != 0;
@@ -750,9 +791,12 @@ void Importer::importReduce(const onnx::NodeProto &n) {
       outExprs.push_back(b.getAffineConstantExpr(0));
     }
   }
-  Type elem = t.getElementType();
   Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
-  init = zeroFilled(loc, init);
+  if (max || min) {
+    init = extremeFilled(loc, init, /*lowest=*/max);
+  } else {
+    init = zeroFilled(loc, init);
+  }
   SmallVector<utils::IteratorType> iters;
   for (bool red : reduced)
     iters.push_back(red ? utils::IteratorType::reduction
@@ -764,8 +808,17 @@ void Importer::importReduce(const onnx::NodeProto &n) {
           b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
           maps, iters,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            linalg::YieldOp::create(
-                nb, l, ValueRange{arith::AddFOp::create(nb, l, v[1], v[0])});
+            Value acc = v[1], e = v[0], next;
+            if (max)
+              next = isFloat ? Value(arith::MaximumFOp::create(nb, l, acc, e))
+                             : Value(arith::MaxSIOp::create(nb, l, acc, e));
+            else if (min)
+              next = isFloat ? Value(arith::MinimumFOp::create(nb, l, acc, e))
+                             : Value(arith::MinSIOp::create(nb, l, acc, e));
+            else
+              next = isFloat ? Value(arith::AddFOp::create(nb, l, acc, e))
+                             : Value(arith::AddIOp::create(nb, l, acc, e));
+            linalg::YieldOp::create(nb, l, ValueRange{next});
           })
           .getResult(0);
   if (!mean)
@@ -802,6 +855,106 @@ void Importer::importReduce(const onnx::NodeProto &n) {
                    nb, l, ValueRange{arith::MulFOp::create(nb, l, v[0], inv)});
              })
              .getResult(0));
+}
+
+/// ArgMax and ArgMin along `axis` (int64 indices): one reduction carrying
+/// the best value and its index. Ties take the first index, or the last
+/// with select_last_index; a NaN is the extreme, its first (or last)
+/// occurrence taken, as NumPy's argmax/argmin do.
+void Importer::importArgExtreme(const onnx::NodeProto &n) {
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  bool max = n.op_type() == "ArgMax";
+  auto t = typeOf(x);
+  int64_t r = t.getRank();
+  Type elem = t.getElementType();
+  bool isFloat = isa<FloatType>(elem);
+  if (!isFloat && (!isa<IntegerType>(elem) || elem.isInteger(1))) {
+    nodeError(n) << "expects a float or integer tensor, got " << elem;
+    return;
+  }
+  auto axis = normalizeAxis(intAttr(n, "axis", 0), r);
+  if (!axis) {
+    nodeError(n) << "axis " << intAttr(n, "axis", 0) << " is out of range";
+    return;
+  }
+  if (!t.isDynamicDim(*axis) && t.getDimSize(*axis) == 0) {
+    nodeError(n) << "axis " << *axis << " of " << t
+                 << " is empty: it has no extreme";
+    return;
+  }
+  bool keep = intAttr(n, "keepdims", 1) != 0;
+  bool last = intAttr(n, "select_last_index", 0) != 0;
+  Location loc = nodeLoc(n);
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t d = 0; d < r; ++d) {
+    if (d != *axis) {
+      sizes.push_back(dimOf(x, d));
+      outExprs.push_back(b.getAffineDimExpr(d));
+    } else if (keep) {
+      sizes.push_back(b.getIndexAttr(1));
+      outExprs.push_back(b.getAffineConstantExpr(0));
+    }
+  }
+  Value best = extremeFilled(loc, tensor::EmptyOp::create(b, loc, sizes, elem),
+                             /*lowest=*/max);
+  Value index =
+      linalg::FillOp::create(
+          b, loc,
+          ValueRange{arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0))},
+          ValueRange{tensor::EmptyOp::create(b, loc, sizes, b.getI64Type())})
+          .getResult(0);
+  SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
+  iters[*axis] = utils::IteratorType::reduction;
+  AffineMap outMap = AffineMap::get(r, 0, outExprs, ctx);
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(r), outMap, outMap};
+  auto fp =
+      max ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+          : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+  auto ip =
+      max ? (last ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sgt)
+          : (last ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt);
+  auto op = linalg::GenericOp::create(
+      b, loc, TypeRange{best.getType(), index.getType()}, ValueRange{x},
+      ValueRange{best, index}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange v) {
+        Value e = v[0], acc = v[1];
+        Value take;
+        if (isFloat) {
+          take = arith::CmpFOp::create(nb, l, fp, e, acc);
+          // A NaN beats any number; the first NaN (or the last) is kept.
+          Value eNaN =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, e, e);
+          Value accNaN =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, acc, acc);
+          Value nan = last ? eNaN
+                           : Value(arith::AndIOp::create(
+                                 nb, l, eNaN,
+                                 arith::XOrIOp::create(
+                                     nb, l, accNaN,
+                                     arith::ConstantOp::create(
+                                         nb, l, nb.getBoolAttr(true)))));
+          // (No number replaces a NaN already taken.)
+          take = arith::OrIOp::create(
+              nb, l, nan,
+              arith::AndIOp::create(
+                  nb, l, take,
+                  arith::XOrIOp::create(
+                      nb, l, accNaN,
+                      arith::ConstantOp::create(nb, l, nb.getBoolAttr(true)))));
+        } else {
+          take = arith::CmpIOp::create(nb, l, ip, e, acc);
+        }
+        Value i = arith::IndexCastOp::create(
+            nb, l, nb.getI64Type(), linalg::IndexOp::create(nb, l, *axis));
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{arith::SelectOp::create(nb, l, take, e, acc),
+                       arith::SelectOp::create(nb, l, take, i, v[2])});
+      });
+  define(n, 0, op.getResult(1));
 }
 
 /// LayerNormalization (opset 17): Y = (X - mean) / sqrt(var + epsilon) *
@@ -998,6 +1151,22 @@ Value Importer::zeroFilled(Location loc, Value init) {
   return linalg::FillOp::create(
              b, loc,
              ValueRange{arith::ConstantOp::create(b, loc, b.getZeroAttr(elem))},
+             ValueRange{init})
+      .getResult(0);
+}
+
+Value Importer::extremeFilled(Location loc, Value init, bool lowest) {
+  Type elem = typeOf(init).getElementType();
+  TypedAttr start;
+  if (auto ft = dyn_cast<FloatType>(elem))
+    start = b.getFloatAttr(
+        elem, APFloat::getInf(ft.getFloatSemantics(), /*Negative=*/lowest));
+  else
+    start = b.getIntegerAttr(
+        elem, lowest ? APInt::getSignedMinValue(elem.getIntOrFloatBitWidth())
+                     : APInt::getSignedMaxValue(elem.getIntOrFloatBitWidth()));
+  return linalg::FillOp::create(
+             b, loc, ValueRange{arith::ConstantOp::create(b, loc, start)},
              ValueRange{init})
       .getResult(0);
 }

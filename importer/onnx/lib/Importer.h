@@ -44,6 +44,25 @@
 
 namespace mlir::attn::onnx_import {
 
+/// Slice bounds at least this large are "to the end" (INT64_MIN/MAX, as
+/// exporters write them), and so are steps (which then take one element).
+constexpr int64_t kSliceHuge = int64_t(1) << 62;
+/// The first index and the count of the elements ONNX Slice takes from
+/// `size` with constant `start`, `end` and non-zero `step`: negative bounds
+/// count from the end; for a positive step both are clamped to [0, size],
+/// for a negative one start to [0, size - 1] and end to [-1, size - 1],
+/// INT32_MAX and INT64_MAX as its end meaning before the first element, as
+/// in ONNX Runtime.
+std::pair<int64_t, int64_t> sliceRange(int64_t start, int64_t end, int64_t step,
+                                       int64_t size);
+
+/// `axis` in [-rank, rank) made non-negative, or nullopt.
+inline std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
 /// A small integer tensor (rank 0 or 1) known element by element while
 /// importing: each element a constant or an index value.
 struct KnownInts {
@@ -274,6 +293,9 @@ private:
   /// 2-D right operand is shared by every batch).
   /// `init` filled with zeros (the start of a sum).
   Value zeroFilled(Location loc, Value init);
+  /// `init` filled with -inf (`lowest`) or +inf, or an integer type's
+  /// bounds: the start of a max (min).
+  Value extremeFilled(Location loc, Value init, bool lowest);
   void importMatMul(const onnx::NodeProto &n);
   /// Rewrites `g`'s two-operand Einsum nodes that are one matrix product up
   /// to the order of their dims (batch letters, one row letter, one column
@@ -311,6 +333,9 @@ private:
   void importEinsum(const onnx::NodeProto &n);
 
   void importTranspose(const onnx::NodeProto &n);
+  /// `x` with the order of its elements reversed along `axes` (a Slice's
+  /// negative steps).
+  Value reverseAxes(Location loc, Value x, ArrayRef<int64_t> axes);
 
   /// Reshape to a constant shape (0 copies a dim, -1 is inferred), as a
   /// collapse to 1-D and an expand: views, no copy.
@@ -461,11 +486,12 @@ private:
   void importExpand(const onnx::NodeProto &n);
   void importConstantOfShape(const onnx::NodeProto &n);
   void importCast(const onnx::NodeProto &n);
-  void importNot(const onnx::NodeProto &n);
-  void importEqual(const onnx::NodeProto &n);
+  void importCompare(const onnx::NodeProto &n);
+  void importLogical(const onnx::NodeProto &n);
   void importTrilu(const onnx::NodeProto &n);
   void importGemm(const onnx::NodeProto &n);
   void importReduce(const onnx::NodeProto &n);
+  void importArgExtreme(const onnx::NodeProto &n);
   void importRange(const onnx::NodeProto &n);
   void importLayerNormalization(const onnx::NodeProto &n);
   /// Elementwise ops on known integers (shape arithmetic); false if the

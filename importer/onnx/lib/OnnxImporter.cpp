@@ -172,8 +172,7 @@ void Importer::einsumsAsMatMuls(onnx::GraphProto &g) {
   std::vector<int> from; // each new node's index in `g`
   for (int index = 0; index < g.node_size(); ++index) {
     const onnx::NodeProto &n = g.node(index);
-    auto recordSources =
-        llvm::make_scope_exit([&] { from.resize(nodes.size(), index); });
+    llvm::scope_exit recordSources([&] { from.resize(nodes.size(), index); });
     const onnx::AttributeProto *eq = attr(n, "equation");
     std::optional<MatMulForm> form;
     if (n.op_type() == "Einsum" &&
@@ -1147,11 +1146,10 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   // refuses such a model too). Not LayerNormalization: standard from opset
   // 17, but ONNX Runtime has long registered it in the default domain, and
   // its transformer optimizer writes it into models of older opsets.
-  static const std::map<std::string, int> since = {{"Range", 11},
-                                                   {"Einsum", 12},
-                                                   {"Trilu", 14},
-                                                   {"Gelu", 20},
-                                                   {"Attention", 23}};
+  static const std::map<std::string, int> since = {
+      {"Range", 11},          {"Einsum", 12}, {"LessOrEqual", 12},
+      {"GreaterOrEqual", 12}, {"Trilu", 14},  {"Gelu", 20},
+      {"Attention", 23}};
   if (auto it = since.find(op); it != since.end() && opset < it->second) {
     nodeError(n) << op << " exists from opset " << it->second
                  << "; the model imports opset " << opset;
@@ -1164,24 +1162,66 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       return;
   }
   // Inputs every op needs present (optional ones are checked where used).
-  static const std::map<std::string, int> required = {
-      {"Attention", 3},  {"Identity", 1},  {"Dropout", 1},
-      {"Add", 2},        {"Sub", 2},       {"Mul", 2},
-      {"Div", 2},        {"Pow", 2},       {"Where", 3},
-      {"Sqrt", 1},       {"MatMul", 2},    {"Transpose", 1},
-      {"Reshape", 2},    {"Softmax", 1},   {"Constant", 0},
-      {"Shape", 1},      {"Gather", 2},    {"Unsqueeze", 2},
-      {"Squeeze", 1},    {"Concat", 1},    {"Slice", 3},
-      {"Split", 1},      {"Expand", 2},    {"ConstantOfShape", 1},
-      {"Cast", 1},       {"Equal", 2},     {"Trilu", 1},
-      {"Gemm", 2},       {"ReduceSum", 1}, {"Not", 1},
-      {"Tanh", 1},       {"Erf", 1},       {"LayerNormalization", 2},
-      {"ReduceMean", 1}, {"Range", 3},     {"Gelu", 1},
-      {"Relu", 1},       {"Sigmoid", 1},   {"Neg", 1},
-      {"Exp", 1},        {"Log", 1},       {"Abs", 1},
-      {"Reciprocal", 1}, {"Sin", 1},       {"Cos", 1},
-      {"Max", 1},        {"Min", 1},       {"Clip", 1},
-      {"Einsum", 1}};
+  static const std::map<std::string, int> required = {{"Attention", 3},
+                                                      {"Identity", 1},
+                                                      {"Dropout", 1},
+                                                      {"Add", 2},
+                                                      {"Sub", 2},
+                                                      {"Mul", 2},
+                                                      {"Div", 2},
+                                                      {"Pow", 2},
+                                                      {"Where", 3},
+                                                      {"Sqrt", 1},
+                                                      {"MatMul", 2},
+                                                      {"Transpose", 1},
+                                                      {"Reshape", 2},
+                                                      {"Softmax", 1},
+                                                      {"Constant", 0},
+                                                      {"Shape", 1},
+                                                      {"Gather", 2},
+                                                      {"Unsqueeze", 2},
+                                                      {"Squeeze", 1},
+                                                      {"Concat", 1},
+                                                      {"Slice", 3},
+                                                      {"Split", 1},
+                                                      {"Expand", 2},
+                                                      {"ConstantOfShape", 1},
+                                                      {"Cast", 1},
+                                                      {"Equal", 2},
+                                                      {"Trilu", 1},
+                                                      {"Gemm", 2},
+                                                      {"ReduceSum", 1},
+                                                      {"Not", 1},
+                                                      {"Tanh", 1},
+                                                      {"Erf", 1},
+                                                      {"LayerNormalization", 2},
+                                                      {"ReduceMean", 1},
+                                                      {"Range", 3},
+                                                      {"Gelu", 1},
+                                                      {"Relu", 1},
+                                                      {"Sigmoid", 1},
+                                                      {"Neg", 1},
+                                                      {"Exp", 1},
+                                                      {"Log", 1},
+                                                      {"Abs", 1},
+                                                      {"Reciprocal", 1},
+                                                      {"Sin", 1},
+                                                      {"Cos", 1},
+                                                      {"Max", 1},
+                                                      {"Min", 1},
+                                                      {"Clip", 1},
+                                                      {"Einsum", 1},
+                                                      {"Less", 2},
+                                                      {"Greater", 2},
+                                                      {"LessOrEqual", 2},
+                                                      {"GreaterOrEqual", 2},
+                                                      {"And", 2},
+                                                      {"Or", 2},
+                                                      {"Xor", 2},
+                                                      {"ReduceMax", 1},
+                                                      {"ReduceMin", 1},
+                                                      {"ArgMax", 1},
+                                                      {"ArgMin", 1}};
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -1255,12 +1295,23 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
                    {"Expand", &Importer::importExpand},
                    {"ConstantOfShape", &Importer::importConstantOfShape},
                    {"Cast", &Importer::importCast},
-                   {"Equal", &Importer::importEqual},
-                   {"Not", &Importer::importNot},
+                   {"Equal", &Importer::importCompare},
+                   {"Less", &Importer::importCompare},
+                   {"Greater", &Importer::importCompare},
+                   {"LessOrEqual", &Importer::importCompare},
+                   {"GreaterOrEqual", &Importer::importCompare},
+                   {"Not", &Importer::importLogical},
+                   {"And", &Importer::importLogical},
+                   {"Or", &Importer::importLogical},
+                   {"Xor", &Importer::importLogical},
                    {"Trilu", &Importer::importTrilu},
                    {"Gemm", &Importer::importGemm},
                    {"ReduceSum", &Importer::importReduce},
                    {"ReduceMean", &Importer::importReduce},
+                   {"ReduceMax", &Importer::importReduce},
+                   {"ReduceMin", &Importer::importReduce},
+                   {"ArgMax", &Importer::importArgExtreme},
+                   {"ArgMin", &Importer::importArgExtreme},
                    {"Range", &Importer::importRange},
                    {"LayerNormalization", &Importer::importLayerNormalization}};
   if (auto it = tensorOps.find(op); it != tensorOps.end())

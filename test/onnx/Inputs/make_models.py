@@ -477,6 +477,93 @@ save("gather_constant_out_of_range_100",
      [ints("many", [i % 10 for i in range(99)] + [-11]),
       helper.make_node("Gather", ["wte", "many"], ["te"], name="wte_const100")],
      [], [vi("te", F, [100, 4])], [wte], opset=17)
+# Comparisons (floats with a NaN, signed integers, bools for Equal; NumPy
+# broadcasting), logical ops, and a comparison of known shape integers
+# (folded to a constant).
+B = TensorProto.BOOL
+save("compare_logical",
+     [helper.make_node("Less", ["a", "b"], ["lt"]),
+      helper.make_node("Greater", ["a", "b"], ["gt"]),
+      helper.make_node("LessOrEqual", ["i", "j"], ["le"]),
+      helper.make_node("GreaterOrEqual", ["i", "j"], ["ge"]),
+      helper.make_node("Equal", ["m", "m2"], ["eqb"]),
+      helper.make_node("And", ["m", "m2"], ["and"]),
+      helper.make_node("Or", ["m", "m2"], ["or"]),
+      helper.make_node("Xor", ["m", "m2"], ["xor"]),
+      helper.make_node("Shape", ["a"], ["sh"]), ints("three", [3]),
+      helper.make_node("Greater", ["sh", "three"], ["big"])],
+     [vi("a", F, [3, 4]), vi("b", F, [4]), vi("i", I64, [3, 4]), vi("j", I64, [1, 4]),
+      vi("m", B, [3, 4]), vi("m2", B, [4])],
+     [vi("lt", B, [3, 4]), vi("gt", B, [3, 4]), vi("le", B, [3, 4]), vi("ge", B, [3, 4]),
+      vi("eqb", B, [3, 4]), vi("and", B, [3, 4]), vi("or", B, [3, 4]), vi("xor", B, [3, 4]),
+      vi("big", B, [2])], opset=13)
+# ReduceMax/ReduceMin (axes as an input from opset 18; an empty reduction
+# is -inf / +inf), integer ReduceSum and ReduceMax, ArgMax (ties to the last
+# index) and ArgMin.
+save("reduce_extrema",
+     [ints("axis0", [0]), ints("axisl", [-1]), ints("axis1", [1]),
+      helper.make_node("ReduceMax", ["x", "axis0"], ["rmax"], keepdims=0),
+      helper.make_node("ReduceMin", ["x", "axisl"], ["rmin"]),
+      helper.make_node("ReduceSum", ["i", "axis1"], ["isum"], keepdims=0),
+      helper.make_node("ReduceMax", ["i"], ["imax"], keepdims=0),
+      helper.make_node("ArgMax", ["x"], ["amax"], axis=1, select_last_index=1),
+      helper.make_node("ArgMin", ["i"], ["amin"], axis=0, keepdims=0)],
+     [vi("x", F, ["N", 4]), vi("i", I64, [3, 4])],
+     [vi("rmax", F, [4]), vi("rmin", F, ["N", 1]), vi("isum", I64, [3]),
+      vi("imax", I64, []), vi("amax", I64, ["N", 1]), vi("amin", I64, [4])], opset=18)
+save("less_bool",
+     [helper.make_node("Less", ["m", "m"], ["y"], name="lt")],
+     [vi("m", B, [3])], [vi("y", B, [3])], opset=13)
+save("argmax_empty",
+     [helper.make_node("ArgMax", ["x"], ["y"], name="am")],
+     [vi("x", F, [0, 3])], [vi("y", I64, [1, 3])], opset=13)
+# Slices with negative steps: the whole axis backwards (torch.flip: -1 to
+# INT64_MIN), a part of one and every other element of another, bounds
+# past the ends (clamped), an empty result, positive and negative steps in
+# one node, a whole reversal beside a whole forward axis, INT64_MAX as a
+# backward end (ONNX Runtime: through the first element), an empty forward
+# slice (x[..., 4:] of 4), a shape reversed (known integers); and on
+# dynamic axes.
+LOW = -(2 ** 63) + 1
+def neg_slice(out, starts, ends, axes, steps, tag, data="x"):
+    return [ints(tag + "_s", starts), ints(tag + "_e", ends), ints(tag + "_a", axes),
+            ints(tag + "_t", steps),
+            helper.make_node("Slice", [data, tag + "_s", tag + "_e", tag + "_a", tag + "_t"],
+                             [out], name=tag)]
+
+
+HIGH = 2 ** 63 - 1
+save("slice_negative_steps",
+     neg_slice("flip", [-1], [LOW], [0], [-1], "flip")
+     + neg_slice("part", [4, -1], [1, LOW], [0, 2], [-1, -2], "part")
+     + neg_slice("clamped", [10], [-10], [1], [-3], "clamped")
+     + neg_slice("empty", [1], [3], [0], [-1], "empty")
+     + neg_slice("mixed", [0, -1], [6, LOW], [0, 2], [2, -1], "mixed")
+     + neg_slice("wholepos", [0, -1], [HIGH, LOW], [0, 1], [1, -1], "wholepos")
+     + neg_slice("maxend", [-1], [HIGH], [2], [-1], "maxend")
+     + neg_slice("emptypos", [4], [HIGH], [2], [1], "emptypos")
+     + [helper.make_node("Shape", ["x"], ["shape"])]
+     + neg_slice("backshape", [-1], [LOW], [0], [-1], "backshape", data="shape")
+     + [helper.make_node("Reshape", ["x", "backshape"], ["reshaped"])],
+     [vi("x", F, [6, 5, 4])],
+     [vi("flip", F, [6, 5, 4]), vi("part", F, [3, 5, 2]), vi("clamped", F, [6, 2, 4]),
+      vi("empty", F, [0, 5, 4]), vi("mixed", F, [3, 5, 4]), vi("wholepos", F, [6, 5, 4]),
+      vi("maxend", F, [6, 5, 4]), vi("emptypos", F, [6, 5, 0]),
+      vi("reshaped", F, [4, 5, 6])], opset=13)
+save("slice_negative_steps_dynamic",
+     neg_slice("flip", [-1], [LOW], [1], [-1], "flip")
+     + neg_slice("odd", [-2], [LOW], [1], [-2], "odd")
+     + [helper.make_node("Add", ["x", "flip"], ["sum"])],
+     [vi("x", F, ["B", "T", 4])],
+     [vi("sum", F, ["B", "T", 4]), vi("odd", F, ["B", None, 4])], opset=13)
+save("slice_step_zero", neg_slice("y", [0], [2], [0], [0], "zero"),
+     [vi("x", F, [6])], [vi("y", F, [2])], opset=13)
+save("slice_negative_step_computed",
+     [helper.make_node("Shape", ["x"], ["shape"]), ints("zero", [0]), ints("one", [1]),
+      ints("low", [LOW]), ints("minus1", [-1]),
+      helper.make_node("Slice", ["shape", "zero", "one"], ["n"]),
+      helper.make_node("Slice", ["x", "n", "low", "zero", "minus1"], ["y"], name="back")],
+     [vi("x", F, ["T"])], [vi("y", F, [None])], opset=13)
 # Einsum (opset 12): a batched matmul, attention scores and their weighted
 # sum with dynamic dims, an outer product, a diagonal, a sum of all
 # elements (0-d), the implicit output ("ij,jk" is "ik"), "..." broadcast
