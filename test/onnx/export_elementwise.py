@@ -8,7 +8,8 @@
 # opsets 10, 11 and 17 with dynamic axes; comparisons, logical ops,
 # amax/amin, max(dim).values and argmax (Less, Greater, LessOrEqual,
 # GreaterOrEqual, And, Or, Xor, Not, ReduceMax, ReduceMin, ArgMax) in one
-# graph at opsets 11 and 17 with dynamic axes; then a LLaMA-style
+# graph at opsets 11 and 17 with dynamic axes; positions counted from an
+# attention mask (CumSum, as HF models do) at opsets 11 and 17; then a LLaMA-style
 # block (RMSNorm, rotary embeddings whose cos/sin the graph computes from
 # the positions, causal attention with masked_fill, a SiLU-gated MLP),
 # and the same block with GPT-NeoX's rotary table (float positions
@@ -27,6 +28,8 @@
 # CHECK: ok zoo opset 17
 # CHECK: ok mask zoo opset 11
 # CHECK: ok mask zoo opset 17
+# CHECK: ok position ids opset 11
+# CHECK: ok position ids opset 17
 # CHECK: ok llama block opset 17: raised to attn.sdpa
 # CHECK: ok neox rotary block opset 17: raised to attn.sdpa
 # CHECK: ok einsum attention opset 17: raised to attn.sdpa
@@ -60,6 +63,14 @@ class MaskZoo(nn.Module):
         m = (x < z) & (x > 0) | ~(x >= z) ^ (x <= 0.5)
         return (torch.where(m, x - x.amax(-1, keepdim=True), z.amin(0))
                 + x.argmax(-1, keepdim=True).float() + x.max(dim=-1, keepdim=True).values)
+
+
+class PositionIds(nn.Module):
+    """Positions counted from an attention mask, as HF models do."""
+
+    def forward(self, x, mask):
+        pos = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
+        return x.cumsum(1) + pos.float()
 
 
 class RMSNorm(nn.Module):
@@ -143,6 +154,11 @@ def main():
         ok &= check_export(work, "zoo", zoo, opset, run, example)
     for opset in (11, 17):
         ok &= check_export(work, "mask zoo", MaskZoo(), opset, run, example)
+    mask_run = [torch.randn(3, 7), (torch.rand(3, 7) > 0.3).long()]
+    mask_example = [torch.randn(2, 5), torch.ones(2, 5, dtype=torch.long)]
+    for opset in (11, 17):
+        ok &= check_export(work, "position ids", PositionIds(), opset, mask_run, mask_example,
+                           names=("x", "mask"))
     block = LlamaBlock().eval()
     ok &= check_export(work, "llama block", block, 17, [torch.randn(2, 9, 32)],
                        [torch.randn(1, 6, 32)])

@@ -857,6 +857,75 @@ void Importer::importReduce(const onnx::NodeProto &n) {
              .getResult(0));
 }
 
+/// CumSum along a constant axis (HF exports count positions with
+/// attention_mask.cumsum(-1)): out[.., i, ..] = the sum of x[.., j, ..] over
+/// j <= i (j < i when exclusive; j >= i, or j > i, when reverse). One
+/// linalg.generic with a second loop over the axis, adding in the order of
+/// j, so the float result is that of the sequential sum; O(n^2) along the
+/// axis, which position counts (n = the sequence length) afford.
+void Importer::importCumSum(const onnx::NodeProto &n) {
+  Value x = input(n, 0);
+  auto axisK = knownInput(n, 1);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  int64_t r = t.getRank();
+  Type elem = t.getElementType();
+  bool isFloat = isa<FloatType>(elem);
+  if (!isFloat && (!isa<IntegerType>(elem) || elem.isInteger(1))) {
+    nodeError(n) << "expects a float or integer tensor, got " << elem;
+    return;
+  }
+  std::optional<SmallVector<int64_t>> axisC;
+  if (axisK)
+    axisC = axisK->constants();
+  if (!axisC || axisC->size() != 1) {
+    nodeError(n) << "axis must be a constant scalar";
+    return;
+  }
+  auto axis = normalizeAxis((*axisC)[0], r);
+  if (!axis) {
+    nodeError(n) << "axis " << (*axisC)[0] << " is out of range for rank " << r;
+    return;
+  }
+  bool exclusive = intAttr(n, "exclusive", 0) != 0;
+  bool reverse = intAttr(n, "reverse", 0) != 0;
+  Location loc = nodeLoc(n);
+  Value init =
+      zeroFilled(loc, tensor::EmptyOp::create(b, loc, sizesOf(x), elem));
+  // Loops: the output's dims, then j along the axis.
+  unsigned j = r;
+  SmallVector<AffineExpr> in, out;
+  for (int64_t d = 0; d < r; ++d) {
+    in.push_back(b.getAffineDimExpr(d == *axis ? j : d));
+    out.push_back(b.getAffineDimExpr(d));
+  }
+  SmallVector<utils::IteratorType> iters(r + 1, utils::IteratorType::parallel);
+  iters[j] = utils::IteratorType::reduction;
+  auto pred =
+      reverse
+          ? (exclusive ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::sge)
+          : (exclusive ? arith::CmpIPredicate::slt : arith::CmpIPredicate::sle);
+  define(n, 0,
+         linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             SmallVector<AffineMap>{AffineMap::get(r + 1, 0, in, ctx),
+                                    AffineMap::get(r + 1, 0, out, ctx)},
+             iters,
+             [&](OpBuilder &nb, Location l, ValueRange v) {
+               Value i = linalg::IndexOp::create(nb, l, *axis);
+               Value jj = linalg::IndexOp::create(nb, l, j);
+               Value in = arith::CmpIOp::create(nb, l, pred, jj, i);
+               Value sum =
+                   isFloat ? Value(arith::AddFOp::create(nb, l, v[1], v[0]))
+                           : Value(arith::AddIOp::create(nb, l, v[1], v[0]));
+               linalg::YieldOp::create(
+                   nb, l,
+                   ValueRange{arith::SelectOp::create(nb, l, in, sum, v[1])});
+             })
+             .getResult(0));
+}
+
 /// ArgMax and ArgMin along `axis` (int64 indices): one reduction carrying
 /// the best value and its index. Ties take the first index, or the last
 /// with select_last_index; a NaN is the extreme, its first (or last)

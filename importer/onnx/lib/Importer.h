@@ -492,6 +492,7 @@ private:
   void importGemm(const onnx::NodeProto &n);
   void importReduce(const onnx::NodeProto &n);
   void importArgExtreme(const onnx::NodeProto &n);
+  void importCumSum(const onnx::NodeProto &n);
   void importRange(const onnx::NodeProto &n);
   void importLayerNormalization(const onnx::NodeProto &n);
   /// Elementwise ops on known integers (shape arithmetic); false if the

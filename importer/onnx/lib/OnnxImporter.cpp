@@ -1147,9 +1147,9 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   // 17, but ONNX Runtime has long registered it in the default domain, and
   // its transformer optimizer writes it into models of older opsets.
   static const std::map<std::string, int> since = {
-      {"Range", 11},          {"Einsum", 12}, {"LessOrEqual", 12},
-      {"GreaterOrEqual", 12}, {"Trilu", 14},  {"Gelu", 20},
-      {"Attention", 23}};
+      {"Range", 11},       {"CumSum", 11},         {"Einsum", 12},
+      {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Trilu", 14},
+      {"Gelu", 20},        {"Attention", 23}};
   if (auto it = since.find(op); it != since.end() && opset < it->second) {
     nodeError(n) << op << " exists from opset " << it->second
                  << "; the model imports opset " << opset;
@@ -1162,66 +1162,23 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       return;
   }
   // Inputs every op needs present (optional ones are checked where used).
-  static const std::map<std::string, int> required = {{"Attention", 3},
-                                                      {"Identity", 1},
-                                                      {"Dropout", 1},
-                                                      {"Add", 2},
-                                                      {"Sub", 2},
-                                                      {"Mul", 2},
-                                                      {"Div", 2},
-                                                      {"Pow", 2},
-                                                      {"Where", 3},
-                                                      {"Sqrt", 1},
-                                                      {"MatMul", 2},
-                                                      {"Transpose", 1},
-                                                      {"Reshape", 2},
-                                                      {"Softmax", 1},
-                                                      {"Constant", 0},
-                                                      {"Shape", 1},
-                                                      {"Gather", 2},
-                                                      {"Unsqueeze", 2},
-                                                      {"Squeeze", 1},
-                                                      {"Concat", 1},
-                                                      {"Slice", 3},
-                                                      {"Split", 1},
-                                                      {"Expand", 2},
-                                                      {"ConstantOfShape", 1},
-                                                      {"Cast", 1},
-                                                      {"Equal", 2},
-                                                      {"Trilu", 1},
-                                                      {"Gemm", 2},
-                                                      {"ReduceSum", 1},
-                                                      {"Not", 1},
-                                                      {"Tanh", 1},
-                                                      {"Erf", 1},
-                                                      {"LayerNormalization", 2},
-                                                      {"ReduceMean", 1},
-                                                      {"Range", 3},
-                                                      {"Gelu", 1},
-                                                      {"Relu", 1},
-                                                      {"Sigmoid", 1},
-                                                      {"Neg", 1},
-                                                      {"Exp", 1},
-                                                      {"Log", 1},
-                                                      {"Abs", 1},
-                                                      {"Reciprocal", 1},
-                                                      {"Sin", 1},
-                                                      {"Cos", 1},
-                                                      {"Max", 1},
-                                                      {"Min", 1},
-                                                      {"Clip", 1},
-                                                      {"Einsum", 1},
-                                                      {"Less", 2},
-                                                      {"Greater", 2},
-                                                      {"LessOrEqual", 2},
-                                                      {"GreaterOrEqual", 2},
-                                                      {"And", 2},
-                                                      {"Or", 2},
-                                                      {"Xor", 2},
-                                                      {"ReduceMax", 1},
-                                                      {"ReduceMin", 1},
-                                                      {"ArgMax", 1},
-                                                      {"ArgMin", 1}};
+  // clang-format off
+  static const std::map<std::string, int> required = {
+      {"Attention", 3}, {"Identity", 1}, {"Dropout", 1}, {"Add", 2},
+      {"Sub", 2}, {"Mul", 2}, {"Div", 2}, {"Pow", 2}, {"Where", 3},
+      {"Sqrt", 1}, {"MatMul", 2}, {"Transpose", 1}, {"Reshape", 2},
+      {"Softmax", 1}, {"Constant", 0}, {"Shape", 1}, {"Gather", 2},
+      {"Unsqueeze", 2}, {"Squeeze", 1}, {"Concat", 1}, {"Slice", 3},
+      {"Split", 1}, {"Expand", 2}, {"ConstantOfShape", 1}, {"Cast", 1},
+      {"Equal", 2}, {"Trilu", 1}, {"Gemm", 2}, {"ReduceSum", 1}, {"Not", 1},
+      {"Tanh", 1}, {"Erf", 1}, {"LayerNormalization", 2}, {"ReduceMean", 1},
+      {"Range", 3}, {"Gelu", 1}, {"Relu", 1}, {"Sigmoid", 1}, {"Neg", 1},
+      {"Exp", 1}, {"Log", 1}, {"Abs", 1}, {"Reciprocal", 1}, {"Sin", 1},
+      {"Cos", 1}, {"Max", 1}, {"Min", 1}, {"Clip", 1}, {"Einsum", 1},
+      {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
+      {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
+      {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}};
+  // clang-format on
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
       if (i >= n.input_size() || n.input(i).empty()) {
@@ -1312,6 +1269,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
                    {"ReduceMin", &Importer::importReduce},
                    {"ArgMax", &Importer::importArgExtreme},
                    {"ArgMin", &Importer::importArgExtreme},
+                   {"CumSum", &Importer::importCumSum},
                    {"Range", &Importer::importRange},
                    {"LayerNormalization", &Importer::importLayerNormalization}};
   if (auto it = tensorOps.find(op); it != tensorOps.end())

@@ -511,6 +511,21 @@ save("reduce_extrema",
      [vi("x", F, ["N", 4]), vi("i", I64, [3, 4])],
      [vi("rmax", F, [4]), vi("rmin", F, ["N", 1]), vi("isum", I64, [3]),
       vi("imax", I64, []), vi("amax", I64, ["N", 1]), vi("amin", I64, [4])], opset=18)
+# CumSum along a constant axis: plain, exclusive, reverse, both, and of
+# integers along a negative axis; an axis that is a graph input is refused.
+def cumsum(out, data, axis, **attrs):
+    return [ints(out + "_axis", axis),
+            helper.make_node("CumSum", [data, out + "_axis"], [out], name=out, **attrs)]
+save("cumsum",
+     cumsum("plain", "x", 1) + cumsum("excl", "x", 1, exclusive=1)
+     + cumsum("rev", "x", 1, reverse=1) + cumsum("both", "x", 1, exclusive=1, reverse=1)
+     + cumsum("ints", "i", -2),
+     [vi("x", F, ["B", "T"]), vi("i", I64, [3, 4])],
+     [vi(o, F, ["B", "T"]) for o in ("plain", "excl", "rev", "both")] + [vi("ints", I64, [3, 4])],
+     opset=14)
+save("cumsum_axis_input",
+     [helper.make_node("CumSum", ["x", "axis"], ["y"], name="cs")],
+     [vi("x", F, [3]), vi("axis", I64, [])], [vi("y", F, [3])], opset=14)
 save("less_bool",
      [helper.make_node("Less", ["m", "m"], ["y"], name="lt")],
      [vi("m", B, [3])], [vi("y", B, [3])], opset=13)
