@@ -473,7 +473,8 @@ void Importer::importCompare(const onnx::NodeProto &n) {
     auto cx = x->constants(), cy = y->constants();
     size_t nx = x->elems.size(), ny = y->elems.size();
     // (An empty side broadcasts to empty: left to the data path.)
-    if (cx && cy && nx && ny && (nx == ny || nx == 1 || ny == 1)) {
+    if (cx && cy && nx && ny && (nx == ny || nx == 1 || ny == 1) &&
+        x->elemType == y->elemType) {
       SmallVector<bool> holds;
       for (size_t i = 0; i < std::max(nx, ny); ++i)
         holds.push_back(arith::applyCmpPredicate(
@@ -727,6 +728,32 @@ void Importer::importGemm(const onnx::NodeProto &n) {
              .getResult(0));
 }
 
+Importer::ReductionLoops Importer::reductionLoops(ArrayRef<bool> reduced,
+                                                  bool keep) {
+  int64_t r = reduced.size();
+  ReductionLoops loops;
+  loops.loopOf.resize(r);
+  unsigned next = 0;
+  for (bool inner : {false, true})
+    for (int64_t d = 0; d < r; ++d)
+      if (reduced[d] == inner) {
+        loops.loopOf[d] = next++;
+        loops.iters.push_back(inner ? utils::IteratorType::reduction
+                                    : utils::IteratorType::parallel);
+      }
+  SmallVector<AffineExpr> in, out;
+  for (int64_t d = 0; d < r; ++d) {
+    in.push_back(b.getAffineDimExpr(loops.loopOf[d]));
+    if (!reduced[d])
+      out.push_back(b.getAffineDimExpr(loops.loopOf[d]));
+    else if (keep)
+      out.push_back(b.getAffineConstantExpr(0));
+  }
+  loops.in = AffineMap::get(r, 0, in, ctx);
+  loops.out = AffineMap::get(r, 0, out, ctx);
+  return loops;
+}
+
 /// ReduceSum, ReduceMean, ReduceMax and ReduceMin. The axes are an
 /// attribute before opset 13 (ReduceSum) or 18 (the others, as torch 1.13
 /// exports `x.mean(-1)`) and an input from then on; either form is read.
@@ -773,7 +800,7 @@ void Importer::importReduce(const onnx::NodeProto &n) {
   }
   Type elem = t.getElementType();
   bool isFloat = isa<FloatType>(elem);
-  if (!isFloat && (mean || !isa<IntegerType>(elem) || elem.isInteger(1))) {
+  if (!isNumber(elem) || (mean && !isFloat)) {
     nodeError(n) << "expects a float" << (mean ? "" : " or integer")
                  << " tensor, got " << elem;
     return;
@@ -781,15 +808,11 @@ void Importer::importReduce(const onnx::NodeProto &n) {
   bool keep = intAttr(n, "keepdims", 1) != 0;
   Location loc = nodeLoc(n);
   SmallVector<OpFoldResult> sizes;
-  SmallVector<AffineExpr> outExprs;
   for (int64_t d = 0; d < r; ++d) {
-    if (!reduced[d]) {
+    if (!reduced[d])
       sizes.push_back(dimOf(x, d));
-      outExprs.push_back(b.getAffineDimExpr(d));
-    } else if (keep) {
+    else if (keep)
       sizes.push_back(b.getIndexAttr(1));
-      outExprs.push_back(b.getAffineConstantExpr(0));
-    }
   }
   Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
   if (max || min) {
@@ -797,16 +820,11 @@ void Importer::importReduce(const onnx::NodeProto &n) {
   } else {
     init = zeroFilled(loc, init);
   }
-  SmallVector<utils::IteratorType> iters;
-  for (bool red : reduced)
-    iters.push_back(red ? utils::IteratorType::reduction
-                        : utils::IteratorType::parallel);
-  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(r),
-                              AffineMap::get(r, 0, outExprs, ctx)};
+  ReductionLoops loops = reductionLoops(reduced, keep);
   Value sum =
       linalg::GenericOp::create(
           b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-          maps, iters,
+          SmallVector<AffineMap>{loops.in, loops.out}, loops.iters,
           [&](OpBuilder &nb, Location l, ValueRange v) {
             Value acc = v[1], e = v[0], next;
             if (max)
@@ -872,7 +890,7 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
   int64_t r = t.getRank();
   Type elem = t.getElementType();
   bool isFloat = isa<FloatType>(elem);
-  if (!isFloat && (!isa<IntegerType>(elem) || elem.isInteger(1))) {
+  if (!isNumber(elem)) {
     nodeError(n) << "expects a float or integer tensor, got " << elem;
     return;
   }
@@ -939,7 +957,7 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
   int64_t r = t.getRank();
   Type elem = t.getElementType();
   bool isFloat = isa<FloatType>(elem);
-  if (!isFloat && (!isa<IntegerType>(elem) || elem.isInteger(1))) {
+  if (!isNumber(elem)) {
     nodeError(n) << "expects a float or integer tensor, got " << elem;
     return;
   }
@@ -957,15 +975,13 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
   bool last = intAttr(n, "select_last_index", 0) != 0;
   Location loc = nodeLoc(n);
   SmallVector<OpFoldResult> sizes;
-  SmallVector<AffineExpr> outExprs;
+  SmallVector<bool> reduced(r, false);
+  reduced[*axis] = true;
   for (int64_t d = 0; d < r; ++d) {
-    if (d != *axis) {
+    if (d != *axis)
       sizes.push_back(dimOf(x, d));
-      outExprs.push_back(b.getAffineDimExpr(d));
-    } else if (keep) {
+    else if (keep)
       sizes.push_back(b.getIndexAttr(1));
-      outExprs.push_back(b.getAffineConstantExpr(0));
-    }
   }
   Value best = extremeFilled(loc, tensor::EmptyOp::create(b, loc, sizes, elem),
                              /*lowest=*/max);
@@ -975,10 +991,8 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
           ValueRange{arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0))},
           ValueRange{tensor::EmptyOp::create(b, loc, sizes, b.getI64Type())})
           .getResult(0);
-  SmallVector<utils::IteratorType> iters(r, utils::IteratorType::parallel);
-  iters[*axis] = utils::IteratorType::reduction;
-  AffineMap outMap = AffineMap::get(r, 0, outExprs, ctx);
-  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(r), outMap, outMap};
+  ReductionLoops loops = reductionLoops(reduced, keep);
+  SmallVector<AffineMap> maps{loops.in, loops.out, loops.out};
   auto fp =
       max ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
           : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
@@ -987,7 +1001,7 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
           : (last ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt);
   auto op = linalg::GenericOp::create(
       b, loc, TypeRange{best.getType(), index.getType()}, ValueRange{x},
-      ValueRange{best, index}, maps, iters,
+      ValueRange{best, index}, maps, loops.iters,
       [&](OpBuilder &nb, Location l, ValueRange v) {
         Value e = v[0], acc = v[1];
         Value take;
@@ -1017,7 +1031,8 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
           take = arith::CmpIOp::create(nb, l, ip, e, acc);
         }
         Value i = arith::IndexCastOp::create(
-            nb, l, nb.getI64Type(), linalg::IndexOp::create(nb, l, *axis));
+            nb, l, nb.getI64Type(),
+            linalg::IndexOp::create(nb, l, loops.loopOf[*axis]));
         linalg::YieldOp::create(
             nb, l,
             ValueRange{arith::SelectOp::create(nb, l, take, e, acc),
@@ -1251,9 +1266,7 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
     return;
   }
   Type elem = at.getElementType();
-  if (wt.getElementType() != elem ||
-      !(isa<FloatType>(elem) ||
-        (isa<IntegerType>(elem) && !elem.isInteger(1)))) {
+  if (wt.getElementType() != elem || !isNumber(elem)) {
     nodeError(n) << "operands must be of one float or (non-bool) integer "
                     "element type, got "
                  << at << " and " << wt;
@@ -1607,7 +1620,7 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
   }
   maps.push_back(AffineMap::get(nl, 0, outExprs, ctx));
   bool isFloat = isa<FloatType>(elem);
-  if (!isFloat && (!isa<IntegerType>(elem) || elem.isInteger(1))) {
+  if (!isNumber(elem)) {
     nodeError(n) << "unsupported element type " << elem;
     return;
   }

@@ -44,6 +44,11 @@
 
 namespace mlir::attn::onnx_import {
 
+/// A float or a (non-bool) integer: what arithmetic ops take.
+inline bool isNumber(Type t) {
+  return isa<FloatType>(t) || (isa<IntegerType>(t) && !t.isInteger(1));
+}
+
 /// Slice bounds at least this large are "to the end" (INT64_MIN/MAX, as
 /// exporters write them), and so are steps (which then take one element).
 constexpr int64_t kSliceHuge = int64_t(1) << 62;
@@ -490,6 +495,18 @@ private:
   void importLogical(const onnx::NodeProto &n);
   void importTrilu(const onnx::NodeProto &n);
   void importGemm(const onnx::NodeProto &n);
+  /// The loops of a reduction over the `reduced` dims of a tensor: the kept
+  /// dims outer (in order) and the reduced ones innermost, so that a
+  /// reduction over a leading axis runs its rows in one parallel loop nest
+  /// (not a parallel region per reduced element). The input's map, the
+  /// output's (a reduced dim kept as 0 with keepdims), the iterator types
+  /// and each dim's loop.
+  struct ReductionLoops {
+    AffineMap in, out;
+    SmallVector<utils::IteratorType> iters;
+    SmallVector<unsigned> loopOf;
+  };
+  ReductionLoops reductionLoops(ArrayRef<bool> reduced, bool keep);
   void importReduce(const onnx::NodeProto &n);
   void importArgExtreme(const onnx::NodeProto &n);
   void importCumSum(const onnx::NodeProto &n);

@@ -491,15 +491,16 @@ save("compare_logical",
       helper.make_node("Or", ["m", "m2"], ["or"]),
       helper.make_node("Xor", ["m", "m2"], ["xor"]),
       helper.make_node("Shape", ["a"], ["sh"]), ints("three", [3]),
-      helper.make_node("Greater", ["sh", "three"], ["big"])],
+      helper.make_node("Greater", ["sh", "three"], ["big"]),
+      helper.make_node("LessOrEqual", ["sh", "three"], ["small"])],
      [vi("a", F, [3, 4]), vi("b", F, [4]), vi("i", I64, [3, 4]), vi("j", I64, [1, 4]),
       vi("m", B, [3, 4]), vi("m2", B, [4])],
      [vi("lt", B, [3, 4]), vi("gt", B, [3, 4]), vi("le", B, [3, 4]), vi("ge", B, [3, 4]),
       vi("eqb", B, [3, 4]), vi("and", B, [3, 4]), vi("or", B, [3, 4]), vi("xor", B, [3, 4]),
-      vi("big", B, [2])], opset=13)
+      vi("big", B, [2]), vi("small", B, [2])], opset=13)
 # ReduceMax/ReduceMin (axes as an input from opset 18; an empty reduction
 # is -inf / +inf), integer ReduceSum and ReduceMax, ArgMax (ties to the last
-# index) and ArgMin.
+# index) and ArgMin, ArgMax over a leading axis (the first NaN taken).
 save("reduce_extrema",
      [ints("axis0", [0]), ints("axisl", [-1]), ints("axis1", [1]),
       helper.make_node("ReduceMax", ["x", "axis0"], ["rmax"], keepdims=0),
@@ -507,10 +508,12 @@ save("reduce_extrema",
       helper.make_node("ReduceSum", ["i", "axis1"], ["isum"], keepdims=0),
       helper.make_node("ReduceMax", ["i"], ["imax"], keepdims=0),
       helper.make_node("ArgMax", ["x"], ["amax"], axis=1, select_last_index=1),
-      helper.make_node("ArgMin", ["i"], ["amin"], axis=0, keepdims=0)],
+      helper.make_node("ArgMin", ["i"], ["amin"], axis=0, keepdims=0),
+      helper.make_node("ArgMax", ["x"], ["amaxfirst"], axis=0, keepdims=0)],
      [vi("x", F, ["N", 4]), vi("i", I64, [3, 4])],
      [vi("rmax", F, [4]), vi("rmin", F, ["N", 1]), vi("isum", I64, [3]),
-      vi("imax", I64, []), vi("amax", I64, ["N", 1]), vi("amin", I64, [4])], opset=18)
+      vi("imax", I64, []), vi("amax", I64, ["N", 1]), vi("amin", I64, [4]),
+      vi("amaxfirst", I64, [4])], opset=18)
 # CumSum along a constant axis: plain, exclusive, reverse, both, and of
 # integers along a negative axis; an axis that is a graph input is refused.
 def cumsum(out, data, axis, **attrs):
