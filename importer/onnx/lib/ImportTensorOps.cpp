@@ -466,20 +466,52 @@ void Importer::importCompare(const onnx::NodeProto &n) {
   }();
   arith::CmpFPredicate fp = fpred;
   arith::CmpIPredicate ip = ipred;
-  // Shape arithmetic: known constant integers compare to a constant
-  // condition (torch's expand(-1, ...) exports its target shape as
-  // Where(Equal(shape, -1), 1, shape)), which a known Where then reads.
+  // Shape arithmetic: known integers compare to a constant condition
+  // (torch's expand(-1, ...) and repeat_kv's expand export their target
+  // shape as Where(Equal(shape, -1), 1, shape)), which a known Where then
+  // reads. Sizes known only as values still compare where the answer does
+  // not depend on them: a size against a negative constant, a value
+  // against itself.
   if (auto x = knownInput(n, 0), y = knownInput(n, 1); x && y) {
-    auto cx = x->constants(), cy = y->constants();
     size_t nx = x->elems.size(), ny = y->elems.size();
+    auto decide = [&](OpFoldResult a, OpFoldResult c) -> std::optional<bool> {
+      auto ca = getConstantIntValue(a), cc = getConstantIntValue(c);
+      if (ca && cc)
+        return arith::applyCmpPredicate(ip, APInt(64, *ca, /*isSigned=*/true),
+                                        APInt(64, *cc, /*isSigned=*/true));
+      if (isEqualConstantIntOrValue(a, c))
+        return ip == arith::CmpIPredicate::eq ||
+               ip == arith::CmpIPredicate::sle ||
+               ip == arith::CmpIPredicate::sge;
+      // One side a constant below 0, the other a size (>= 0).
+      bool aBelow = ca && *ca < 0 && knownNonNegative(c),
+           cBelow = cc && *cc < 0 && knownNonNegative(a);
+      if (!aBelow && !cBelow)
+        return std::nullopt;
+      switch (ip) {
+      case arith::CmpIPredicate::eq:
+        return false;
+      case arith::CmpIPredicate::slt:
+      case arith::CmpIPredicate::sle:
+        return aBelow;
+      default: // sgt, sge
+        return cBelow;
+      }
+    };
     // (An empty side broadcasts to empty: left to the data path.)
-    if (cx && cy && nx && ny && (nx == ny || nx == 1 || ny == 1) &&
-        x->elemType == y->elemType) {
-      SmallVector<bool> holds;
-      for (size_t i = 0; i < std::max(nx, ny); ++i)
-        holds.push_back(arith::applyCmpPredicate(
-            ip, APInt(64, (*cx)[nx == 1 ? 0 : i], /*isSigned=*/true),
-            APInt(64, (*cy)[ny == 1 ? 0 : i], /*isSigned=*/true)));
+    SmallVector<bool> holds;
+    if (nx && ny && (nx == ny || nx == 1 || ny == 1) &&
+        x->elemType == y->elemType)
+      for (size_t i = 0; i < std::max(nx, ny); ++i) {
+        std::optional<bool> d =
+            decide(x->elems[nx == 1 ? 0 : i], y->elems[ny == 1 ? 0 : i]);
+        if (!d) {
+          holds.clear();
+          break;
+        }
+        holds.push_back(*d);
+      }
+    if (!holds.empty()) {
       SmallVector<int64_t> shape;
       if (!(x->scalar && y->scalar))
         shape.push_back(static_cast<int64_t>(holds.size()));
@@ -1683,6 +1715,16 @@ void Importer::importTranspose(const onnx::NodeProto &n) {
 /// become expand/collapse views; anything else is a tensor.reshape.
 void Importer::importReshape(const onnx::NodeProto &n) {
   auto targetK = knownInput(n, 1);
+  // Shape arithmetic stays known through a reshape to 1-D (repeat_kv's
+  // expand target goes through Reshape(Concat(...), [-1])).
+  if (auto k = knownInput(n, 0); k && targetK && targetK->elems.size() == 1) {
+    auto c = getConstantIntValue(targetK->elems[0]);
+    if (c && (*c == -1 || *c == int64_t(k->elems.size()) ||
+              (*c == 0 && !k->scalar && intAttr(n, "allowzero", 0) == 0))) {
+      k->scalar = false;
+      return defineKnown(n, 0, *k);
+    }
+  }
   Value x = input(n, 0);
   if (failed)
     return;

@@ -68,6 +68,11 @@ inline std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// Whether a size expression is provably >= 0: a constant >= 0, a
+/// tensor's dim, or sums, products, quotients, min and max of such (the
+/// arithmetic `Importer::foldIndex` builds). A difference is not.
+bool knownNonNegative(OpFoldResult v, int depth = 0);
+
 /// A small integer tensor (rank 0 or 1) known element by element while
 /// importing: each element a constant or an index value.
 struct KnownInts {
@@ -252,7 +257,8 @@ private:
   std::optional<ResolvedChain> resolveChain(const AttentionChain &c, Value q,
                                             Value kT);
   /// PyTorch's SDPA export builds its causal mask from the sizes:
-  /// Where(Equal(Trilu(ones [Tq, Tk], upper=0), 0), -inf, 0).
+  /// Where(Equal(Trilu(ones [Tq, Tk], upper=0), 0), -inf, 0); Meta's Llama
+  /// as Trilu(full([Tq, Tk], -inf), 1, upper=1).
   std::optional<CausalKind> shapeCausalMask(const std::string &name, Value q,
                                             Value kT, double post = 1.0);
   /// A bool mask built from the sizes, as PyTorch code writes a cached
@@ -263,9 +269,13 @@ private:
                                                 Value kT);
   /// `name` as Trilu(ones [Tq, Tk], k, upper=0): top_left for k = 0,
   /// bottom_right for k = Tk - Tq (the sizes of q [.., Tq, d] and
-  /// kT [.., d, Tk]).
-  std::optional<CausalKind> triluCausal(const std::string &name, Value q,
-                                        Value kT);
+  /// kT [.., d, Tk]). With `hideFill` (a check of the fill value) instead
+  /// Trilu(full [Tq, Tk], k, upper=1), the additive mask Meta's Llama code
+  /// writes as torch.full((T, T), -inf).triu(1): k = 1 is top_left, a
+  /// constant k = Tk - Tq + 1 bottom_right.
+  std::optional<CausalKind>
+  triluCausal(const std::string &name, Value q, Value kT,
+              llvm::function_ref<bool(double)> hideFill = nullptr);
 
   /// attn.sdpa for a raised chain ending at `pv` (MatMul(P, V)).
   void emitRaisedAttention(const onnx::NodeProto &pv, const AttentionChain &c);

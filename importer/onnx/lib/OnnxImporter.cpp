@@ -545,6 +545,27 @@ Importer::inputSizeOf(OpFoldResult v) {
   return std::make_pair(arg.getArgNumber(), *index);
 }
 
+bool knownNonNegative(OpFoldResult v, int depth) {
+  if (auto c = getConstantIntValue(v))
+    return *c >= 0;
+  Operation *def = cast<Value>(v).getDefiningOp();
+  if (!def || depth > 8)
+    return false;
+  if (isa<tensor::DimOp>(def))
+    return true;
+  auto both = [&] {
+    return knownNonNegative(def->getOperand(0), depth + 1) &&
+           knownNonNegative(def->getOperand(1), depth + 1);
+  };
+  if (isa<arith::AddIOp, arith::MulIOp, arith::MinSIOp, arith::FloorDivSIOp>(
+          def))
+    return both();
+  if (isa<arith::MaxSIOp>(def))
+    return knownNonNegative(def->getOperand(0), depth + 1) ||
+           knownNonNegative(def->getOperand(1), depth + 1);
+  return false;
+}
+
 OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
   auto x = getConstantIntValue(a), y = getConstantIntValue(c);
   if (x && y) {

@@ -762,6 +762,9 @@ std::optional<CausalKind> Importer::shapeCausalMask(const std::string &name,
     auto c = scalarConst(v);
     return c && *c == x;
   };
+  if (producedBy(name, "Trilu"))
+    return triluCausal(name, q, kT,
+                       [&](double fill) { return fill * post <= -1.0e4; });
   const onnx::NodeProto *where = producedBy(name, "Where");
   if (!where || where->input_size() != 3 || !is(inputName(*where, 2), 0.0))
     return std::nullopt;
@@ -801,18 +804,23 @@ std::optional<CausalKind> Importer::shapeCausalBoolMask(const std::string &name,
   return triluCausal(v, q, kT);
 }
 
-std::optional<CausalKind> Importer::triluCausal(const std::string &name,
-                                                Value q, Value kT) {
+std::optional<CausalKind>
+Importer::triluCausal(const std::string &name, Value q, Value kT,
+                      llvm::function_ref<bool(double)> hideFill) {
   const onnx::NodeProto *tril = producedBy(name, "Trilu");
-  if (!tril || intAttr(*tril, "upper", 1) != 0)
+  bool upper = static_cast<bool>(hideFill);
+  if (!tril || intAttr(*tril, "upper", 1) != (upper ? 1 : 0))
     return std::nullopt;
-  // Ones of shape [Tq, Tk]: ConstantOfShape(value 1), Expand(1, shape) or
-  // a constant (static exports), in any element type (bool true for
-  // torch.ones(..., dtype=torch.bool)).
-  auto isOne = [](DenseElementsAttr v) {
-    if (isa<FloatType>(v.getElementType()))
-      return (*v.getValues<APFloat>().begin()).isExactlyValue(1.0);
-    return v.getElementType().isIntOrIndex() &&
+  // A fill of shape [Tq, Tk]: ConstantOfShape(value), Expand(value, shape)
+  // or a constant (static exports). Ones for tril, in any element type
+  // (bool true for torch.ones(..., dtype=torch.bool)); for triu a float
+  // that hides what it is added to.
+  auto isOne = [&](DenseElementsAttr v) {
+    if (isa<FloatType>(v.getElementType())) {
+      APFloat x = *v.getValues<APFloat>().begin();
+      return upper ? hideFill(x.convertToDouble()) : x.isExactlyValue(1.0);
+    }
+    return !upper && v.getElementType().isIntOrIndex() &&
            (*v.getValues<APInt>().begin()).isOne();
   };
   int64_t r = typeOf(q).getRank();
@@ -825,8 +833,8 @@ std::optional<CausalKind> Importer::triluCausal(const std::string &name,
       return std::nullopt;
     k = known(inputName(*cos, 0));
   } else if (const auto *ex = producedBy(inputName(*tril, 0), "Expand")) {
-    auto c = scalarConst(inputName(*ex, 0));
-    if (!c || *c != 1.0)
+    auto c = scalarValue(inputName(*ex, 0), 0);
+    if (!c || (upper ? c->isInt || !hideFill(c->value) : c->value != 1.0))
       return std::nullopt;
     k = known(inputName(*ex, 1));
   } else if (Value ones = lookup(inputName(*tril, 0))) {
@@ -850,6 +858,13 @@ std::optional<CausalKind> Importer::triluCausal(const std::string &name,
     if (!d || d->elems.size() != 1)
       return std::nullopt;
     diag = d->elems[0];
+  }
+  // triu(k) hides j - i >= k: it shows what tril(k - 1) shows.
+  if (upper) {
+    auto triuDiag = getConstantIntValue(diag);
+    if (!triuDiag)
+      return std::nullopt;
+    diag = b.getIndexAttr(*triuDiag - 1);
   }
   if (isConstantIntValue(diag, 0))
     return CausalKind::top_left;
@@ -885,12 +900,17 @@ void Importer::emitRaisedAttention(const onnx::NodeProto &pv,
                   vt.getElementType() == qt.getElementType();
   // The MatMuls broadcast their batch dims; attn.sdpa does not. Raise only
   // when Q, K^T and V agree exactly (equal static or the same SSA size), and
-  // Q's head size is K^T's rows, K^T's columns V's rows.
+  // Q's head size is K^T's rows, K^T's columns V's rows. The one exception
+  // is multi-query attention: one K/V head (dim r - 3 of size 1) that the
+  // MatMuls broadcast to all of Q's heads, which attn.sdpa reads as GQA.
   auto same = [&](Value a, int64_t i, Value c, int64_t j) {
     return isEqualConstantIntOrValue(dimOf(a, i), dimOf(c, j));
   };
+  bool oneKvHead = r >= 3 && !qt.isDynamicDim(r - 3) &&
+                   kt.getDimSize(r - 3) == 1 && vt.getDimSize(r - 3) == 1;
   for (int64_t i = 0; shapesOk && i + 2 < r; ++i)
-    shapesOk = same(q, i, kT, i) && same(q, i, v, i);
+    shapesOk =
+        (oneKvHead && i == r - 3) || (same(q, i, kT, i) && same(q, i, v, i));
   shapesOk = shapesOk && same(q, r - 1, kT, r - 2) && same(kT, r - 1, v, r - 2);
   if (mask) {
     Type me = typeOf(mask).getElementType();

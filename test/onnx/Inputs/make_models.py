@@ -498,6 +498,68 @@ save("compare_logical",
      [vi("lt", B, [3, 4]), vi("gt", B, [3, 4]), vi("le", B, [3, 4]), vi("ge", B, [3, 4]),
       vi("eqb", B, [3, 4]), vi("and", B, [3, 4]), vi("or", B, [3, 4]), vi("xor", B, [3, 4]),
       vi("big", B, [2]), vi("small", B, [2])], opset=13)
+# Comparisons of sizes known only at run time: a size is never -1 and
+# equals itself, so these fold (either operand order, each predicate, after
+# a Cast to int32); a size minus 5 may be -1 and does not.
+# repeat_kv's expand target, Where(Equal(r, -1), 1, r) over
+# r = Reshape(Concat(N, 3, T, 4), [-1]), stays known and expands.
+def gather_dim(out, i):
+    return [ints(out + "_i", i), helper.make_node("Gather", ["sh", out + "_i"], [out], axis=0)]
+save("compare_sizes",
+     [helper.make_node("Shape", ["x"], ["sh"]), ints("neg", [-1, -1, -1]),
+      ints("five", [5, 5, 5]),
+      helper.make_node("Equal", ["sh", "neg"], ["eqneg"]),
+      helper.make_node("Less", ["neg", "sh"], ["ltneg"]),
+      helper.make_node("GreaterOrEqual", ["sh", "sh"], ["geself"]),
+      helper.make_node("Greater", ["sh", "neg"], ["gtneg"]),
+      helper.make_node("LessOrEqual", ["sh", "neg"], ["leneg"]),
+      helper.make_node("GreaterOrEqual", ["neg", "sh"], ["genegsh"]),
+      helper.make_node("Less", ["sh", "sh"], ["ltself"]),
+      helper.make_node("Cast", ["sh"], ["sh32"], to=TensorProto.INT32),
+      helper.make_node("Cast", ["neg"], ["neg32"], to=TensorProto.INT32),
+      helper.make_node("Equal", ["sh32", "neg32"], ["eqneg32"]),
+      helper.make_node("Sub", ["sh", "five"], ["shm5"]),
+      helper.make_node("Equal", ["shm5", "neg"], ["eqm5"])]
+     + gather_dim("n", [0]) + gather_dim("t", [1])
+     + [ints("three", [3]), ints("four", [4]), ints("flat", [-1]),
+        helper.make_node("Concat", ["n", "three", "t", "four"], ["cat"], axis=0),
+        helper.make_node("Reshape", ["cat", "flat"], ["r"]),
+        helper.make_node("Shape", ["r"], ["rsh"]),
+        helper.make_node("ConstantOfShape", ["rsh"], ["ones"],
+                         value=numpy_helper.from_array(np.array([1], np.int64))),
+        ints("m1", [-1]), helper.make_node("Mul", ["ones", "m1"], ["negs"]),
+        helper.make_node("Equal", ["r", "negs"], ["isneg"]),
+        helper.make_node("Where", ["isneg", "ones", "r"], ["target"]),
+        ints("ax1", [1]), helper.make_node("Unsqueeze", ["x", "ax1"], ["xu"]),
+        helper.make_node("Expand", ["xu", "target"], ["e"])],
+     [vi("x", F, ["N", "T", 4])],
+     [vi("eqneg", B, [3]), vi("ltneg", B, [3]), vi("geself", B, [3]), vi("gtneg", B, [3]),
+      vi("leneg", B, [3]), vi("genegsh", B, [3]), vi("ltself", B, [3]), vi("eqneg32", B, [3]),
+      vi("eqm5", B, [3]), vi("e", F, ["N", 3, "T", 4])], opset=17)
+# Meta's causal mask, torch.full((Tq, Tk), fill).triu(k), added to the
+# scores: k = 1 with a fill of -inf is top-left causal, k = Tk - Tq + 1
+# (Tq = 2, Tk = 4) bottom-right; k = 0 also hides the diagonal and a
+# positive fill hides nothing: those stay masks.
+def triu_chain(out, q, k, fill, tq):
+    f = out + "_"
+    return [ints(f + "shape", [tq, 4]), ints(f + "k", [k]),
+            helper.make_node("ConstantOfShape", [f + "shape"], [f + "full"],
+                             value=numpy_helper.from_array(np.array([fill], np.float32))),
+            helper.make_node("Trilu", [f + "full", f + "k"], [f + "mask"], upper=1),
+            helper.make_node("Transpose", ["K"], [f + "kt"], perm=[0, 1, 3, 2]),
+            helper.make_node("MatMul", [q, f + "kt"], [f + "s"]),
+            helper.make_node("Mul", [f + "s", "scale"], [f + "ss"]),
+            helper.make_node("Add", [f + "ss", f + "mask"], [f + "sm"]),
+            helper.make_node("Softmax", [f + "sm"], [f + "p"], axis=-1),
+            helper.make_node("MatMul", [f + "p", "V"], [out])]
+save("triu_masks",
+     triu_chain("top_left", "Q", 1, -np.inf, 4) + triu_chain("bottom_right", "Qs", 3, -np.inf, 2)
+     + triu_chain("diag0", "Q", 0, -np.inf, 4) + triu_chain("positive", "Q", 1, 3.0, 4),
+     [vi("Q", F, [1, 2, 4, 8]), vi("Qs", F, [1, 2, 2, 8]), vi("K", F, [1, 2, 4, 8]),
+      vi("V", F, [1, 2, 4, 8])],
+     [vi("top_left", F, [1, 2, 4, 8]), vi("bottom_right", F, [1, 2, 2, 8]),
+      vi("diag0", F, [1, 2, 4, 8]), vi("positive", F, [1, 2, 4, 8])],
+     inits=[numpy_helper.from_array(np.array(8 ** -0.5, np.float32), "scale")], opset=17)
 # ReduceMax/ReduceMin (axes as an input from opset 18; an empty reduction
 # is -inf / +inf), integer ReduceSum and ReduceMax, ArgMax (ties to the last
 # index) and ArgMin, ArgMax over a leading axis (the first NaN taken).
