@@ -21,6 +21,7 @@
 #include "attn/AttnOps.h"
 #include "attn/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -185,6 +186,58 @@ struct CancelSplitOfMerge : OpRewritePattern<SplitHeadsOp> {
   }
 };
 
+/// An f32 contraction (out + a * b over a reduction loop), the kind
+/// attn-vectorize-contractions takes when the two innermost dims of each
+/// operand are its m/k, k/n and m/n loops. A transpose or reshape folded
+/// into it must not move an operand's two innermost loops (nor split them):
+/// the copy it saves is one pass over memory,
+/// the scalar contraction it would leave runs 10-100 times slower (a
+/// projection written straight into [B, H, T, d] through a permuted output
+/// map: 4 x 0.5 GFLOP went from ~10 to ~800 ms).
+bool isContraction(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 ||
+      !llvm::all_of(op->getOperandTypes(), [](Type t) {
+        auto rt = dyn_cast<RankedTensorType>(t);
+        return rt && rt.getElementType().isF32();
+      }))
+    return false;
+  // Named contractions (batch_matmul, ...) are such; a generic must compute
+  // out + a * b.
+  if (!isa<linalg::GenericOp>(op))
+    return linalg::isaContractionOpInterface(op);
+  Block &body = op->getRegion(0).front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield->getNumOperands() == 1
+                 ? yield->getOperand(0).getDefiningOp<arith::AddFOp>()
+                 : arith::AddFOp();
+  if (!add)
+    return false;
+  auto mul = add.getLhs().getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    mul = add.getRhs().getDefiningOp<arith::MulFOp>();
+  return mul && body.getOperations().size() == 3;
+}
+
+/// The loop dims of the two innermost results of `map` (-1 for a constant).
+std::pair<int64_t, int64_t> innerLoops(AffineMap map) {
+  auto loop = [&](int64_t back) -> int64_t {
+    int64_t r = map.getNumResults() - 1 - back;
+    if (r < 0)
+      return -1;
+    auto d = dyn_cast<AffineDimExpr>(map.getResult(r));
+    return d ? int64_t(d.getPosition()) : -1;
+  };
+  return {loop(1), loop(0)};
+}
+
+/// Whether replacing `op`'s indexing map of `operand` by `map` keeps a
+/// contraction's innermost loops in place (always true for other ops).
+bool keepsInnerLoops(linalg::LinalgOp op, OpOperand *operand, AffineMap map) {
+  return !isContraction(op) ||
+         innerLoops(op.getMatchingIndexingMap(operand)) == innerLoops(map);
+}
+
 /// A linalg.transpose feeding a structured op (the K^T of Q K^T, the
 /// transpose(1, 2) after a reshape in exported graphs) becomes a change of
 /// that operand's indexing map: the consumer reads the untransposed tensor.
@@ -195,16 +248,37 @@ struct FoldTransposeIntoConsumer : OpInterfaceRewritePattern<linalg::LinalgOp> {
                                 PatternRewriter &rw) const override {
     if (isa<linalg::TransposeOp>(op) || !op.hasPureTensorSemantics())
       return rw.notifyMatchFailure(op, "not a tensor consumer");
+    // result[x] = input[y] with y[perm[i]] = x[i]: the input's map lists,
+    // for each input dim j, the consumer's expression for x[inv[j]].
+    auto foldedMap = [&](OpOperand *in, linalg::TransposeOp t) {
+      ArrayRef<int64_t> perm = t.getPermutation();
+      SmallVector<int64_t> inv(perm.size());
+      for (auto [i, p] : llvm::enumerate(perm))
+        inv[p] = i;
+      AffineMap old = op.getMatchingIndexingMap(in);
+      SmallVector<AffineExpr> exprs;
+      for (int64_t j = 0; j < static_cast<int64_t>(perm.size()); ++j)
+        exprs.push_back(old.getResult(inv[j]));
+      return AffineMap::get(old.getNumDims(), old.getNumSymbols(), exprs,
+                            rw.getContext());
+    };
+    // The first transposed input whose fold keeps a contraction's inner
+    // loops.
     OpOperand *use = nullptr;
     linalg::TransposeOp transpose;
+    AffineMap folded;
     for (OpOperand *in : op.getDpsInputOperands())
       if (auto t = in->get().getDefiningOp<linalg::TransposeOp>()) {
+        AffineMap m = foldedMap(in, t);
+        if (!keepsInnerLoops(op, in, m))
+          continue;
         use = in;
         transpose = t;
+        folded = m;
         break;
       }
     if (!use)
-      return rw.notifyMatchFailure(op, "no transposed input");
+      return rw.notifyMatchFailure(op, "no transposed input to fold");
     linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(op.getOperation());
     if (!generic) {
       FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rw, op);
@@ -213,20 +287,8 @@ struct FoldTransposeIntoConsumer : OpInterfaceRewritePattern<linalg::LinalgOp> {
       generic = *g;
       use = &generic->getOpOperand(use->getOperandNumber());
     }
-    // result[x] = input[y] with y[perm[i]] = x[i]: the input's map lists,
-    // for each input dim j, the consumer's expression for x[inv[j]].
-    ArrayRef<int64_t> perm = transpose.getPermutation();
-    SmallVector<int64_t> inv(perm.size());
-    for (auto [i, p] : llvm::enumerate(perm))
-      inv[p] = i;
-    AffineMap old = generic.getMatchingIndexingMap(use);
-    SmallVector<AffineExpr> exprs;
-    for (int64_t j = 0; j < static_cast<int64_t>(perm.size()); ++j)
-      exprs.push_back(old.getResult(inv[j]));
     SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-    maps[use->getOperandNumber()] =
-        AffineMap::get(old.getNumDims(), old.getNumSymbols(), exprs,
-                       rw.getContext());
+    maps[use->getOperandNumber()] = folded;
     rw.modifyOpInPlace(generic, [&] {
       generic.setIndexingMapsAttr(rw.getAffineMapArrayAttr(maps));
       use->set(transpose.getInput());
@@ -269,6 +331,11 @@ struct FoldTransposeIntoProducer : OpRewritePattern<linalg::TransposeOp> {
     SmallVector<AffineExpr> exprs;
     for (int64_t p : perm)
       exprs.push_back(old.getResult(p));
+    AffineMap folded = AffineMap::get(old.getNumDims(), old.getNumSymbols(),
+                                      exprs, rw.getContext());
+    if (!keepsInnerLoops(producer, init, folded))
+      return rw.notifyMatchFailure(transpose, "would move a contraction's "
+                                              "inner loops");
     Location loc = transpose.getLoc();
     Value newInit = transpose.getInit();
     if (fill)
@@ -276,8 +343,7 @@ struct FoldTransposeIntoProducer : OpRewritePattern<linalg::TransposeOp> {
                                        ValueRange{transpose.getInit()})
                     .getResult(0);
     SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
-    maps[init->getOperandNumber()] = AffineMap::get(
-        old.getNumDims(), old.getNumSymbols(), exprs, rw.getContext());
+    maps[init->getOperandNumber()] = folded;
     rw.setInsertionPoint(transpose);
     auto fused = linalg::GenericOp::create(
         rw, loc, TypeRange{transpose.getResult()[0].getType()},
@@ -308,6 +374,46 @@ bool touchesTranspose(OpOperand *fused) {
   return false;
 }
 
+/// Whether propagating the reshape at `fused` through the structured op on
+/// its other side leaves a contraction's innermost loops whole: only its
+/// batch dims may be split (B * H into B, H), not its m, n or k (a
+/// projection's H * d columns into H and d).
+bool keepsContractionLoops(OpOperand *fused) {
+  linalg::LinalgOp op;
+  OpOperand *operand = nullptr;
+  SmallVector<ReassociationIndices> groups;
+  if (auto collapse = fused->get().getDefiningOp<tensor::CollapseShapeOp>()) {
+    // The consumer's loops expand as the collapsed operand's dims.
+    op = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+    operand = fused;
+    groups = collapse.getReassociationIndices();
+  } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(fused->getOwner())) {
+    // The producer's loops expand as its result's dims.
+    auto result = dyn_cast<OpResult>(fused->get());
+    op = result ? dyn_cast<linalg::LinalgOp>(result.getOwner())
+                : linalg::LinalgOp();
+    if (op)
+      operand = op.getDpsInitOperand(result.getResultNumber());
+    groups = expand.getReassociationIndices();
+  }
+  if (!op || !operand || !isContraction(op))
+    return true;
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  SmallVector<int64_t> inner;
+  for (AffineMap m : op.getIndexingMapsArray()) {
+    auto [a, b] = innerLoops(m);
+    inner.append({a, b});
+  }
+  for (auto [j, g] : llvm::enumerate(groups)) {
+    if (g.size() < 2 || j >= map.getNumResults())
+      continue;
+    auto d = dyn_cast<AffineDimExpr>(map.getResult(j));
+    if (d && llvm::is_contained(inner, int64_t(d.getPosition())))
+      return false;
+  }
+  return true;
+}
+
 /// Reshape propagation works on linalg.generic: a named contraction whose
 /// operand is a reshaped transpose (or whose result is reshaped and then
 /// transposed) is generalized first.
@@ -336,6 +442,14 @@ struct GeneralizeReshapedContraction
 struct AttnFoldHeadTransposesPass
     : impl::AttnFoldHeadTransposesPassBase<AttnFoldHeadTransposesPass> {
   void runOnOperation() override {
+    // The attention-level folds first: the linalg-level ones below would
+    // otherwise take the transposes around an sdpa into its neighbours
+    // (the projections) one by one, leaving the sdpa heads-major.
+    RewritePatternSet attnPatterns(&getContext());
+    attnPatterns.add<FoldSplitSdpaMerge, FoldTransposedSdpa, CancelMergeOfSplit,
+                     CancelSplitOfMerge>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(attnPatterns))))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldSplitSdpaMerge, FoldTransposedSdpa, CancelMergeOfSplit,
                  CancelSplitOfMerge,
@@ -344,9 +458,12 @@ struct AttnFoldHeadTransposesPass
     // Exported graphs merge (batch, head) with a reshape between the head
     // transpose and the batched matmul; propagating such reshapes through
     // the matmul (expanding its batch loop) puts the transpose right next to
-    // it, where it folds. Only reshapes that touch a transpose move.
+    // it, where it folds. Only reshapes that touch a transpose move, and
+    // none that would split a contraction's m, n or k.
     linalg::populateFoldReshapeOpsByExpansionPatterns(
-        patterns, [](OpOperand *fused) { return touchesTranspose(fused); });
+        patterns, [](OpOperand *fused) {
+          return touchesTranspose(fused) && keepsContractionLoops(fused);
+        });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
