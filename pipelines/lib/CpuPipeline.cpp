@@ -20,7 +20,8 @@
 namespace mlir::attn {
 
 void addAttnRewrites(OpPassManager &pm, bool fuseHeads, bool decompose,
-                     bool foldHeadTransposes, bool foldMask) {
+                     bool foldRepeatedKv, bool foldHeadTransposes,
+                     bool foldMask) {
   // Composes the transpose pairs an imported graph may hold, so that the
   // head-transpose folding sees one transpose per operand.
   pm.addPass(createCanonicalizerPass());
@@ -28,6 +29,10 @@ void addAttnRewrites(OpPassManager &pm, bool fuseHeads, bool decompose,
     pm.addPass(createAttnFuseHeadsPass());
   if (decompose)
     pm.addPass(createAttnDecomposePass());
+  // Before the head transposes fold: the repeat stands between K's and V's
+  // head transposes and the sdpa, where FoldTransposedSdpa looks for them.
+  if (foldRepeatedKv)
+    pm.addPass(createAttnFoldRepeatedKvPass());
   if (foldHeadTransposes)
     pm.addPass(createAttnFoldHeadTransposesPass());
   if (foldMask)
@@ -106,7 +111,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   };
   if (options.optimize) {
     addAttnRewrites(pm, options.fuseHeads, options.decompose,
-                    options.foldHeadTransposes, options.foldMask);
+                    options.foldRepeatedKv, options.foldHeadTransposes,
+                    options.foldMask);
     // f32 cores become register-blocked vector code; what it does not take
     // (masks, dropout, windows, other types) gets the linalg flash form.
     if (options.vectorizeSdpa) {

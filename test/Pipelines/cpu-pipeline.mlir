@@ -36,6 +36,7 @@
 // STAGES: IR Dump After AttnFuseHeadsPass (attn-fuse-heads)
 // STAGES: IR Dump After AttnDecomposePass (attn-decompose)
 // STAGES: attn.split_heads
+// STAGES: IR Dump After AttnFoldRepeatedKvPass (attn-fold-repeated-kv)
 // STAGES: IR Dump After AttnFoldHeadTransposesPass (attn-fold-head-transposes)
 // STAGES: layout(seq_major)
 // STAGES: IR Dump After AttnFoldMaskPass (attn-fold-mask)
@@ -51,7 +52,7 @@
 // STAGES: IR Dump After AttnGuidedOmpSchedulePass (attn-guided-omp-schedule)
 // STAGES: omp.wsloop schedule(guided
 // STAGES: IR Dump After ReconcileUnrealizedCastsPass (reconcile-unrealized-casts)
-// PLAIN-NOT: IR Dump After Attn{{(FuseHeads|Decompose|FoldHeadTransposes|FoldMask|FuseSoftmax)}}Pass
+// PLAIN-NOT: IR Dump After Attn{{(FuseHeads|Decompose|FoldRepeatedKv|FoldHeadTransposes|FoldMask|FuseSoftmax)}}Pass
 // PLAIN: IR Dump After ConvertAttnToLinalgPass (convert-attn-to-linalg)
 // PLAIN: linalg.transpose
 

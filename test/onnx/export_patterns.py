@@ -12,9 +12,12 @@
 # attn.sdpa, and so does torch.nn.MultiheadAttention with a key padding mask.
 # Whole pre-norm transformer blocks (LayerNormalization, GELU with Tanh or
 # Erf, residual Adds) import around the raised attention, and so does the
-# book's whole GPT model, token ids to logits. In the sanitizer run of the
+# book's whole GPT model, token ids to logits. Grouped-query (Llama's
+# repeat_kv) and multi-query exports reach attn.sdpa with their own K/V
+# head count. In the sanitizer run of the
 # suite (ATTN_SANITIZED=1) the op-by-op runs are limited to the models whose
-# lines are checked below (the whole blocks, the GPT and the torch MHA);
+# lines are checked below (the whole blocks, the GPT, the torch MHA and
+# Llama's GQA);
 # the test prints the others it left out.
 
 import os
@@ -36,10 +39,12 @@ CASES = ["seed_self_attention_v2", "seed_causal_dynamic", "seed_wrapper_dynamic"
          "ms_mha_basic", "ms_mha_causal_bias", "ms_mha_key_padding", "ms_mha_key_padding_2d",
          "ms_mha_attention_bias", "ms_mha_packed_qkv", "ms_mha_past",
          "torch_mha_key_padding", "gpt2_block_dynamic", "block_exact_gelu",
-         "book_gpt_dynamic"]
+         "book_gpt_dynamic", "llama_gqa_dynamic", "mqa_broadcast_dynamic",
+         "mqa_expand_dynamic"]
 # The cases whose op-by-op (unraised) results the CHECK lines name.
 UNRAISED_IN_SANITIZER_RUN = {"torch_mha_key_padding", "gpt2_block_dynamic",
-                             "block_exact_gelu", "book_gpt_dynamic"}
+                             "block_exact_gelu", "book_gpt_dynamic",
+                             "llama_gqa_dynamic"}
 SANITIZED = os.environ.get("ATTN_SANITIZED") == "1"
 
 
@@ -61,7 +66,7 @@ def main():
             if "remark:" in line:
                 print("%s remark: %s" % (case, line.split("remark: ", 1)[1]))
         folded = subprocess.run([OPT, "--canonicalize", "--attn-fuse-heads",
-                                 "--attn-fold-mask"],
+                                 "--attn-fold-repeated-kv", "--attn-fold-mask"],
                                 input=imported.stdout, capture_output=True, text=True,
                                 check=True).stdout
         cores = [l.strip().split(" : ")[0] for l in folded.splitlines()
@@ -71,6 +76,10 @@ def main():
         print("%s cores: %d" % (case, len(cores)))
         for c in cores:
             print("%s core: %s" % (case, c))
+        # Q, K, V types: how many K/V heads the query heads read.
+        for l in folded.splitlines():
+            if "= attn.sdpa" in l:
+                print("%s sdpa types: %s" % (case, l.strip().rsplit(" : ", 1)[1]))
         with open(os.path.join(work, case + ".outputs")) as f:
             outputs = f.read().split()
         args = [RUN, model]
@@ -218,6 +227,25 @@ if __name__ == "__main__":
 # CHECK: book_gpt_dynamic cores: 2
 # CHECK: ok book_gpt_dynamic: logits shape [2, 11, 50]
 # CHECK: ok book_gpt_dynamic unraised: logits shape [2, 11, 50]
+# Llama's grouped-query attention (8 query heads, 2 K/V heads) with rotary
+# embeddings: repeat_kv's expand target is computed from the dynamic sizes
+# (Where(Equal(shape, -1), ...) over Reshape(Concat(...), [-1])), Meta's
+# torch.full((T, T), -inf).triu(1) is causal, and attn-fold-repeated-kv
+# hands the core the 2-head K and V.
+# CHECK: llama_gqa_dynamic remark: raised 5 ONNX nodes to attn.sdpa: MatMul '/MatMul', Div '/Div_2', Add '/Add_2', Softmax '/Softmax', MatMul '/MatMul_1'
+# CHECK: llama_gqa_dynamic core: {{.*}} = attn.sdpa {{.*}} causal(top_left) {scale = 0.353553385
+# CHECK: llama_gqa_dynamic sdpa types: tensor<?x8x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x8x?x8xf32>
+# CHECK: ok llama_gqa_dynamic: y shape [2, 11, 64]
+# CHECK: ok llama_gqa_dynamic unraised: y shape [2, 11, 64]
+# Multi-query attention: one K/V head broadcast by the MatMuls, or expanded
+# to the 4 query heads first: K and V reach the core with their one head.
+# CHECK: mqa_broadcast_dynamic remark: raised 5 ONNX nodes to attn.sdpa
+# CHECK: mqa_broadcast_dynamic core: {{.*}} = attn.sdpa {{.*}} causal(top_left)
+# CHECK: mqa_broadcast_dynamic sdpa types: tensor<?x4x?x8xf32>, tensor<?x1x?x8xf32>, tensor<?x1x?x8xf32> -> tensor<?x4x?x8xf32>
+# CHECK: ok mqa_broadcast_dynamic: y shape [2, 9, 32]
+# CHECK: mqa_expand_dynamic remark: raised 5 ONNX nodes to attn.sdpa
+# CHECK: mqa_expand_dynamic sdpa types: tensor<?x4x?x8xf32>, tensor<?x1x?x8xf32>, tensor<?x1x?x8xf32> -> tensor<?x4x?x8xf32>
+# CHECK: ok mqa_expand_dynamic: y shape [2, 9, 32]
 # CHECK: long input: exit 1: attention-run: error: input 0 ({{.*}}x_long.npy): dim 1 is 9 but the module accepts at most 8 (expected x: f32[?, ?<=8, 16], got f32[1, 9, 16])
 # CHECK: bad token: exit 1: attention-run: error: input 0 ({{.*}}ids_bad_token.npy): element [0, 1] is 50, outside [-50, 50), the indices the module accepts there (it indexes a table of 50 entries with it)
 # CHECK: long sequence: exit 1: attention-run: error: input 0 ({{.*}}ids_long_sequence.npy): dim 1 is 17 but the module accepts at most 16 (expected in_idx: i64[?, ?<=16] in [-50, 50), got i64[1, 17])

@@ -111,8 +111,15 @@ def AttnFoldHeadTransposesPass
     a `linalg.transpose` feeding a structured op (the K^T of Q K^T, the
     transpose after a head reshape) becomes that operand's indexing map, and
     one that only reads a `linalg.generic`'s result becomes the producer's
-    output map: no transpose is materialised. After lowering, no `linalg.transpose` and no copy
-    remains for a head split or merge.
+    output map: no transpose is materialised. The attention-level folds run
+    first, so an `attn.sdpa` between head transposes takes them all. An
+    f32 contraction never has an operand's two innermost loops moved or
+    split (m, k in A; k, n in B; m, n in C is the layout
+    `attn-vectorize-contractions` takes): a transpose or reshape that would
+    (a projection written straight into [B, H, T, d], K^T folded into
+    Q K^T) stays a copy. After
+    lowering, no `linalg.transpose` and no copy remains for the seed's head
+    split or merge.
 
     Before:
     ```mlir
@@ -129,6 +136,42 @@ def AttnFoldHeadTransposesPass
     ```
   }];
   let dependentDialects = ["mlir::tensor::TensorDialect"];
+}
+
+def AttnFoldRepeatedKvPass
+    : Pass<"attn-fold-repeated-kv", "mlir::ModuleOp"> {
+  let dependentDialects = ["mlir::tensor::TensorDialect"];
+  let summary = "Hand grouped-query attention its unrepeated K and V";
+  let description = [{
+    Grouped-query models written without a GQA op repeat each key/value
+    head n times before the attention (Hugging Face's `repeat_kv`:
+    `k[:, :, None].expand(B, Hkv, n, T, d).reshape(B, Hkv * n, T, d)`),
+    and multi-query models broadcast their one K/V head to all query heads.
+    Imported, that is an `expand_shape`, a broadcasting `linalg.generic`
+    (or `linalg.broadcast`) and a `collapse_shape`: n copies of K and V
+    written, then read by every query head. `attn.sdpa` reads head
+    h / (Hq / Hkv) itself, so this pass gives it the unrepeated K and V
+    ([B, Hkv, T, d]); the copies are left dead.
+
+    Only repeats that keep each head's copies together are folded (head h
+    of the repeated tensor is head h / n of the source). `k.repeat(1, n, 1,
+    1)` tiles the heads instead (h reads h % Hkv) and stays as it is, as
+    does a K or V broadcast along another dim, or a K repeated differently
+    from V.
+
+    Before:
+    ```mlir
+    %e = tensor.expand_shape %k [[0], [1, 2], [3], [4]] output_shape [1, 2, 1, %t, 64] : tensor<1x2x?x64xf32> into tensor<1x2x1x?x64xf32>
+    %b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, 0, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], ...} ins(%e : tensor<1x2x1x?x64xf32>) outs(%init : tensor<1x2x4x?x64xf32>) { linalg.yield %in }
+    %kr = tensor.collapse_shape %b [[0], [1, 2], [3], [4]] : tensor<1x2x4x?x64xf32> into tensor<1x8x?x64xf32>
+    ... (the same for v)
+    %o = attn.sdpa %q, %kr, %vr : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32> -> tensor<1x8x?x64xf32>
+    ```
+    After:
+    ```mlir
+    %o = attn.sdpa %q, %k, %v : tensor<1x8x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x8x?x64xf32>
+    ```
+  }];
 }
 
 def AttnFoldMaskPass : Pass<"attn-fold-mask", "mlir::ModuleOp"> {

@@ -44,6 +44,9 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> decompose{*this, "decompose",
                                       llvm::cl::desc("Run attn-decompose"),
                                       llvm::cl::init(true)};
+  PassOptions::Option<bool> foldRepeatedKv{
+      *this, "fold-repeated-kv", llvm::cl::desc("Run attn-fold-repeated-kv"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> foldHeadTransposes{
       *this, "fold-head-transposes",
       llvm::cl::desc("Run attn-fold-head-transposes"), llvm::cl::init(true)};
@@ -219,11 +222,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 };
 
 /// The attn-level rewrites both pipelines start with: canonicalize, then
-/// attn-fuse-heads, attn-decompose, attn-fold-head-transposes and
-/// attn-fold-mask (each can be left out).
+/// attn-fuse-heads, attn-decompose, attn-fold-repeated-kv,
+/// attn-fold-head-transposes and attn-fold-mask (each can be left out).
 void addAttnRewrites(OpPassManager &pm, bool fuseHeads = true,
-                     bool decompose = true, bool foldHeadTransposes = true,
-                     bool foldMask = true);
+                     bool decompose = true, bool foldRepeatedKv = true,
+                     bool foldHeadTransposes = true, bool foldMask = true);
 
 /// The x86 extensions of `cpu` (LLVM's names, with the ones they imply:
 /// "avx512vl" brings "avx512f", "avx2" brings "avx"): for "host" those of

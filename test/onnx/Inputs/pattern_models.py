@@ -576,18 +576,22 @@ class TransformerBlock(nn.Module):
         return x + self.ff(self.ln2(x))
 
 
+def export_x_to_y(module, rng, trace_shape, run_shape):
+    """Exports `module` (parameters randomised to N(0, 0.2)) from x to y
+    with dynamic batch and sequence, traced at one shape and run at another."""
+    randomise(module, 0.2)
+    example = (torch.from_numpy(randn(rng, *trace_shape)),)
+    run = (torch.from_numpy(randn(rng, *run_shape)),)
+    model, ins, outs = export(module, example, run, ["x"], ["y"], dyn(["x", "y"]))
+    return model, ins, outs, "torch"
+
+
 @case("gpt2_block_dynamic")
 def gpt2_block_dynamic(rng):
     """A whole pre-norm transformer block with dynamic batch and sequence:
     LayerNormalization (opset 17), the seed's causal MHA (raised), residual
     Adds, and the feed-forward with GELU's tanh form (Tanh, Pow)."""
-    module = TransformerBlock(32, 4, 16, "tanh")
-    randomise(module, 0.2)
-    example = (torch.from_numpy(randn(rng, 3, 8, 32)),)
-    run = (torch.from_numpy(randn(rng, 2, 11, 32)),)
-    names, out = ["x"], ["y"]
-    model, ins, outs = export(module, example, run, names, out, dyn(names + out))
-    return model, ins, outs, "torch"
+    return export_x_to_y(TransformerBlock(32, 4, 16, "tanh"), rng, (3, 8, 32), (2, 11, 32))
 
 
 @case("block_exact_gelu")
@@ -700,6 +704,116 @@ def torch_mha_key_padding(rng):
     pad[1, 4:] = True
     model, ins, outs = export(module, (x, pad), (x, pad), ["x", "key_padding_mask"], ["y"])
     return model, ins, outs, "torch"
+
+
+# ----------------------------------------------------------------------------
+# Grouped-query and multi-query attention as model code writes it without a
+# GQA op: Llama (Meta's reference model.py and Hugging Face's LlamaAttention)
+# repeats each K/V head for its query heads with repeat_kv; multi-query
+# models keep one K/V head that the MatMuls broadcast or that is expanded.
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def repeat_kv(x, n):
+    """transformers.models.llama.modeling_llama.repeat_kv."""
+    b, hkv, t, d = x.shape
+    if n == 1:
+        return x
+    return x[:, :, None, :, :].expand(b, hkv, n, t, d).reshape(b, hkv * n, t, d)
+
+
+class LlamaAttention(nn.Module):
+    """Llama attention without a KV cache: bias-free projections, rotary
+    embeddings from positions arange(T) (rotate_half), repeat_kv of K and
+    V, the scores divided by sqrt(d) plus Meta's causal mask
+    torch.full((T, T), -inf).triu(1), a softmax and o_proj."""
+
+    def __init__(self, d, heads, kv_heads, base=10000.0):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.q_proj = nn.Linear(d, heads * self.hd, bias=False)
+        self.k_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.v_proj = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.o_proj = nn.Linear(heads * self.hd, d, bias=False)
+        inv_freq = 1.0 / (base ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.heads, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        pos = torch.arange(t, dtype=torch.float32)
+        freqs = pos[:, None] * self.inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        n = self.heads // self.kv_heads
+        k, v = repeat_kv(k, n), repeat_kv(v, n)
+        w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(self.hd)
+        w = w + torch.full((t, t), float("-inf")).triu(1)
+        w = torch.softmax(w, dim=-1)
+        o = torch.matmul(w, v).transpose(1, 2).reshape(b, t, -1)
+        return self.o_proj(o)
+
+
+@case("llama_gqa_dynamic")
+def llama_gqa_dynamic(rng):
+    """8 query heads over 2 K/V heads (Llama-2-70B's 4:1 grouping is 64:8),
+    dynamic batch and sequence: the repeat_kv expand target is computed
+    from the sizes (Where(Equal(shape, -1), 1, shape)); attn-fold-repeated-kv
+    hands attn.sdpa the 2-head K and V, and the triu(-inf) mask is causal."""
+    return export_x_to_y(LlamaAttention(64, 8, 2), rng, (3, 5, 64), (2, 11, 64))
+
+
+class MultiQueryAttention(nn.Module):
+    """Multi-query attention (one K/V head for all query heads, as PaLM and
+    Falcon-7B): K and V are [B, 1, T, d], broadcast to the heads by the
+    MatMuls themselves or (expand=True) expanded first; a bool causal mask
+    from torch.ones(T, T).tril() hides with masked_fill."""
+
+    def __init__(self, d, heads, expand):
+        super().__init__()
+        self.heads, self.hd, self.expand = heads, d // heads, expand
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, 2 * self.hd)
+        self.o = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.q(x).view(b, t, self.heads, self.hd).transpose(1, 2)
+        k, v = self.kv(x).split(self.hd, dim=-1)
+        k, v = k[:, None], v[:, None]
+        if self.expand:
+            k = k.expand(-1, self.heads, -1, -1)
+            v = v.expand(-1, self.heads, -1, -1)
+        w = torch.matmul(q, k.transpose(-1, -2)) * self.hd ** -0.5
+        keep = torch.ones(t, t, dtype=torch.bool).tril()
+        w = torch.softmax(w.masked_fill(~keep, float("-inf")), dim=-1)
+        o = torch.matmul(w, v).transpose(1, 2).reshape(b, t, -1)
+        return self.o(o)
+
+
+def mqa_case(rng, expand):
+    return export_x_to_y(MultiQueryAttention(32, 4, expand), rng, (3, 5, 32), (2, 9, 32))
+
+
+@case("mqa_broadcast_dynamic")
+def mqa_broadcast_dynamic(rng):
+    """One K/V head that the MatMuls broadcast over 4 query heads: raised
+    to attn.sdpa with Hkv = 1."""
+    return mqa_case(rng, expand=False)
+
+
+@case("mqa_expand_dynamic")
+def mqa_expand_dynamic(rng):
+    """One K/V head expanded to the 4 query heads (expand(-1, H, -1, -1)):
+    attn-fold-repeated-kv takes the expand away."""
+    return mqa_case(rng, expand=True)
 
 
 @case("seed_mha_qkv_bias_dynamic")
@@ -1004,6 +1118,8 @@ class NumpyEvaluator:
         y = (x64 - mean) / np.sqrt(var + epsilon) * scale
         return (y + bias if bias is not None else y).astype(x.dtype)
     def op_Neg(self, x): return -x
+    def op_Cos(self, x): return np.cos(x)
+    def op_Sin(self, x): return np.sin(x)
     def op_Not(self, x): return np.logical_not(x)
     def op_Equal(self, a, b): return np.equal(a, b)
     def op_Less(self, a, b): return np.less(a, b)
