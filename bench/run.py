@@ -213,6 +213,29 @@ def torch_mha_case(b, tt, dm, h, rng):
     return None, model, [x], ["x"], [b, tt, dm], flops
 
 
+def llama_gqa_case(b, tt, dm, h, kv, rng):
+    """Llama-style grouped-query attention (bias-free projections, rotary
+    embeddings, repeat_kv of K and V, Meta's torch.full(-inf).triu(1) causal
+    mask, o_proj) as torch.onnx.export writes it (opset 17, static shapes):
+    both sides run that file; ours raises the core to attn.sdpa and hands it
+    the unrepeated K and V (attn-fold-repeated-kv). FLOPs: the four
+    projections and the useful causal attention."""
+    import io
+    import torch
+    sys.path.insert(0, os.path.join(HERE, "..", "test", "onnx", "Inputs"))
+    import pattern_models
+    torch.manual_seed(int(rng.integers(1 << 30)))
+    module = pattern_models.LlamaAttention(dm, h, kv).eval()
+    x = rng.standard_normal((b, tt, dm)).astype(np.float32)
+    buf = io.BytesIO()
+    with torch.no_grad():
+        torch.onnx.export(module, torch.from_numpy(x), buf, opset_version=17,
+                          input_names=["x"], output_names=["y"])
+    model = onnx.load_from_string(buf.getvalue())
+    flops = 4 * b * tt * dm * dm * (1 + kv / h) + 2 * b * h * tt * tt * (dm // h)
+    return None, model, [x], ["x"], [b, tt, dm], int(flops)
+
+
 def book_gpt_case(b, tt, layers, rng):
     """The book's GPTModel (chapter 4) at GPT-2 small sizes (d_model 768,
     12 heads, a 1024-position table, qkv_bias as GPT-2), `layers` blocks of
@@ -568,6 +591,8 @@ def main():
               masked_core_case(1, 12, 1024, 64, "bias", rng)),
              ("causal core + softcap 50 B=1 H=12 T=1024 d=64",
               core_case(1, 12, 1024, 64, True, rng, softcap=50.0)),
+             ("Llama GQA attention d=2048 H=32 Hkv=8 B=1 T=1024, torch.onnx.export",
+              llama_gqa_case(1, 1024, 2048, 32, 8, rng)),
              ("book GPTModel, %d blocks at GPT-2 small sizes B=1 T=1024, torch.onnx.export"
               % args.gpt_blocks, book_gpt_case(1, 1024, args.gpt_blocks, rng))]
     headline = len(cases)
@@ -619,9 +644,9 @@ def main():
                  "after the cases)" % (peak, args.threads, isa, cpu, peak_before, peak_after))
 
     date = datetime.date.today().isoformat()
-    from_onnx = ("the torch.onnx.export row and the sweep rows, which import and raise"
+    from_onnx = ("the torch.onnx.export rows and the sweep rows, which import and raise"
                  if args.sweep and not args.sweep_weights_as_arguments
-                 else "the torch.onnx.export row, which imports and raises")
+                 else "the torch.onnx.export rows, which import and raise")
     sides = ("ORT runs each case's ONNX graph with the weights as initializers; ours the attn "
              "module with the weights as arguments, except %s the very file ORT runs (weights "
              "as constants)" % from_onnx)
