@@ -238,9 +238,10 @@ bool keepsInnerLoops(linalg::LinalgOp op, OpOperand *operand, AffineMap map) {
          innerLoops(op.getMatchingIndexingMap(operand)) == innerLoops(map);
 }
 
-/// A linalg.transpose feeding a structured op (the K^T of Q K^T, the
-/// transpose(1, 2) after a reshape in exported graphs) becomes a change of
-/// that operand's indexing map: the consumer reads the untransposed tensor.
+/// A linalg.transpose feeding a structured op (a head transpose read by an
+/// elementwise op, a transpose of a contraction's batch dims) becomes a
+/// change of that operand's indexing map: the consumer reads the
+/// untransposed tensor.
 /// Named contractions are generalized first so that their maps can change.
 struct FoldTransposeIntoConsumer : OpInterfaceRewritePattern<linalg::LinalgOp> {
   using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
@@ -298,7 +299,8 @@ struct FoldTransposeIntoConsumer : OpInterfaceRewritePattern<linalg::LinalgOp> {
 };
 
 /// A structured op whose only use is a linalg.transpose writes the
-/// transposed layout directly (the transpose(1, 2) before merging heads).
+/// transposed layout directly (an elementwise op's result transposed
+/// before a head merge; a contraction only where its inner loops stay).
 struct FoldTransposeIntoProducer : OpRewritePattern<linalg::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::TransposeOp transpose,

@@ -108,16 +108,18 @@ def AttnFoldHeadTransposesPass
     SDPA reads and writes `layout(seq_major)`, and the merge becomes a
     `tensor.collapse_shape`. Inverse pairs merge(split(x)) and
     split(merge(y)) cancel. At the linalg level (graphs imported unfused),
-    a `linalg.transpose` feeding a structured op (the K^T of Q K^T, the
-    transpose after a head reshape) becomes that operand's indexing map, and
-    one that only reads a `linalg.generic`'s result becomes the producer's
-    output map: no transpose is materialised. The attention-level folds run
-    first, so an `attn.sdpa` between head transposes takes them all. An
-    f32 contraction never has an operand's two innermost loops moved or
-    split (m, k in A; k, n in B; m, n in C is the layout
+    a `linalg.transpose` feeding a structured op (a head transpose read by
+    an elementwise op such as a rotary embedding, a transpose of batch dims
+    only) becomes that operand's indexing map, and one that only reads a
+    `linalg.generic`'s result becomes the producer's output map, so that
+    transpose is not materialised. The attention-level folds run first, so
+    an `attn.sdpa` between head transposes takes them all. An f32
+    contraction never has an operand's two innermost loops moved or split
+    (m, k in A; k, n in B; m, n in C is the layout
     `attn-vectorize-contractions` takes): a transpose or reshape that would
     (a projection written straight into [B, H, T, d], K^T folded into
-    Q K^T) stays a copy. After
+    Q K^T, the context's transpose before the merge folded into P V) stays
+    a copy. After
     lowering, no `linalg.transpose` and no copy remains for the seed's head
     split or merge.
 

@@ -560,6 +560,25 @@ save("triu_masks",
      [vi("top_left", F, [1, 2, 4, 8]), vi("bottom_right", F, [1, 2, 2, 8]),
       vi("diag0", F, [1, 2, 4, 8]), vi("positive", F, [1, 2, 4, 8])],
      inits=[numpy_helper.from_array(np.array(8 ** -0.5, np.float32), "scale")], opset=17)
+# One K/V head broadcast by the MatMuls: K and V [1, 1, T, d] against 4
+# query heads is multi-query attention (raised, Hkv = 1), and so is rank 3
+# (K, V [1, T, d] against Q [4, T, d]); K with one head and V with four is
+# not attention of either kind and stays op by op.
+def mqa_chain(out, q, k, v):
+    f = out + "_"
+    return [helper.make_node("Transpose", [k], [f + "kt"], perm=[0, 1, 3, 2] if out != "rank3" else [0, 2, 1]),
+            helper.make_node("MatMul", [q, f + "kt"], [f + "s"]),
+            helper.make_node("Mul", [f + "s", "scale"], [f + "ss"]),
+            helper.make_node("Softmax", [f + "ss"], [f + "p"], axis=-1),
+            helper.make_node("MatMul", [f + "p", v], [out])]
+save("mqa_broadcast",
+     mqa_chain("mqa", "Q", "K1", "V1") + mqa_chain("rank3", "Q3", "K3", "V3")
+     + mqa_chain("mixed", "Q", "K1", "V4"),
+     [vi("Q", F, [1, 4, 8, 16]), vi("K1", F, [1, 1, 8, 16]), vi("V1", F, [1, 1, 8, 16]),
+      vi("Q3", F, [4, 8, 16]), vi("K3", F, [1, 8, 16]), vi("V3", F, [1, 8, 16]),
+      vi("V4", F, [1, 4, 8, 16])],
+     [vi("mqa", F, [1, 4, 8, 16]), vi("rank3", F, [4, 8, 16]), vi("mixed", F, [1, 4, 8, 16])],
+     inits=[numpy_helper.from_array(np.array(0.25, np.float32), "scale")], opset=17)
 # ReduceMax/ReduceMin (axes as an input from opset 18; an empty reduction
 # is -inf / +inf), integer ReduceSum and ReduceMax, ArgMax (ties to the last
 # index) and ArgMin, ArgMax over a leading axis (the first NaN taken).

@@ -763,7 +763,7 @@ class LlamaAttention(nn.Module):
 
 @case("llama_gqa_dynamic")
 def llama_gqa_dynamic(rng):
-    """8 query heads over 2 K/V heads (Llama-2-70B's 4:1 grouping is 64:8),
+    """8 query heads over 2 K/V heads (a 4:1 grouping, as Llama-3-8B's 32:8),
     dynamic batch and sequence: the repeat_kv expand target is computed
     from the sizes (Where(Equal(shape, -1), 1, shape)); attn-fold-repeated-kv
     hands attn.sdpa the 2-head K and V, and the triu(-inf) mask is causal."""
