@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgBuilders.h"
 #include "attn/AttnOps.h"
 #include "attn/Passes.h"
 
@@ -202,21 +203,8 @@ bool isContraction(linalg::LinalgOp op) {
         return rt && rt.getElementType().isF32();
       }))
     return false;
-  // Named contractions (batch_matmul, ...) are such; a generic must compute
-  // out + a * b.
-  if (!isa<linalg::GenericOp>(op))
-    return linalg::isaContractionOpInterface(op);
-  Block &body = op->getRegion(0).front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield->getNumOperands() == 1
-                 ? yield->getOperand(0).getDefiningOp<arith::AddFOp>()
-                 : arith::AddFOp();
-  if (!add)
-    return false;
-  auto mul = add.getLhs().getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    mul = add.getRhs().getDefiningOp<arith::MulFOp>();
-  return mul && body.getOperations().size() == 3;
+  // Named contractions (batch_matmul, ...) have the same body.
+  return detail::isMulAccBody(op);
 }
 
 /// The loop dims of the two innermost results of `map` (-1 for a constant).

@@ -438,4 +438,26 @@ Value buildSdpa(OpBuilder &b, Location loc, Value q, Value k, Value v,
                  });
 }
 
+bool isMulAccBody(Operation *op) {
+  if (op->getNumRegions() != 1 || op->getRegion(0).empty())
+    return false;
+  Block &body = op->getRegion(0).front();
+  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&body.front());
+  auto add =
+      dyn_cast_if_present<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!mul || !add || !yield || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != add.getResult())
+    return false;
+  Value a = body.getArgument(0), c = body.getArgument(1),
+        out = body.getArgument(2);
+  bool products = (mul.getLhs() == a && mul.getRhs() == c) ||
+                  (mul.getLhs() == c && mul.getRhs() == a);
+  bool accumulates = (add.getLhs() == out && add.getRhs() == mul) ||
+                     (add.getRhs() == out && add.getLhs() == mul);
+  return products && accumulates;
+}
+
 } // namespace mlir::attn::detail

@@ -91,6 +91,13 @@ Value buildApplyMask(OpBuilder &b, Location loc, Value s, Value m,
 /// (a masked, dropped or underflowed key does not reach the output).
 Value buildWeightedAdd(OpBuilder &b, Location loc, Value w, Value v, Value acc);
 
+/// Whether the body of `op` (a structured op with two inputs and one init)
+/// is exactly `out + a * b` on its block arguments, either operand order:
+/// the form attn-vectorize-contractions turns into FMAs. (Not
+/// linalg::isaContractionOpInterface, which lets unary ops through, e.g.
+/// out + exp(a) * b, whose exp the FMAs would drop.)
+bool isMulAccBody(Operation *op);
+
 /// Builds the high 32 bits of the 32 x 32-bit product of two i32 values.
 using MulHiBuilder =
     llvm::function_ref<Value(OpBuilder &, Location, Value, Value)>;

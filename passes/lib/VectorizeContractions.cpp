@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgBuilders.h"
 #include "attn/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -75,27 +76,9 @@ std::optional<ContractionDims> matchContraction(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
-  // Exactly out + a * b. (Not linalg::isaContractionOpInterface: it lets
-  // unary ops through, e.g. out + exp(a) * b, which the generated FMAs
-  // would drop, and it turns down broadcast dims indexed by 0.)
-  Block &body = op->getRegion(0).front();
-  if (body.getOperations().size() != 3)
-    return std::nullopt;
-  auto mul = dyn_cast<arith::MulFOp>(&body.front());
-  auto addOp =
-      dyn_cast_if_present<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
-  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  auto isArgs = [&](Value x, Value y, unsigned i, unsigned j) {
-    return (x == body.getArgument(i) && y == body.getArgument(j)) ||
-           (x == body.getArgument(j) && y == body.getArgument(i));
-  };
-  if (!mul || !addOp || !yield || yield->getNumOperands() != 1 ||
-      yield->getOperand(0) != addOp.getResult() ||
-      !isArgs(mul.getLhs(), mul.getRhs(), 0, 1) ||
-      !((addOp.getLhs() == body.getArgument(2) &&
-         addOp.getRhs() == mul.getResult()) ||
-        (addOp.getRhs() == body.getArgument(2) &&
-         addOp.getLhs() == mul.getResult())))
+  // Exactly out + a * b. (Not linalg::isaContractionOpInterface: it also
+  // turns down broadcast dims indexed by 0.)
+  if (!detail::isMulAccBody(op))
     return std::nullopt;
   for (OpOperand &operand : op->getOpOperands()) {
     auto t = dyn_cast<RankedTensorType>(operand.get().getType());

@@ -546,8 +546,9 @@ void Importer::importSlice(const onnx::NodeProto &n) {
       continue;
     }
     // ONNX semantics: negative bounds count from the end; both are clamped
-    // to [0, dim]. Constant bounds fold; an end taken from a size (the
-    // seed's mask[:T, :T]) is non-negative and only needs min(end, dim).
+    // to [0, dim]. Constant bounds fold; an end computed from sizes only
+    // (the seed's mask[:T, :T], T + past, 2 * T: knownNonNegative) needs
+    // only min(end, dim).
     auto bound = [&](OpFoldResult v) -> OpFoldResult {
       auto c = getConstantIntValue(v);
       auto d = getConstantIntValue(dim);
@@ -558,9 +559,7 @@ void Importer::importSlice(const onnx::NodeProto &n) {
       if (c && *c < 0 && d)
         return b.getIndexAttr(std::max<int64_t>(0, *c + *d));
       Value val = indexValue(v);
-      bool nonNegative =
-          c ? *c >= 0 : val.getDefiningOp<tensor::DimOp>() != nullptr;
-      if (!nonNegative) {
+      if (!knownNonNegative(val)) {
         Value zero = arith::ConstantIndexOp::create(b, fileLoc, 0);
         Value neg = arith::CmpIOp::create(b, fileLoc, arith::CmpIPredicate::slt,
                                           val, zero);
@@ -953,14 +952,14 @@ void Importer::importRange(const onnx::NodeProto &n) {
   // count = ceil((limit - start) / d), floor division with the step's sign
   // folded in; negative counts are empty ranges, which the runtime refuses
   // anyway (no empty tensors), so the count is clamped only where it might
-  // be negative: not for a size minus a non-positive constant, stepping up.
+  // be negative: not for a limit computed from sizes only
+  // (knownNonNegative) minus a non-positive constant start, stepping up.
   OpFoldResult span =
       d > 0 ? foldIndex('-', last, first) : foldIndex('-', first, last);
   int64_t ad = d > 0 ? d : -d;
   OpFoldResult count = foldIndex(
       '/', foldIndex('+', span, b.getIndexAttr(ad - 1)), b.getIndexAttr(ad));
-  bool nonNegative = d > 0 && firstC && *firstC <= 0 && isa<Value>(last) &&
-                     cast<Value>(last).getDefiningOp<tensor::DimOp>();
+  bool nonNegative = d > 0 && firstC && *firstC <= 0 && knownNonNegative(last);
   if (!nonNegative)
     count = foldIndex('M', count, b.getIndexAttr(0));
   if (auto c = getConstantIntValue(count)) {
