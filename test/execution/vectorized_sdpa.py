@@ -15,8 +15,9 @@
 # (the per-call table of guarded blocks); sliding windows (left, right, both,
 # under causal, with masks), soft-capped scores and dropout (the Philox
 # keep-mask of every other form). Each case runs with the default
-# tiles, with the tiles of each host (AVX-512: 64 x 128 blocks and 24
-# accumulators; AVX2: 32 x 64 and 4), and with small, odd tiles (16-row items,
+# tiles, with the other host's tiles (AVX-512: 64 x 128 blocks and 24
+# accumulators; AVX2: 32 x 64 and 4; the host's own are the default),
+# and with small, odd tiles (16-row items,
 # 5- and 3-key blocks, other register tiles), so that partial key tiles,
 # partial blocks and the diagonal predicate are all exercised, with libm's exp
 # (fast-exp=false) instead of the inline polynomial, and with 2^n built in the
@@ -28,8 +29,8 @@
 # with avx512_bf16. Each case also runs compiled for other CPUs than the
 # host (--target-cpu): x86-64-v3, the whole AVX2 form in ymm code (32 x 64
 # blocks, 4 accumulators, 2^n from the exponent bits, bf16 widened with
-# its conversions expanded), and x86-64-v4 (AVX-512 without avx512_bf16)
-# on hosts that run it; the test prints which ran.
+# its conversions expanded), and the bf16 cases for x86-64-v4 (AVX-512
+# without avx512_bf16) on hosts that run it; the test prints which ran.
 #
 # In the sanitizer run of the suite (ATTN_SANITIZED=1, set by lit for the
 # ASan+UBSan build) only the variants that reach different code run: the
@@ -187,6 +188,8 @@ def main():
         print("sanitizer run: variants %s left out (the release run has them)"
               % ", ".join(left_out))
     turns = attn_exec.SanitizerTurns(always={"default", "widen"})
+    host_tiles = "avx512-tiles" if "avx512f" in attn_exec.host_cpu_flags() else "avx2-tiles"
+    print("host tiles: %s (the default; not run again)" % host_tiles)
     print("host avx512_bf16: %s (bf16 cases %s)" % (
         bf16_dot, "use vdpbf16ps, and widened to f32 with bf16-dot=false" if bf16_dot
         else "are widened to f32"))
@@ -237,6 +240,11 @@ def main():
         # widened form then runs too (bf16-dot=false).
         variants = VARIANTS + ([("widen", "bf16-dot=false")] if elem == "bf16" and bf16_dot
                                else []) + cpu_variants
+        # The host's own tile set is the default, option for option; and
+        # x86-64-v4 differs from an AVX-512 host only in avx512_bf16, which
+        # f32 cores do not use.
+        variants = [x for x in variants if x[0] != host_tiles and
+                    (x[0] != "x86-64-v4" or elem == "bf16")]
         if attn_exec.SANITIZED:
             variants = [x for x in variants if x[0] in SANITIZER_VARIANTS]
         variants = turns.pick(variants) + list(extra_variants)
