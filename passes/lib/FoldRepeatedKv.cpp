@@ -43,7 +43,8 @@ struct Broadcast {
 
 /// Whether `v` is `src` copied along exactly the dim `dim`: a
 /// linalg.broadcast, or a linalg.generic that yields its one input indexed
-/// by every loop but `dim` (absent, or 0 on a size-1 dim).
+/// by every loop but `dim` (absent, or 0 on a size-1 dim); dims of size 1
+/// on both sides may be read at 0.
 std::optional<Broadcast> matchBroadcast(Value v, int64_t dim) {
   auto vt = cast<RankedTensorType>(v.getType());
   int64_t r = vt.getRank();
@@ -67,12 +68,18 @@ std::optional<Broadcast> matchBroadcast(Value v, int64_t dim) {
     return std::nullopt;
   AffineMap in = g.getIndexingMapsArray()[0];
   MLIRContext *ctx = v.getContext();
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  // Source dim `s` read by loop `i`: as the loop, or as 0 where both sizes
+  // are 1 (a static batch of 1 is imported that way).
+  auto readsLoop = [&](int64_t s, int64_t i) {
+    AffineExpr e = in.getResult(s);
+    return e == getAffineDimExpr(i, ctx) ||
+           (e == zero && st.getDimSize(s) == 1 && vt.getDimSize(i) == 1);
+  };
   if (in.getNumResults() == r) {
     for (int64_t i = 0; i < r; ++i) {
-      AffineExpr e = in.getResult(i);
-      bool ok =
-          i == dim ? e == getAffineConstantExpr(0, ctx) && st.getDimSize(i) == 1
-                   : e == getAffineDimExpr(i, ctx);
+      bool ok = i == dim ? in.getResult(i) == zero && st.getDimSize(i) == 1
+                         : readsLoop(i, i);
       if (!ok)
         return std::nullopt;
     }
@@ -81,7 +88,7 @@ std::optional<Broadcast> matchBroadcast(Value v, int64_t dim) {
   if (in.getNumResults() != r - 1)
     return std::nullopt;
   for (int64_t i = 0; i + 1 < r; ++i)
-    if (in.getResult(i) != getAffineDimExpr(i < dim ? i : i + 1, ctx))
+    if (!readsLoop(i, i < dim ? i : i + 1))
       return std::nullopt;
   return Broadcast{src, false};
 }

@@ -170,6 +170,50 @@ func.func @computes_while_copying(%q: tensor<1x4x8x16xf32>, %k: tensor<1x1x8x16x
 
 // -----
 
+// A static batch of 1 is read at index 0 as well (torch.onnx.export's
+// static repeat_kv): still one repeat, of the heads only. A batch of 2 read
+// at 0 would copy along the batch too, and stays.
+#map_b0 = affine_map<(d0, d1, d2, d3, d4) -> (0, d1, 0, d3, d4)>
+#map_id5c = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @repeat_kv_static_batch(
+// CHECK-SAME: %[[Q:.*]]: tensor<1x8x16x64xf32>, %[[K:.*]]: tensor<1x2x16x64xf32>, %[[V:.*]]: tensor<1x2x16x64xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] causal(top_left) : tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x8x16x64xf32>
+func.func @repeat_kv_static_batch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>, %v: tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32> {
+  %ke = tensor.expand_shape %k [[0], [1, 2], [3], [4]] output_shape [1, 2, 1, 16, 64] : tensor<1x2x16x64xf32> into tensor<1x2x1x16x64xf32>
+  %ki = tensor.empty() : tensor<1x2x4x16x64xf32>
+  %kb = linalg.generic {indexing_maps = [#map_b0, #map_id5c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%ke : tensor<1x2x1x16x64xf32>) outs(%ki : tensor<1x2x4x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x4x16x64xf32>
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x4x16x64xf32> into tensor<1x8x16x64xf32>
+  %ve = tensor.expand_shape %v [[0], [1, 2], [3], [4]] output_shape [1, 2, 1, 16, 64] : tensor<1x2x16x64xf32> into tensor<1x2x1x16x64xf32>
+  %vb = linalg.generic {indexing_maps = [#map_b0, #map_id5c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%ve : tensor<1x2x1x16x64xf32>) outs(%ki : tensor<1x2x4x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x4x16x64xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x4x16x64xf32> into tensor<1x8x16x64xf32>
+  %o = attn.sdpa %q, %kr, %vr causal(top_left) : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return %o : tensor<1x8x16x64xf32>
+}
+
+// CHECK-LABEL: func.func @repeat_kv_and_batch(
+// CHECK: %[[KR:.*]] = tensor.collapse_shape
+// CHECK: attn.sdpa %{{.*}}, %[[KR]], %[[KR]] : tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>
+func.func @repeat_kv_and_batch(%q: tensor<2x8x16x64xf32>, %k: tensor<1x2x16x64xf32>) -> tensor<2x8x16x64xf32> {
+  %ke = tensor.expand_shape %k [[0], [1, 2], [3], [4]] output_shape [1, 2, 1, 16, 64] : tensor<1x2x16x64xf32> into tensor<1x2x1x16x64xf32>
+  %ki = tensor.empty() : tensor<2x2x4x16x64xf32>
+  %kb = linalg.generic {indexing_maps = [#map_b0, #map_id5c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%ke : tensor<1x2x1x16x64xf32>) outs(%ki : tensor<2x2x4x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x2x4x16x64xf32>
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<2x2x4x16x64xf32> into tensor<2x8x16x64xf32>
+  %o = attn.sdpa %q, %kr, %kr : tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32> -> tensor<2x8x16x64xf32>
+  return %o : tensor<2x8x16x64xf32>
+}
+
+// -----
+
 // Also left alone: the tiling repeat written with linalg.broadcast (the
 // copies on the dim before the heads), a repeat whose head dim is dynamic,
 // and a K filled with a scalar (a generalized linalg.fill reads no tensor).

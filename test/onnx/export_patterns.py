@@ -39,8 +39,8 @@ CASES = ["seed_self_attention_v2", "seed_causal_dynamic", "seed_wrapper_dynamic"
          "ms_mha_basic", "ms_mha_causal_bias", "ms_mha_key_padding", "ms_mha_key_padding_2d",
          "ms_mha_attention_bias", "ms_mha_packed_qkv", "ms_mha_past",
          "torch_mha_key_padding", "gpt2_block_dynamic", "block_exact_gelu",
-         "book_gpt_dynamic", "llama_gqa_dynamic", "mqa_broadcast_dynamic",
-         "mqa_expand_dynamic"]
+         "book_gpt_dynamic", "llama_gqa_dynamic", "llama_gqa_static",
+         "mqa_broadcast_dynamic", "mqa_expand_dynamic"]
 # The cases whose op-by-op (unraised) results the CHECK lines name.
 UNRAISED_IN_SANITIZER_RUN = {"torch_mha_key_padding", "gpt2_block_dynamic",
                              "block_exact_gelu", "book_gpt_dynamic",
@@ -237,6 +237,9 @@ if __name__ == "__main__":
 # CHECK: llama_gqa_dynamic sdpa types: tensor<?x8x?x8xf32>, tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x8x?x8xf32>
 # CHECK: ok llama_gqa_dynamic: y shape [2, 11, 64]
 # CHECK: ok llama_gqa_dynamic unraised: y shape [2, 11, 64]
+# Static at batch 1: the copies read the batch at index 0 as well.
+# CHECK: llama_gqa_static sdpa types: tensor<1x8x11x8xf32>, tensor<1x2x11x8xf32>, tensor<1x2x11x8xf32> -> tensor<1x8x11x8xf32>
+# CHECK: ok llama_gqa_static: y shape [1, 11, 64]
 # Multi-query attention: one K/V head broadcast by the MatMuls, or expanded
 # to the 4 query heads first: K and V reach the core with their one head.
 # CHECK: mqa_broadcast_dynamic remark: raised 5 ONNX nodes to attn.sdpa

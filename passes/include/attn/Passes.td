@@ -159,7 +159,8 @@ def AttnFoldRepeatedKvPass
     of the repeated tensor is head h / n of the source). `k.repeat(1, n, 1,
     1)` tiles the heads instead (h reads h % Hkv) and stays as it is, as
     does a K or V broadcast along another dim, or a K repeated differently
-    from V.
+    from V. Dims of size 1 on both sides (a static batch of 1) may be read
+    at index 0.
 
     Before:
     ```mlir

@@ -770,6 +770,18 @@ def llama_gqa_dynamic(rng):
     return export_x_to_y(LlamaAttention(64, 8, 2), rng, (3, 5, 64), (2, 11, 64))
 
 
+@case("llama_gqa_static")
+def llama_gqa_static(rng):
+    """The same layer exported with static shapes at batch 1 (as the
+    benchmark's Llama row): the repeat_kv copy reads the batch at index 0
+    too, and is still a repeat of the heads only."""
+    module = LlamaAttention(64, 8, 2)
+    randomise(module, 0.2)
+    run = (torch.from_numpy(randn(rng, 1, 11, 64)),)
+    model, ins, outs = export(module, run, run, ["x"], ["y"])
+    return model, ins, outs, "torch"
+
+
 class MultiQueryAttention(nn.Module):
     """Multi-query attention (one K/V head for all query heads, as PaLM and
     Falcon-7B): K and V are [B, 1, T, d], broadcast to the heads by the
