@@ -20,6 +20,12 @@
 // H * d] cache); inside other loops the copy stays serial. Copies of i1 or
 // of non-strided memrefs are left to the default lowering.
 //
+// A linalg.transpose that leaves its innermost dims in place (a head split
+// or merge, [B, T, H, d] <-> [B, H, T, d]) is the same kind of copy: runs
+// over those dims, each read at the permuted outer index. The default
+// lowering moved it one scalar at a time (the transposes around a Llama
+// layer's rotary embedding took a tenth of the layer).
+//
 //===----------------------------------------------------------------------===//
 
 #include "attn/Passes.h"
@@ -67,30 +73,49 @@ int64_t contiguousFrom(MemRefType type) {
   return 0;
 }
 
+/// The first dim of the suffix that `perm` (dst dim i = src dim perm[i])
+/// leaves in place; the rank for a permutation that moves the last dim.
+int64_t fixedFrom(ArrayRef<int64_t> perm) {
+  int64_t i = perm.size();
+  while (i > 0 && perm[i - 1] == i - 1)
+    --i;
+  return i;
+}
+
 class CopyBuilder {
 public:
-  CopyBuilder(OpBuilder &b, Location loc, Value src, Value dst)
+  /// Copies `src` to `dst`, dst dim i reading src dim perm[i] (all dims in
+  /// place for an empty `perm`); dims from `fixedFrom(perm)` on must stay.
+  CopyBuilder(OpBuilder &b, Location loc, Value src, Value dst,
+              ArrayRef<int64_t> perm = {})
       : b(b), loc(loc), src(src), dst(dst),
-        type(cast<MemRefType>(src.getType())) {}
+        type(cast<MemRefType>(src.getType())), perm(perm) {}
 
   /// Replaces the copy at the builder's insertion point.
   void build(bool parallel) {
     int64_t rank = type.getRank();
     int64_t inner = std::max(contiguousFrom(type),
                              contiguousFrom(cast<MemRefType>(dst.getType())));
+    if (!perm.empty())
+      inner = std::max(inner, fixedFrom(perm));
     auto srcMeta = memref::ExtractStridedMetadataOp::create(b, loc, src);
     auto dstMeta = memref::ExtractStridedMetadataOp::create(b, loc, dst);
-    // Run length and outer sizes.
+    // Run length and outer sizes (the destination's: the loops index it).
     Value runLength = cIdx(1);
     for (int64_t i = inner; i < rank; ++i)
-      runLength = mul(runLength, srcMeta.getSizes()[i]);
-    SmallVector<Value> outerSizes(srcMeta.getSizes().begin(),
-                                  srcMeta.getSizes().begin() + inner);
+      runLength = mul(runLength, dstMeta.getSizes()[i]);
+    SmallVector<Value> outerSizes(dstMeta.getSizes().begin(),
+                                  dstMeta.getSizes().begin() + inner);
     auto runAt = [&](OpBuilder &nb, ValueRange outerIdx, Value lo, Value hi) {
       OpBuilder::InsertionGuard guard(b);
       b.restoreInsertionPoint(nb.saveInsertionPoint());
-      Value from = view(srcMeta, outerIdx, runLength);
-      Value to = view(dstMeta, outerIdx, runLength);
+      SmallVector<Value> srcStrides(srcMeta.getStrides().begin(),
+                                    srcMeta.getStrides().begin() + inner);
+      if (!perm.empty())
+        for (int64_t i = 0; i < inner; ++i)
+          srcStrides[i] = srcMeta.getStrides()[perm[i]];
+      Value from = view(srcMeta, srcStrides, outerIdx, runLength);
+      Value to = view(dstMeta, dstMeta.getStrides(), outerIdx, runLength);
       copyRange(from, to, lo, hi);
     };
     if (!parallel) {
@@ -140,13 +165,13 @@ private:
     buildSerialOuter(sizes, dim + 1, idx, body);
   }
 
-  /// The run at outer index `idx` as a 1-D memref of `length` elements.
-  Value view(memref::ExtractStridedMetadataOp meta, ValueRange idx,
-             Value length) {
+  /// The run at outer index `idx` (dim i of which steps by `strides[i]`)
+  /// as a 1-D memref of `length` elements.
+  Value view(memref::ExtractStridedMetadataOp meta, ValueRange strides,
+             ValueRange idx, Value length) {
     Value offset = meta.getOffset();
     for (auto [i, v] : llvm::enumerate(idx))
-      offset =
-          arith::AddIOp::create(b, loc, offset, mul(v, meta.getStrides()[i]));
+      offset = arith::AddIOp::create(b, loc, offset, mul(v, strides[i]));
     auto flatType = MemRefType::get(
         {ShapedType::kDynamic}, type.getElementType(),
         StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}),
@@ -189,6 +214,7 @@ private:
   Location loc;
   Value src, dst;
   MemRefType type;
+  ArrayRef<int64_t> perm;
 };
 
 /// Whether a copy from `src` to `dst` is one this pass takes.
@@ -214,22 +240,32 @@ struct AttnVectorizeCopiesPass
 
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
-    SmallVector<std::pair<Operation *, std::pair<Value, Value>>> copies;
+    struct Copy {
+      Operation *op;
+      Value src, dst;
+      ArrayRef<int64_t> perm;
+    };
+    SmallVector<Copy> copies;
     fn.walk([&](Operation *op) {
       if (auto c = dyn_cast<linalg::CopyOp>(op);
           c && c.hasPureBufferSemantics())
-        copies.push_back({op, {c.getInputs()[0], c.getOutputs()[0]}});
+        copies.push_back({op, c.getInputs()[0], c.getOutputs()[0], {}});
       else if (auto c = dyn_cast<memref::CopyOp>(op))
-        copies.push_back({op, {c.getSource(), c.getTarget()}});
+        copies.push_back({op, c.getSource(), c.getTarget(), {}});
+      // A transpose that moves the innermost dim has no runs to copy.
+      else if (auto t = dyn_cast<linalg::TransposeOp>(op);
+               t && t.hasPureBufferSemantics() &&
+               fixedFrom(t.getPermutation()) <
+                   int64_t(t.getPermutation().size()))
+        copies.push_back({op, t.getInput(), t.getInit(), t.getPermutation()});
     });
-    for (auto &[op, operands] : copies) {
-      auto [src, dst] = operands;
-      if (!takes(src, dst))
+    for (Copy &c : copies) {
+      if (!takes(c.src, c.dst))
         continue;
-      OpBuilder b(op);
-      bool topLevel = parallel && op->getParentOp() == fn.getOperation();
-      CopyBuilder(b, op->getLoc(), src, dst).build(topLevel);
-      op->erase();
+      OpBuilder b(c.op);
+      bool topLevel = parallel && c.op->getParentOp() == fn.getOperation();
+      CopyBuilder(b, c.op->getLoc(), c.src, c.dst, c.perm).build(topLevel);
+      c.op->erase();
     }
   }
 };

@@ -38,11 +38,12 @@ func.func @kv_cache(%past: memref<1x12x1023x64xf32>, %new: memref<1x12x1x64xf32>
 
 // A dynamic past length: the destination's rows are contiguous within a
 // head (stride 64, then a dynamic size), so the runs are the 12 heads' T x
-// 64 elements, chunked by a count computed at run time; the source alone
-// (identity layout) would be one run.
+// 64 elements (the destination's sizes: the loops index it), chunked by a
+// count computed at run time; the source alone (identity layout) would be
+// one run.
 // CHECK-LABEL: func.func @dynamic_past(
 // CHECK-NOT: linalg.copy
-// CHECK: %{{.*}}, %{{.*}}, %[[SIZES:.*]]:4, %{{.*}}:4 = memref.extract_strided_metadata %arg0
+// CHECK: %{{.*}}, %{{.*}}, %[[SIZES:.*]]:4, %{{.*}}:4 = memref.extract_strided_metadata %arg1
 // CHECK: %[[LEN:.*]] = arith.muli %[[SIZES]]#2, %c64
 // CHECK: %[[CHUNKS:.*]] = arith.ceildivui %[[LEN]], %c32768
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (12, %[[CHUNKS]]) {
@@ -81,4 +82,50 @@ func.func @transposed(%src: memref<3x4xf32>, %dst: memref<4x3xf32>) {
 func.func @bools(%src: memref<8x8xi1>, %dst: memref<8x8xi1>) {
   linalg.copy ins(%src : memref<8x8xi1>) outs(%dst : memref<8x8xi1>)
   return
+}
+
+// A head merge, [B, H, T, d] -> [B, T, H, d]: d stays in place, so each of
+// the 2 x 16 x 4 (b, t, h) destination rows of 64 is one run, read from the
+// source at (b, h, t): the source's offset takes t by 64 and h by 1024
+// (16 x 64), the destination's t by 256 and h by 64.
+// CHECK-LABEL: func.func @merge_heads(
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%[[F:.*]]) in (128) {
+// CHECK: %[[H:.*]] = arith.remui %[[F]], %c4
+// CHECK: %[[BT:.*]] = arith.divui %[[F]], %c4
+// CHECK: %[[T:.*]] = arith.remui %[[BT]], %c16
+// CHECK: %[[B:.*]] = arith.divui %[[BT]], %c16
+// CHECK: %[[B2:.*]] = arith.remui %[[B]], %c2
+// CHECK: %[[SB:.*]] = arith.muli %[[B2]], %c4096
+// CHECK: %[[ST:.*]] = arith.muli %[[T]], %c64
+// CHECK: %[[S1:.*]] = arith.addi %[[SB]], %[[ST]]
+// CHECK: %[[SH:.*]] = arith.muli %[[H]], %c1024
+// CHECK: %[[S2:.*]] = arith.addi %[[S1]], %[[SH]]
+// CHECK: %[[SRC:.*]] = memref.reinterpret_cast %arg0 to offset: [%[[S2]]], sizes: [64], strides: [1] : memref<2x4x16x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+// CHECK: %[[DT:.*]] = arith.muli %[[T]], %c256
+// CHECK: %[[D1:.*]] = arith.addi %[[SB]], %[[DT]]
+// CHECK: %[[DH:.*]] = arith.muli %[[H]], %c64
+// CHECK: %[[D2:.*]] = arith.addi %[[D1]], %[[DH]]
+// CHECK: %[[DST:.*]] = memref.reinterpret_cast %arg1 to offset: [%[[D2]]], sizes: [64], strides: [1] : memref<2x16x4x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+// CHECK: scf.for %[[I:.*]] = %c0 to %c64 step %c16 {
+// CHECK-NEXT: %[[V:.*]] = vector.load %[[SRC]][%[[I]]]
+// CHECK-NEXT: vector.store %[[V]], %[[DST]][%[[I]]]
+func.func @merge_heads(%src: memref<2x4x16x64xf32>, %dst: memref<2x16x4x64xf32>) {
+  linalg.transpose ins(%src : memref<2x4x16x64xf32>) outs(%dst : memref<2x16x4x64xf32>) permutation = [0, 2, 1, 3]
+  return
+}
+
+// A transpose of the two inner dims has no run in place: left to the
+// default lowering. On tensors, nothing is rewritten either.
+// CHECK-LABEL: func.func @inner_transpose(
+// CHECK: linalg.transpose
+// CHECK-LABEL: func.func @on_tensors(
+// CHECK: linalg.transpose
+func.func @inner_transpose(%src: memref<4x16x64xf32>, %dst: memref<4x64x16xf32>) {
+  linalg.transpose ins(%src : memref<4x16x64xf32>) outs(%dst : memref<4x64x16xf32>) permutation = [0, 2, 1]
+  return
+}
+func.func @on_tensors(%src: tensor<4x16x64xf32>, %init: tensor<16x4x64xf32>) -> tensor<16x4x64xf32> {
+  %t = linalg.transpose ins(%src : tensor<4x16x64xf32>) outs(%init : tensor<16x4x64xf32>) permutation = [1, 0, 2]
+  return %t : tensor<16x4x64xf32>
 }
