@@ -76,8 +76,8 @@ std::optional<ContractionDims> matchContraction(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
-  // Exactly out + a * b. (Not linalg::isaContractionOpInterface: it also
-  // turns down broadcast dims indexed by 0.)
+  // Exactly out + a * b (isMulAccBody). linalg::isaContractionOpInterface
+  // would also turn down the broadcast dims indexed by 0 taken below.
   if (!detail::isMulAccBody(op))
     return std::nullopt;
   for (OpOperand &operand : op->getOpOperands()) {

@@ -197,6 +197,41 @@ func.func @repeat_kv_static_batch(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x6
   return %o : tensor<1x8x16x64xf32>
 }
 
+// The same with the copy reading a source that lacks the repeat dim (no
+// expand_shape first), and a multi-query broadcast of one head, each at a
+// static batch of 1 read at index 0.
+#map_b0_drop = affine_map<(d0, d1, d2, d3, d4) -> (0, d1, d3, d4)>
+#map_b0_h0 = affine_map<(d0, d1, d2, d3) -> (0, 0, d2, d3)>
+#map_id4d = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @repeat_kv_no_unit_dim(
+// CHECK-SAME: %[[Q:.*]]: tensor<1x8x16x64xf32>, %[[K:.*]]: tensor<1x2x16x64xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[K]] : tensor<1x8x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x8x16x64xf32>
+func.func @repeat_kv_no_unit_dim(%q: tensor<1x8x16x64xf32>, %k: tensor<1x2x16x64xf32>) -> tensor<1x8x16x64xf32> {
+  %ki = tensor.empty() : tensor<1x2x4x16x64xf32>
+  %kb = linalg.generic {indexing_maps = [#map_b0_drop, #map_id5c], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<1x2x16x64xf32>) outs(%ki : tensor<1x2x4x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x4x16x64xf32>
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x4x16x64xf32> into tensor<1x8x16x64xf32>
+  %o = attn.sdpa %q, %kr, %kr : tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32>, tensor<1x8x16x64xf32> -> tensor<1x8x16x64xf32>
+  return %o : tensor<1x8x16x64xf32>
+}
+
+// CHECK-LABEL: func.func @multi_query_static_batch(
+// CHECK-SAME: %[[Q:.*]]: tensor<1x4x8x16xf32>, %[[K:.*]]: tensor<1x1x8x16xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[K]] : tensor<1x4x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x4x8x16xf32>
+func.func @multi_query_static_batch(%q: tensor<1x4x8x16xf32>, %k: tensor<1x1x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %ki = tensor.empty() : tensor<1x4x8x16xf32>
+  %kb = linalg.generic {indexing_maps = [#map_b0_h0, #map_id4d], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<1x1x8x16xf32>) outs(%ki : tensor<1x4x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x4x8x16xf32>
+  %o = attn.sdpa %q, %kb, %kb : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}
+
 // CHECK-LABEL: func.func @repeat_kv_and_batch(
 // CHECK: %[[KR:.*]] = tensor.collapse_shape
 // CHECK: attn.sdpa %{{.*}}, %[[KR]], %[[KR]] : tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>, tensor<2x8x16x64xf32>

@@ -2,22 +2,24 @@
 #
 # Transposes that keep their innermost dims in place (head splits and
 # merges), which attn-vectorize-copies copies run by run in vectors,
-# through the CPU pipeline against NumPy's transpose (exact): a head split
+# through the CPU pipeline against NumPy (exact): a head split
 # [2, 10, 3, 64] -> [2, 3, 10, 64]; a head merge with dynamic batch and
 # sequence and rows of 40 (two vectors and a tail of 8); a rank-5
-# permutation keeping the last two dims (runs of 5 x 17 = 85); a source
-# that is a slice at an offset (a strided view); f16 rows of 48 (one
-# 32-lane vector and a tail); and a transpose of the two inner dims, which
-# the pass leaves to the default lowering. First the IR is shown to have
-# the six transposes before the pass and only that one after it, then
-# every case
-# runs on the host's code and compiled for x86-64-v3 (AVX2), with the
-# default threads and on one thread.
+# permutation keeping the last two dims (runs of 5 x 17 = 85); sources
+# that are slices (rows 3..10 at an offset; 3 of 5 heads, whose permuted
+# dims then have strides 320 and 64 rather than 192 and 64; every other
+# element of the innermost dim, stride 2: runs of one element); a
+# destination that is a slice of a larger buffer (strides 160, 40); f16
+# rows of 48 (one 32-lane vector and a tail); and a transpose of the two
+# inner dims, which the pass leaves to the default lowering. First the IR
+# is shown to have the nine transposes before the pass and only that one
+# after it, then every case runs on the host's code and compiled for
+# x86-64-v3 (AVX2), with the default threads and on one thread.
 #
-# CHECK: IR before attn-vectorize-copies: 6 linalg.transpose (@half, @inner, @merge, @rank5, @slice, @split)
+# CHECK: IR before attn-vectorize-copies: 9 linalg.transpose (@every_other, @half, @heads_slice, @inner, @into_slice, @merge, @rank5, @slice, @split)
 # CHECK: IR after attn-vectorize-copies: 1 linalg.transpose (@inner)
 # CHECK-NOT: FAIL
-# CHECK: vectorized_copies: all 24 checks OK
+# CHECK: vectorized_copies: all 36 checks OK
 
 import os
 import re
@@ -57,6 +59,27 @@ func.func @slice(%x: tensor<2x12x3x64xf32>) -> tensor<2x3x8x64xf32> {
   %t = linalg.transpose ins(%s : tensor<2x8x3x64xf32>) outs(%e : tensor<2x3x8x64xf32>) permutation = [0, 2, 1, 3]
   return %t : tensor<2x3x8x64xf32>
 }
+func.func @heads_slice(%x: tensor<2x8x5x64xf32>) -> tensor<2x3x8x64xf32> {
+  %s = tensor.extract_slice %x[0, 0, 1, 0] [2, 8, 3, 64] [1, 1, 1, 1] : tensor<2x8x5x64xf32> to tensor<2x8x3x64xf32>
+  %e = tensor.empty() : tensor<2x3x8x64xf32>
+  %t = linalg.transpose ins(%s : tensor<2x8x3x64xf32>) outs(%e : tensor<2x3x8x64xf32>) permutation = [0, 2, 1, 3]
+  return %t : tensor<2x3x8x64xf32>
+}
+func.func @every_other(%x: tensor<4x6x32xf32>) -> tensor<6x4x16xf32> {
+  %s = tensor.extract_slice %x[0, 0, 1] [4, 6, 16] [1, 1, 2] : tensor<4x6x32xf32> to tensor<4x6x16xf32>
+  %e = tensor.empty() : tensor<6x4x16xf32>
+  %t = linalg.transpose ins(%s : tensor<4x6x16xf32>) outs(%e : tensor<6x4x16xf32>) permutation = [1, 0, 2]
+  return %t : tensor<6x4x16xf32>
+}
+func.func @into_slice(%x: tensor<3x5x40xf32>) -> tensor<5x4x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %big = tensor.empty() : tensor<5x4x40xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%big : tensor<5x4x40xf32>) -> tensor<5x4x40xf32>
+  %d = tensor.extract_slice %z[0, 1, 0] [5, 3, 40] [1, 1, 1] : tensor<5x4x40xf32> to tensor<5x3x40xf32>
+  %t = linalg.transpose ins(%x : tensor<3x5x40xf32>) outs(%d : tensor<5x3x40xf32>) permutation = [1, 0, 2]
+  %r = tensor.insert_slice %t into %z[0, 1, 0] [5, 3, 40] [1, 1, 1] : tensor<5x3x40xf32> into tensor<5x4x40xf32>
+  return %r : tensor<5x4x40xf32>
+}
 func.func @half(%x: tensor<5x7x48xf16>) -> tensor<7x5x48xf16> {
   %e = tensor.empty() : tensor<7x5x48xf16>
   %t = linalg.transpose ins(%x : tensor<5x7x48xf16>) outs(%e : tensor<7x5x48xf16>) permutation = [1, 0, 2]
@@ -68,6 +91,16 @@ func.func @inner(%x: tensor<3x16x24xf32>) -> tensor<3x24x16xf32> {
   return %t : tensor<3x24x16xf32>
 }
 """
+
+
+# The cases whose transpose reads or writes a slice: the result NumPy gives.
+SLICED = {
+    "slice": lambda x: x[:, 3:11].transpose(0, 2, 1, 3),
+    "heads_slice": lambda x: x[:, :, 1:4].transpose(0, 2, 1, 3),
+    "every_other": lambda x: x[:, :, 1::2].transpose(1, 0, 2),
+    "into_slice": lambda x: np.concatenate([np.zeros((5, 1, 40), np.float32),
+                                            x.transpose(1, 0, 2)], axis=1),
+}
 
 
 def main():
@@ -95,6 +128,9 @@ def main():
              ("merge", normal(3, 3, 11, 40), (0, 2, 1, 3)),
              ("rank5", normal(2, 3, 4, 5, 17), (2, 0, 1, 3, 4)),
              ("slice", normal(2, 12, 3, 64), None),
+             ("heads_slice", normal(2, 8, 5, 64), None),
+             ("every_other", normal(4, 6, 32), None),
+             ("into_slice", normal(3, 5, 40), None),
              ("half", normal(5, 7, 48).astype(np.float16), (1, 0, 2)),
              ("inner", normal(3, 16, 24), (0, 2, 1))]
     for variant, args in (("host", []), ("x86-64-v3", ["--target-cpu=x86-64-v3"])):
@@ -103,8 +139,7 @@ def main():
             for entry, x, perm in cases:
                 label = "%s %s threads=%s" % (entry, variant, threads)
                 with checks(label):
-                    want = (x[:, 3:11].transpose(0, 2, 1, 3) if perm is None
-                            else x.transpose(perm))
+                    want = x.transpose(perm) if perm else SLICED[entry](x)
                     (got,) = attn_exec.run(compiled, entry, [x], work,
                                            extra_args=[] if threads == "default"
                                            else ["--threads", threads])
