@@ -546,8 +546,10 @@ Importer::inputSizeOf(OpFoldResult v) {
 }
 
 bool knownNonNegative(OpFoldResult v, int depth) {
+  // Inside a sum or product (depth > 0) a huge constant, such as Slice's
+  // INT64_MAX for "to the end", could make the result wrap.
   if (auto c = getConstantIntValue(v))
-    return *c >= 0;
+    return *c >= 0 && (depth == 0 || *c < (int64_t(1) << 32));
   Operation *def = cast<Value>(v).getDefiningOp();
   if (!def || depth > 8)
     return false;
