@@ -70,8 +70,9 @@ inline std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
 
 /// Whether a size expression is provably >= 0: a constant >= 0, a
 /// tensor's dim, or sums, products, quotients, min and max of such (the
-/// arithmetic `Importer::foldIndex` builds). A difference is not, nor a
-/// sum or product with a constant of 2^32 or more (it could wrap).
+/// arithmetic `Importer::foldIndex` builds). A difference is not, nor any
+/// of these with a constant operand of 2^32 or more (a sum or product
+/// could wrap).
 bool knownNonNegative(OpFoldResult v, int depth = 0);
 
 /// A small integer tensor (rank 0 or 1) known element by element while

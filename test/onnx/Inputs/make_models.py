@@ -536,6 +536,17 @@ save("compare_sizes",
      [vi("eqneg", B, [3]), vi("ltneg", B, [3]), vi("geself", B, [3]), vi("gtneg", B, [3]),
       vi("leneg", B, [3]), vi("genegsh", B, [3]), vi("ltself", B, [3]), vi("eqneg32", B, [3]),
       vi("eqm5", B, [3]), vi("e", F, ["N", 3, "T", 4])], opset=17)
+# Slice ends computed from a size: T + 1 is never negative, so only
+# min(end, T) is emitted; T + 2^40 might wrap, so it keeps the clamp of a
+# possibly negative end (select, max) as any unknown value does.
+for name, extra in (("slice_end_sum", 1), ("slice_end_huge", 1 << 40)):
+    save(name,
+         [helper.make_node("Shape", ["x"], ["sh"]), ints("i0", [0]),
+          helper.make_node("Gather", ["sh", "i0"], ["t"], axis=0),
+          ints("extra", [extra]), helper.make_node("Add", ["t", "extra"], ["end"]),
+          ints("start", [0]), ints("axis", [0]),
+          helper.make_node("Slice", ["x", "start", "end", "axis"], ["y"])],
+         [vi("x", F, ["T", 4])], [vi("y", F, ["T", 4])], opset=17)
 # Meta's causal mask, torch.full((Tq, Tk), fill).triu(k), added to the
 # scores: k = 1 with a fill of -inf is top-left causal, k = Tk - Tq + 1
 # (Tq = 2, Tk = 4) bottom-right; k = 0 also hides the diagonal and a
