@@ -17,12 +17,15 @@
 # keep-mask of every other form). Each case runs with the default
 # tiles, with the other host's tiles (AVX-512: 64 x 128 blocks and 24
 # accumulators; AVX2: 32 x 64 and 4; the host's own are the default),
-# and with small, odd tiles (16-row items,
+# and with two sets of small, odd tiles (16-row items,
 # 5- and 3-key blocks, other register tiles), so that partial key tiles,
-# partial blocks and the diagonal predicate are all exercised, with libm's exp
-# (fast-exp=false) instead of the inline polynomial, and with 2^n built in the
+# partial blocks and the diagonal predicate are all exercised. The odd sets
+# also take the exp options off their defaults, one each: 2^n built in the
 # exponent bits (avx512-scalef=false; vscalefps is the default on AVX-512
-# hosts). Each module is first checked to be taken by the pass (no attn.sdpa
+# hosts) with the 16-row set, libm's exp (fast-exp=false) instead of the
+# inline polynomial with the 3-key set. (The exp code does not depend on the
+# tiles; each took a compile of every case of its own before.)
+# Each module is first checked to be taken by the pass (no attn.sdpa
 # left, vector FMAs present). bf16 cases are checked in both of the pass's
 # forms (vdpbf16ps with bf16-dot, f32 FMAs on widened loads with bf16-widen)
 # and run in the host's form, plus the widened one (bf16-dot=false) on hosts
@@ -35,9 +38,9 @@
 # In the sanitizer run of the suite (ATTN_SANITIZED=1, set by lit for the
 # ASan+UBSan build) only the variants that reach different code run: the
 # default and the widened bf16 form on every case, and one of both odd tile
-# sets and x86-64-v3 in turn (attn_exec.SanitizerTurns); the host tile sets,
-# libm's exp, exponent-bit 2^n and x86-64-v4 differ from those only in
-# option values and run in the release suite. The test prints what ran.
+# sets and x86-64-v3 in turn (attn_exec.SanitizerTurns); the host tile sets
+# and x86-64-v4 differ from those only in option values and run in the
+# release suite. The test prints what ran.
 # (Instrumented, the full loop was this suite's longest test at 12.5
 # minutes.)
 #
@@ -55,7 +58,7 @@ import attn_exec  # noqa: E402
 
 ATTENTION_OPT = os.path.join(os.path.dirname(attn_exec.ATTENTION_RUN), "attention-opt")
 
-SANITIZER_VARIANTS = {"default", "q16-kv5", "q32-kv3", "x86-64-v3", "widen"}
+SANITIZER_VARIANTS = {"default", "q16-kv5-exp2-bits", "q32-kv3-libm-exp", "x86-64-v3", "widen"}
 
 VARIANTS = [
     ("default", ""),
@@ -63,12 +66,13 @@ VARIANTS = [
     # skipped in main()).
     ("avx512-tiles", "sdpa-block-q=64 sdpa-block-kv=128 sdpa-accumulators=24"),
     ("avx2-tiles", "sdpa-block-q=32 sdpa-block-kv=64 sdpa-accumulators=4"),
-    ("q16-kv5", "sdpa-block-q=16 sdpa-block-kv=5 sdpa-register-keys=8 sdpa-register-rows=2"),
-    ("q32-kv3", "sdpa-block-q=32 sdpa-block-kv=3 sdpa-register-keys=3 sdpa-register-rows=8"),
-    ("libm-exp", "fast-exp=false"),
-    # 2^n from the exponent bits, the AVX2 form, also on AVX-512 hosts
-    # (where the default takes vscalefps).
-    ("exp2-bits", "avx512-scalef=false"),
+    # Odd tiles, each with one exp option off its default: 2^n from the
+    # exponent bits (the AVX2 form, also on AVX-512 hosts, where the
+    # default takes vscalefps), and libm's exp.
+    ("q16-kv5-exp2-bits", "sdpa-block-q=16 sdpa-block-kv=5 sdpa-register-keys=8 "
+     "sdpa-register-rows=2 avx512-scalef=false"),
+    ("q32-kv3-libm-exp", "sdpa-block-q=32 sdpa-block-kv=3 sdpa-register-keys=3 "
+     "sdpa-register-rows=8 fast-exp=false"),
 ]
 
 
