@@ -63,6 +63,7 @@ def random_options(rng):
         "flash-block-kv": ["16", "32", "128"],
         "contraction-cache-m": ["8", "16", "32", "64", "96"],
         "contraction-cache-k": ["16", "64", "100", "256"],
+        "contraction-cache-n": ["0", "16", "32", "64", "100"],
         "contraction-register-m": ["0", "1", "2", "3", "4", "6", "8"],
         "contraction-register-n": ["0", "8", "16", "32"],
         "contraction-pack-b": ["true", "false"],

@@ -191,6 +191,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     // core's 512 KiB L2 would not hold a 64-row A block of K = 1600 (400
     // KiB) next to its panel.
     tiles.cacheK = byCpu(options.contractionCacheK, 2048, 256);
+    tiles.cacheN = options.contractionCacheN;
     tiles.registerM = byCpu(options.contractionRegisterM, 8, 6);
     tiles.registerN = byCpu(options.contractionRegisterN, 32, 16);
     tiles.packB = options.contractionPackB;

@@ -1,11 +1,19 @@
-// RUN: attention-opt %s --attn-vectorize-contractions | FileCheck %s
-// RUN: attention-opt %s --attn-vectorize-contractions='pack-b=false' | FileCheck %s --check-prefix=NOPACK
-// RUN: attention-opt %s --attn-vectorize-contractions='pack-b-once=false' | FileCheck %s --check-prefix=ONCEOFF
+// RUN: attention-opt %s --attn-vectorize-contractions='cache-n=2304' | FileCheck %s
+// RUN: attention-opt %s --attn-vectorize-contractions | FileCheck %s --check-prefix=NBLOCK
+// RUN: attention-opt %s --attn-vectorize-contractions='cache-n=128' | FileCheck %s --check-prefix=CACHEN
+// RUN: attention-opt %s --attn-vectorize-contractions='pack-b=false cache-n=2304' | FileCheck %s --check-prefix=NOPACK
+// RUN: attention-opt %s --attn-vectorize-contractions='pack-b-once=false cache-n=2304' | FileCheck %s --check-prefix=ONCEOFF
 // RUN: attention-opt %s --attn-vectorize-contractions='register-m=4 register-n=16' | FileCheck %s --check-prefix=CONST
 // RUN: attention-opt %s --attn-vectorize-contractions='split-n-items=0' | FileCheck %s --check-prefix=SPLITOFF
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-m=0 register-n=48' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attention-opt %s --attn-vectorize-contractions='cache-n=-32' 2>&1 | FileCheck %s --check-prefix=BADN
 
 // BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=0 cache-k=256 register-m=8 register-n=48
+// BADN: attn-vectorize-contractions: cache-n must be 0 (by size) or positive, got -32
+
+// (The CHECK, NOPACK and ONCEOFF runs take all of N in one block,
+// cache-n=2304, to show the m blocks' loops alone; NBLOCK and CACHEN show
+// the n blocks.)
 
 // A projection x[1, T, 768] @ w[768, 2304] (T dynamic): parallel 64-row
 // blocks, 256-deep k blocks, 32-column register tiles of 8 rows whose C
@@ -78,6 +86,26 @@
 // CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%c0, %[[R]], %[[N]]] {in_bounds = [true]} : vector<32xf32>, tensor<1x?x2304xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: tensor.insert_slice
+// By default a weight larger than 4 MiB (w is 6.75 MiB) is split into
+// sequential n blocks around the parallel m blocks, so that all m blocks
+// read one part of w while it is in the shared last-level cache: here
+// blocks of 1152 columns (36 of the 43 register tiles' columns of which
+// 768 rows fit in 4 MiB; 36 divides the 72 tiles of N). The m blocks of an
+// n block work on its slice of C, and their panel copies read w at the
+// n block's column offset NB + N.
+// NBLOCK-LABEL: func.func @projection(
+// NBLOCK-SAME: %{{.*}}: tensor<1x?x768xf32>, %[[W:.*]]: tensor<768x2304xf32>)
+// NBLOCK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<1x?x2304xf32>
+// NBLOCK: scf.for %[[NB:.*]] = %c0 to %c2304 step %c1152 iter_args(%[[C:.*]] = %[[EMPTY]]) -> (tensor<1x?x2304xf32>)
+// NBLOCK: %[[CB:.*]] = tensor.extract_slice %[[C]][0, 0, %[[NB]]] [1, %{{.*}}, 1152] [1, 1, 1]
+// NBLOCK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, %{{.*}}) step (1, 64) shared_outs(%{{.*}} = %[[CB]]) -> (tensor<1x?x1152xf32>)
+// NBLOCK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// NBLOCK: scf.for %[[N:.*]] = %c0 to %c1152 step %c32
+// NBLOCK: %[[COL:.*]] = affine.apply #{{.*}}()[%[[NB]], %[[N]]]
+// NBLOCK: vector.transfer_read %[[W]][%{{.*}}, %[[COL]]], %{{.*}} {in_bounds = [true]} : tensor<768x2304xf32>, vector<32xf32>
+// NBLOCK-COUNT-8: vector.fma
+// NBLOCK: scf.forall.in_parallel
+// NBLOCK: tensor.insert_slice %{{.*}} into %[[C]][0, 0, %[[NB]]] [1, %{{.*}}, 1152] [1, 1, 1]
 // NOPACK-LABEL: func.func @projection(
 // NOPACK-NOT: tensor<256x32xf32>
 // NOPACK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args
@@ -130,6 +158,21 @@ func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tens
 // CHECK: %[[K:.*]] = arith.addi %[[K0]], %[[KK]] : index
 // CHECK: vector.transfer_read %[[ALL]][%[[PANEL]], %[[K]], %c0], %{{.*}} {in_bounds = [true]} : tensor<72x768x32xf32>, vector<32xf32>
 // CHECK-COUNT-8: vector.fma
+// The packed weight is read at panel (NB + N) / 32 in n blocks of 1152
+// columns; with cache-n=128, blocks of 128 columns (4 register tiles, a
+// divisor of 72).
+// NBLOCK-LABEL: func.func @shared_weight(
+// NBLOCK: %[[ALL:.*]] = scf.forall (%{{.*}}) in (48) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<72x768x32xf32>)
+// NBLOCK: scf.for %[[NB:.*]] = %c0 to %c2304 step %c1152 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x512x2304xf32>)
+// NBLOCK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 512) step (1, 64) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x512x1152xf32>)
+// NBLOCK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
+// NBLOCK: scf.for %[[N:.*]] = %c0 to %c1152 step %c32
+// NBLOCK: %[[COL:.*]] = arith.addi %[[NB]], %[[N]] : index
+// NBLOCK: %[[PANEL:.*]] = arith.divui %[[COL]], %c32 : index
+// NBLOCK: vector.transfer_read %[[ALL]][%[[PANEL]], %{{.*}}, %c0], %{{.*}} {in_bounds = [true]} : tensor<72x768x32xf32>, vector<32xf32>
+// CACHEN-LABEL: func.func @shared_weight(
+// CACHEN: scf.for %{{.*}} = %c0 to %c2304 step %c128 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x512x2304xf32>)
+// CACHEN: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 512) step (1, 64) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x512x128xf32>)
 // ONCEOFF-LABEL: func.func @shared_weight(
 // ONCEOFF-NOT: tensor<72x768x32xf32>
 // ONCEOFF: scf.for %{{.*}} = %c0 to %c2304 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x2304xf32>, tensor<256x32xf32>)
@@ -324,6 +367,19 @@ func.func @broadcast_batch(%x: tensor<1x?x768xf32>, %w: tensor<2x768x768xf32>) -
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[OUT]]
+// In n blocks (cache-n=128: 6 blocks of 128 columns), the first k block
+// starts from the bias at the block's column offset NB + N (after the
+// panel copy, which reads w there too).
+// CACHEN-LABEL: func.func @out_proj_bias(
+// CACHEN-SAME: %[[BIAS:[^ ]*]]: tensor<768xf32>)
+// CACHEN: scf.for %[[NB:.*]] = %c0 to %c768 step %c128
+// CACHEN: scf.forall
+// CACHEN: scf.for %[[N:.*]] = %c0 to %c128 step %c32
+// CACHEN: vector.transfer_read %{{.*}} : tensor<768x768xf32>, vector<32xf32>
+// CACHEN: %[[COL:.*]] = affine.apply #{{.*}}()[%[[NB]], %[[N]]]
+// CACHEN-NEXT: vector.transfer_read %[[BIAS]][%[[COL]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
+// CACHEN-NOT: linalg.generic
+// CACHEN: return
 func.func @out_proj_bias(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %bias: tensor<768xf32>) -> tensor<1x?x768xf32> {
   %c1 = arith.constant 1 : index
   %cst = arith.constant 0.0 : f32
@@ -367,6 +423,45 @@ func.func @accumulate(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %c: tens
     linalg.yield %s : f32
   } -> tensor<1x?x768xf32>
   return %r : tensor<1x?x768xf32>
+}
+
+// N blocks are equal and a whole number of register tiles. w's 7 tiles of
+// 32 columns have no divisor from 2 (half of cache-n=128's 4 tiles) to 4:
+// one block of all of N. A single static m block keeps one block too (it
+// reads w once anyway; here the work items are chunks of N instead).
+// CACHEN-LABEL: func.func @prime_tiles(
+// CACHEN-NOT: step %c32 iter_args({{.*}}) -> (tensor<1x?x224xf32>)
+// CACHEN: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, %{{.*}}) step (1, 64) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x?x224xf32>)
+// CACHEN: scf.for %{{.*}} = %c0 to %c224 step %c32
+// CACHEN-LABEL: func.func @one_block_wide(
+// CACHEN-NOT: step %c128
+// CACHEN: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 64, 768) step (1, 64, 192)
+func.func @prime_tiles(%x: tensor<1x?x64xf32>, %w: tensor<64x224xf32>) -> tensor<1x?x224xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x64xf32>
+  %e = tensor.empty(%t) : tensor<1x?x224xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x?x224xf32>) -> tensor<1x?x224xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x64xf32>, tensor<64x224xf32>) outs(%f : tensor<1x?x224xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x224xf32>
+  return %r : tensor<1x?x224xf32>
+}
+
+func.func @one_block_wide(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tensor<1x64x768xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x64x768xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x64x768xf32>) -> tensor<1x64x768xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x64x768xf32>, tensor<768x768xf32>) outs(%f : tensor<1x64x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x64x768xf32>
+  return %r : tensor<1x64x768xf32>
 }
 
 // Q K^T reads K transposed (n is not contiguous in it): it stays as it is.

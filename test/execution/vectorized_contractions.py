@@ -47,7 +47,15 @@
 # w an argument or a constant (each part packs its slice at compile
 # time), at dynamic T (1, 5, 64, 130; 5 and 130 with the other options)
 # and at static T with pack-b-once, under both register tiles, without
-# packing and for x86-64-v3. atol/rtol 1e-5.
+# packing and for x86-64-v3.
+# Sequential n blocks around the m blocks (contraction-cache-n=32: blocks
+# of one or two register tiles' columns): the dynamic-T module above under
+# both register tiles, the static projections at T = 257 (5 m blocks) with
+# per-panel copies, with the weight packed at run time (also for every m
+# block count, pack-b-once-blocks=1) and at compile time, and without
+# pack-b-once, the constant weights, and by default a weight of 5 MiB
+# (x[1, T, 512] @ w[512, 2560] + bias: blocks of 1280 columns, on the host
+# and for x86-64-v3). atol/rtol 1e-5.
 #
 # In the sanitizer run of the suite (ATTN_SANITIZED=1, set by lit for the
 # ASan+UBSan build) every module and option set still runs, at fewer row
@@ -284,7 +292,9 @@ for options in ("", "contraction-pack-b=false", "vectorize-contractions=false",
                 "contraction-register-m=8 contraction-register-n=32",
                 "contraction-register-m=6 contraction-register-n=16",
                 "contraction-register-m=1 contraction-register-n=16",
-                "contraction-cache-k=256", "--target-cpu=x86-64-v3"):
+                "contraction-cache-k=256", "--target-cpu=x86-64-v3",
+                "contraction-cache-n=32",
+                "contraction-cache-n=32 contraction-register-m=6 contraction-register-n=16"):
     for t in rows("dynamic T, " + (options or "default"), (1, 5, 8, 63, 64, 65, 130),
                   (1, 63, 130) if not options else (130,)):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)
@@ -315,6 +325,24 @@ for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once
                ("bcast", [x1, w2], x1.astype(np.float64) @ w2),
                ("wide", [x1, w_wide, bias_wide], wide),
                ("wide_const", [x1, bias_wide], wide)))
+# N blocks of 32 columns (cache-n=32) at T = 257 (5 m blocks: N is not
+# split into work items): the per-panel copies (proj1, wide), the weight
+# packed at run time (proj2, proj4; all of them with
+# pack-b-once-blocks=1) or at compile time (wide_const), the bias at each
+# block's offset; and without pack-b-once.
+for options in ("contraction-cache-n=32", "contraction-cache-n=32 contraction-pack-b-once-blocks=1",
+                "contraction-cache-n=32 contraction-pack-b-once=false"):
+    t = 257
+    x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
+    x1 = rng.standard_normal((1, t, 96)).astype(np.float32)
+    x4 = rng.standard_normal((4, t, 96)).astype(np.float32)
+    wide = x1.astype(np.float64) @ w_wide + bias_wide
+    check(static_module(t, w_wide), t, options,
+          (("proj2", [x2, w600, bias], x2.astype(np.float64) @ w600 + bias),
+           ("proj1", [x1, w], x1.astype(np.float64) @ w),
+           ("proj4", [x4, w], x4.astype(np.float64) @ w),
+           ("wide", [x1, w_wide, bias_wide], wide),
+           ("wide_const", [x1, bias_wide], wide)))
 # T = 128 with the batch of 4: one block of exactly two blocks' rows (a
 # 2-row rest tile on AVX2, none on AVX-512).
 x4 = rng.standard_normal((4, 128, 96)).astype(np.float32)
@@ -322,7 +350,7 @@ check(static_module(128, w_wide), 128, "",
       (("proj4", [x4, w], x4.astype(np.float64) @ w),))
 const_module = constant_module(w)
 splat = np.full((96, 64), 0.25)
-for options in ("", "contraction-pack-b-once=false"):
+for options in ("", "contraction-pack-b-once=false", "contraction-cache-n=32"):
     for t in rows("constant w, " + (options or "default"), (1, 5, 8, 63, 64, 65, 130),
                   (1, 63, 130) if not options else (130,)):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)
@@ -399,4 +427,42 @@ for options, full, sanitized in (
 for t in (8, 130):
     check(ragged_module(RAGGED, w_ragged, t), t, "contraction-pack-b-once-blocks=1",
           ragged_cases(t))
+# A weight of 5 MiB, x[1, T, 512] @ w[512, 2560] + bias: n blocks by
+# default (1280 columns: 4 MiB of w's rows fit 64 tiles of 32 columns or
+# 128 of 16, and 40 or 80 divide N's tiles).
+BIG_MODULE = """
+#xa = affine_map<(b, m, k, n) -> (b, m, k)>
+#wa = affine_map<(b, m, k, n) -> (k, n)>
+#ca = affine_map<(b, m, k, n) -> (b, m, n)>
+#ba = affine_map<(b, m, n) -> (n)>
+#ya = affine_map<(b, m, n) -> (b, m, n)>
+func.func @big(%x: tensor<1x?x512xf32>, %w: tensor<512x2560xf32>, %bias: tensor<2560xf32>) -> tensor<1x?x2560xf32> {
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x512xf32>
+  %e = tensor.empty(%t) : tensor<1x?x2560xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x2560xf32>) -> tensor<1x?x2560xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<1x?x512xf32>, tensor<512x2560xf32>) outs(%f : tensor<1x?x2560xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x2560xf32>
+  %y = linalg.generic {indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bias : tensor<2560xf32>) outs(%r : tensor<1x?x2560xf32>) {
+  ^bb0(%bv: f32, %o: f32):
+    %s = arith.addf %o, %bv : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x2560xf32>
+  return %y : tensor<1x?x2560xf32>
+}
+"""
+w_big = rng.uniform(-512 ** -0.5, 512 ** -0.5, (512, 2560)).astype(np.float32)
+bias_big = rng.standard_normal(2560).astype(np.float32)
+for options in ("", "--target-cpu=x86-64-v3"):
+    for t in rows("5 MiB weight, " + (options or "default"), (5, 130), (130,)):
+        x = rng.standard_normal((1, t, 512)).astype(np.float32)
+        check(BIG_MODULE, t, options,
+              (("big", [x, w_big, bias_big], x.astype(np.float64) @ w_big + bias_big),))
 print("vectorized_contractions: %d passed, %d failed" % (passed, failed))

@@ -157,6 +157,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "the target CPU, 2048 with AVX-512: all of K = 768 or "
                      "1600 in one block; 256 with AVX2)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> contractionCacheN{
+      *this, "contraction-cache-n",
+      llvm::cl::desc("attn-vectorize-contractions: at most this many "
+                     "columns per sequential n block around the m blocks, "
+                     "for a shared weight (0: the columns of which K rows "
+                     "take up to 4 MiB)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> contractionRegisterM{
       *this, "contraction-register-m",
       llvm::cl::desc("attn-vectorize-contractions: rows per register tile "
