@@ -410,10 +410,12 @@ struct AttnVectorizeContractionsPass
   /// block. x[1, 1024, 2048] @ W[2048, 5632] on 2 threads (Zen 5): 77-89
   /// ms in one block, 61 ms in 11 blocks of 512 columns (4 MiB of B each),
   /// 66 ms in 22 of 256, 68-71 ms in 4 of 1408. For a weight shared by all
-  /// m blocks (as pack-b-once), at least two m blocks (or a dynamic M).
-  /// Blocks are equal, a whole number of register tiles: the widest
-  /// divisor of N / register-n that fits, and none when that is less than
-  /// half of what would fit (an N with no good divisor keeps one block).
+  /// m blocks (as pack-b-once), at least two m blocks (or a dynamic M;
+  /// static shapes with fewer than split-n-items split N instead, and are
+  /// not asked). Blocks are equal, a whole number of register tiles: the
+  /// widest divisor of N / register-n that fits, and none when that is
+  /// less than half of what would fit (an N with no good divisor keeps one
+  /// block) or when cache-n is below register-n.
   int64_t blockColumns(linalg::LinalgOp op, ContractionDims dims) {
     static constexpr int64_t kNBlockBytes = 4 << 20;
     if (!isSharedWeight(op, dims))
@@ -421,8 +423,12 @@ struct AttnVectorizeContractionsPass
     std::optional<int64_t> mBlocks = staticMBlocks(op, dims);
     if (mBlocks && *mBlocks < 2)
       return 0;
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    int64_t k = ranges[dims.k], panels = ranges[dims.n] / rn;
+    // K from B's type, static by isSharedWeight (the loop range may come
+    // from a dynamic A).
+    int64_t k = cast<ShapedType>(op.getDpsInputs()[1].getType()).getDimSize(0);
+    int64_t panels = op.getStaticLoopRanges()[dims.n] / rn;
+    if (k < 1)
+      return 0;
     int64_t fit = cacheN > 0 ? int64_t(cacheN) / rn
                              : kNBlockBytes / (k * rn * int64_t(sizeof(float)));
     if (fit < 1 || panels <= fit)

@@ -5,6 +5,7 @@
 // RUN: attention-opt %s --attn-vectorize-contractions='pack-b-once=false cache-n=2304' | FileCheck %s --check-prefix=ONCEOFF
 // RUN: attention-opt %s --attn-vectorize-contractions='register-m=4 register-n=16' | FileCheck %s --check-prefix=CONST
 // RUN: attention-opt %s --attn-vectorize-contractions='split-n-items=0' | FileCheck %s --check-prefix=SPLITOFF
+// RUN: attention-opt %s --attn-vectorize-contractions='split-n-items=0 cache-n=128' | FileCheck %s --check-prefix=SPLITOFFN
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-m=0 register-n=48' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-n=-32' 2>&1 | FileCheck %s --check-prefix=BADN
 
@@ -89,7 +90,7 @@
 // By default a weight larger than 4 MiB (w is 6.75 MiB) is split into
 // sequential n blocks around the parallel m blocks, so that all m blocks
 // read one part of w while it is in the shared last-level cache: here
-// blocks of 1152 columns (36 of the 43 register tiles' columns of which
+// blocks of 1152 columns (36 of the 42 register tiles' columns of which
 // 768 rows fit in 4 MiB; 36 divides the 72 tiles of N). The m blocks of an
 // n block work on its slice of C, and their panel copies read w at the
 // n block's column offset NB + N.
@@ -256,6 +257,19 @@ func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tenso
 // CHECK-NEXT: vector.fma
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: tensor<768x768xf32>
+// Without split-n-items, the 3 m blocks of 130 rows share the packed
+// constant in n blocks (cache-n=128): panel (NB + N) / 32, bias[NB + N].
+// SPLITOFFN-LABEL: func.func @split_bias(
+// SPLITOFFN-SAME: %{{.*}}: tensor<1x130x768xf32>, %[[BIAS:.*]]: tensor<768xf32>)
+// SPLITOFFN: %[[PACKED:.*]] = arith.constant dense<5.000000e-01> : tensor<24x768x32xf32>
+// SPLITOFFN: scf.for %[[NB:.*]] = %c0 to %c768 step %c128
+// SPLITOFFN: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 130) step (1, 64) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x130x128xf32>)
+// SPLITOFFN: scf.for %[[N:.*]] = %c0 to %c128 step %c32
+// SPLITOFFN: %[[COL:.*]] = arith.addi %[[NB]], %[[N]] : index
+// SPLITOFFN: %[[PANEL:.*]] = arith.divui %[[COL]], %c32 : index
+// SPLITOFFN: %[[BCOL:.*]] = affine.apply #{{.*}}()[%[[NB]], %[[N]]]
+// SPLITOFFN-NEXT: vector.transfer_read %[[BIAS]][%[[BCOL]]]
+// SPLITOFFN: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0]
 // SPLITOFF-LABEL: func.func @split_bias(
 // SPLITOFF: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 130) step (1, 64)
 func.func @split_bias(%x: tensor<1x130x768xf32>, %bias: tensor<768xf32>) -> tensor<1x130x768xf32> {
@@ -436,6 +450,22 @@ func.func @accumulate(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %c: tens
 // CACHEN-LABEL: func.func @one_block_wide(
 // CACHEN-NOT: step %c128
 // CACHEN: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 64, 768) step (1, 64, 192)
+// SPLITOFFN-LABEL: func.func @one_block_wide(
+// SPLITOFFN-NOT: step %c128
+// SPLITOFFN: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 64) step (1, 64)
+// SPLITOFFN: scf.for %{{.*}} = %c0 to %c768 step %c32
+// A dynamic K in A with a static B: blocks from B's K (here 64 rows: all
+// of N fits 4 MiB by default; cache-n=128 gives 18 blocks).
+// CHECK-LABEL: func.func @dynamic_k(
+// CHECK-NOT: step %c128
+// CHECK: vector.fma
+// NBLOCK-LABEL: func.func @dynamic_k(
+// NBLOCK-NOT: scf.for
+// NBLOCK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, %{{.*}}) step (1, 64) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x?x2304xf32>)
+// NBLOCK: vector.fma
+// CACHEN-LABEL: func.func @dynamic_k(
+// CACHEN: scf.for %{{.*}} = %c0 to %c2304 step %c128
+// CACHEN: vector.fma
 func.func @prime_tiles(%x: tensor<1x?x64xf32>, %w: tensor<64x224xf32>) -> tensor<1x?x224xf32> {
   %c1 = arith.constant 1 : index
   %cst = arith.constant 0.0 : f32
@@ -462,6 +492,21 @@ func.func @one_block_wide(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> 
     linalg.yield %s : f32
   } -> tensor<1x64x768xf32>
   return %r : tensor<1x64x768xf32>
+}
+
+func.func @dynamic_k(%x: tensor<1x?x?xf32>, %w: tensor<64x2304xf32>) -> tensor<1x?x2304xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x?xf32>
+  %e = tensor.empty(%t) : tensor<1x?x2304xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x?x2304xf32>) -> tensor<1x?x2304xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x?xf32>, tensor<64x2304xf32>) outs(%f : tensor<1x?x2304xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x2304xf32>
+  return %r : tensor<1x?x2304xf32>
 }
 
 // Q K^T reads K transposed (n is not contiguous in it): it stays as it is.

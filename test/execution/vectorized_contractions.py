@@ -53,7 +53,8 @@
 # both register tiles, the static projections at T = 257 (5 m blocks) with
 # per-panel copies, with the weight packed at run time (also for every m
 # block count, pack-b-once-blocks=1) and at compile time, and without
-# pack-b-once, the constant weights, and by default a weight of 5 MiB
+# pack-b-once, the constant weights, a split width (N = 57 with 16-column
+# tiles: its 48-column part in blocks of 16), and by default a weight of 5 MiB
 # (x[1, T, 512] @ w[512, 2560] + bias: blocks of 1280 columns, on the host
 # and for x86-64-v3). atol/rtol 1e-5.
 #
@@ -421,7 +422,10 @@ for options, full, sanitized in (
         ("", (1, 5, 64, 130), (5, 130)),
         ("contraction-register-m=6 contraction-register-n=16", (5, 130), (130,)),
         ("contraction-pack-b=false", (5, 130), (130,)),
-        ("--target-cpu=x86-64-v3", (5, 130), (130,))):
+        ("--target-cpu=x86-64-v3", (5, 130), (130,)),
+        # N = 57's 48-column part in n blocks of one 16-column tile.
+        ("contraction-cache-n=32 contraction-register-m=6 contraction-register-n=16",
+         (5, 130), (130,))):
     for t in rows("ragged widths, " + (options or "default"), full, sanitized):
         check(dynamic_ragged, t, options, ragged_cases(t))
 for t in (8, 130):

@@ -964,7 +964,8 @@ def AttnVectorizeContractionsPass
     over C is left besides the contraction, and bufferization no longer
     copies one shared zero tensor per projection.
 
-    A weight shared by two or more m blocks (as for `pack-b-once`) that
+    A weight shared by several m blocks (a dynamic M, or static shapes
+    with at least `split-n-items` m blocks, which otherwise split N) that
     is larger than about 4 MiB (`cache-n`: K x cache-n floats) gets an
     `scf.for` over n blocks around the parallel m blocks: every m block of
     an n block reads the same part of B, which stays in the last-level
@@ -994,9 +995,9 @@ def AttnVectorizeContractionsPass
            "block, a panel buffer of K rows)">,
     Option<"cacheN", "cache-n", "int64_t", "0",
            "At most this many columns per sequential n block around the "
-           "m blocks, for a weight shared by two or more m blocks (0: the "
-           "columns of which K rows take up to 4 MiB); equal blocks of "
-           "whole register tiles">,
+           "m blocks, for a weight that several m blocks share (0: the "
+           "columns of which K rows take up to 4 MiB; below register-n: "
+           "none); equal blocks of whole register tiles">,
     Option<"registerM", "register-m", "int64_t", "8", "Rows per register tile">,
     Option<"registerN", "register-n", "int64_t", "32",
            "Columns per register tile (a multiple of the vector width)">,

@@ -162,7 +162,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("attn-vectorize-contractions: at most this many "
                      "columns per sequential n block around the m blocks, "
                      "for a shared weight (0: the columns of which K rows "
-                     "take up to 4 MiB)"),
+                     "take up to 4 MiB; below register-n: none)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> contractionRegisterM{
       *this, "contraction-register-m",
