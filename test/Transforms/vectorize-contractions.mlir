@@ -11,6 +11,8 @@
 
 // BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=0 cache-k=256 register-m=8 register-n=48
 // BADN: attn-vectorize-contractions: cache-n must be 0 (by size) or positive, got -32
+// (The width of @prime_tiles' last n block, below.)
+// CACHEN: #[[LAST:.*]] = affine_map<(d0) -> (-d0 + 224, 128)>
 
 // (The CHECK, NOPACK and ONCEOFF runs take all of N in one block,
 // cache-n=2304, to show the m blocks' loops alone; NBLOCK and CACHEN show
@@ -90,8 +92,8 @@
 // By default a weight larger than 4 MiB (w is 6.75 MiB) is split into
 // sequential n blocks around the parallel m blocks, so that all m blocks
 // read one part of w while it is in the shared last-level cache: here
-// blocks of 1152 columns (36 of the 42 register tiles' columns of which
-// 768 rows fit in 4 MiB; 36 divides the 72 tiles of N). The m blocks of an
+// blocks of 1152 columns (42 register tiles' columns of 768 rows fit in
+// 4 MiB: the 72 tiles of N take 2 blocks, of 36 tiles each). The m blocks of an
 // n block work on its slice of C, and their panel copies read w at the
 // n block's column offset NB + N.
 // NBLOCK-LABEL: func.func @projection(
@@ -160,8 +162,7 @@ func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tens
 // CHECK: vector.transfer_read %[[ALL]][%[[PANEL]], %[[K]], %c0], %{{.*}} {in_bounds = [true]} : tensor<72x768x32xf32>, vector<32xf32>
 // CHECK-COUNT-8: vector.fma
 // The packed weight is read at panel (NB + N) / 32 in n blocks of 1152
-// columns; with cache-n=128, blocks of 128 columns (4 register tiles, a
-// divisor of 72).
+// columns; with cache-n=128, 18 blocks of 128 columns (4 register tiles).
 // NBLOCK-LABEL: func.func @shared_weight(
 // NBLOCK: %[[ALL:.*]] = scf.forall (%{{.*}}) in (48) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<72x768x32xf32>)
 // NBLOCK: scf.for %[[NB:.*]] = %c0 to %c2304 step %c1152 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x512x2304xf32>)
@@ -439,14 +440,17 @@ func.func @accumulate(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %c: tens
   return %r : tensor<1x?x768xf32>
 }
 
-// N blocks are equal and a whole number of register tiles. w's 7 tiles of
-// 32 columns have no divisor from 2 (half of cache-n=128's 4 tiles) to 4:
-// one block of all of N. A single static m block keeps one block too (it
-// reads w once anyway; here the work items are chunks of N instead).
+// N blocks are a whole number of register tiles, as equal as those allow:
+// w's 7 tiles of 32 columns with 4 that fit (cache-n=128) take 2 blocks,
+// of 4 tiles and a narrower last one of 3 (a dynamic width, min(224 - NB,
+// 128), that the m blocks' n tiles run to). A single static m block keeps
+// one block (it reads w once anyway; here the work items are chunks of N
+// instead).
 // CACHEN-LABEL: func.func @prime_tiles(
-// CACHEN-NOT: step %c32 iter_args({{.*}}) -> (tensor<1x?x224xf32>)
-// CACHEN: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, %{{.*}}) step (1, 64) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x?x224xf32>)
-// CACHEN: scf.for %{{.*}} = %c0 to %c224 step %c32
+// CACHEN: scf.for %[[NB:.*]] = %c0 to %c224 step %c128 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x?x224xf32>)
+// CACHEN: %[[WIDTH:.*]] = affine.min #[[LAST]](%[[NB]])
+// CACHEN: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, %{{.*}}) step (1, 64) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x?x?xf32>)
+// CACHEN: scf.for %{{.*}} = %c0 to %[[WIDTH]] step %c32
 // CACHEN-LABEL: func.func @one_block_wide(
 // CACHEN-NOT: step %c128
 // CACHEN: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 64, 768) step (1, 64, 192)

@@ -53,8 +53,10 @@
 # both register tiles, the static projections at T = 257 (5 m blocks) with
 # per-panel copies, with the weight packed at run time (also for every m
 # block count, pack-b-once-blocks=1) and at compile time, and without
-# pack-b-once, the constant weights, a split width (N = 57 with 16-column
-# tiles: its 48-column part in blocks of 16), and by default a weight of 5 MiB
+# pack-b-once, and with cache-n=64 (w[96, 160] in blocks of 64, 64 and a
+# narrower last one of 32), the constant weights, a split width (N = 57
+# with 16-column tiles: its 48-column part in blocks of 32 and 16), and by
+# default a weight of 5 MiB
 # (x[1, T, 512] @ w[512, 2560] + bias: blocks of 1280 columns, on the host
 # and for x86-64-v3). atol/rtol 1e-5.
 #
@@ -330,9 +332,10 @@ for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once
 # split into work items): the per-panel copies (proj1, wide), the weight
 # packed at run time (proj2, proj4; all of them with
 # pack-b-once-blocks=1) or at compile time (wide_const), the bias at each
-# block's offset; and without pack-b-once.
+# block's offset; without pack-b-once; and the 160 columns of wide and
+# wide_const in blocks of 64, 64 and 32 (cache-n=64).
 for options in ("contraction-cache-n=32", "contraction-cache-n=32 contraction-pack-b-once-blocks=1",
-                "contraction-cache-n=32 contraction-pack-b-once=false"):
+                "contraction-cache-n=32 contraction-pack-b-once=false", "contraction-cache-n=64"):
     t = 257
     x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
     x1 = rng.standard_normal((1, t, 96)).astype(np.float32)
@@ -423,7 +426,8 @@ for options, full, sanitized in (
         ("contraction-register-m=6 contraction-register-n=16", (5, 130), (130,)),
         ("contraction-pack-b=false", (5, 130), (130,)),
         ("--target-cpu=x86-64-v3", (5, 130), (130,)),
-        # N = 57's 48-column part in n blocks of one 16-column tile.
+        # N = 57's 48-column part in n blocks of 32 and 16 columns (the last
+        # one narrower: a dynamic width).
         ("contraction-cache-n=32 contraction-register-m=6 contraction-register-n=16",
          (5, 130), (130,))):
     for t in rows("ragged widths, " + (options or "default"), full, sanitized):

@@ -970,9 +970,9 @@ def AttnVectorizeContractionsPass
     `scf.for` over n blocks around the parallel m blocks: every m block of
     an n block reads the same part of B, which stays in the last-level
     cache that the threads share, instead of each m block streaming all of
-    a large B from memory. The blocks are equal and a whole number of
-    register tiles (the widest divisor of N / register-n that fits; none
-    when that is under half of what fits). x[1, 1024, 2048] @ W[2048,
+    a large B from memory. The blocks are a whole number of register
+    tiles, as few as fit and as equal as whole tiles allow (the last may
+    be narrower). x[1, 1024, 2048] @ W[2048,
     5632] on 2 threads: 77-89 ms in one block, 61 ms in 11 blocks of 512
     columns.
 
@@ -997,7 +997,7 @@ def AttnVectorizeContractionsPass
            "At most this many columns per sequential n block around the "
            "m blocks, for a weight that several m blocks share (0: the "
            "columns of which K rows take up to 4 MiB; below register-n: "
-           "none); equal blocks of whole register tiles">,
+           "none); blocks of whole register tiles, as equal as they allow">,
     Option<"registerM", "register-m", "int64_t", "8", "Rows per register tile">,
     Option<"registerN", "register-n", "int64_t", "32",
            "Columns per register tile (a multiple of the vector width)">,
