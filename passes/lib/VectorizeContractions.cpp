@@ -412,10 +412,10 @@ struct AttnVectorizeContractionsPass
   /// 66 ms in 22 of 256, 68-71 ms in 4 of 1408. For a weight shared by all
   /// m blocks (as pack-b-once), at least two m blocks (or a dynamic M;
   /// static shapes with fewer than split-n-items split N instead, and are
-  /// not asked). Blocks are a whole number of register tiles, as few as
-  /// fit and as equal as whole tiles allow (N = 1570 tiles with 42 that
-  /// fit: 38 blocks, 37 of 42 tiles and one of 16); none when cache-n is
-  /// below register-n.
+  /// not asked). As few blocks as fit, each of ceil(tiles / blocks)
+  /// register tiles but the last, which takes the rest (N = 1570 tiles with
+  /// 42 that fit: 38 blocks, 37 of 42 tiles and one of 16); none when
+  /// cache-n is below register-n.
   int64_t blockColumns(linalg::LinalgOp op, ContractionDims dims) {
     static constexpr int64_t kNBlockBytes = 4 << 20;
     if (!isSharedWeight(op, dims))
@@ -433,7 +433,7 @@ struct AttnVectorizeContractionsPass
                              : kNBlockBytes / (k * rn * int64_t(sizeof(float)));
     if (fit < 1 || panels <= fit)
       return 0;
-    // As few blocks as fit, as equal as whole tiles allow: the last one
+    // As few blocks as fit, of ceil(tiles / blocks) tiles: the last one
     // may be narrower (a dynamic width, as split-n's last chunk).
     int64_t blocks = llvm::divideCeil(panels, fit);
     return llvm::divideCeil(panels, blocks) * rn;

@@ -6,13 +6,15 @@
 // RUN: attention-opt %s --attn-vectorize-contractions='register-m=4 register-n=16' | FileCheck %s --check-prefix=CONST
 // RUN: attention-opt %s --attn-vectorize-contractions='split-n-items=0' | FileCheck %s --check-prefix=SPLITOFF
 // RUN: attention-opt %s --attn-vectorize-contractions='split-n-items=0 cache-n=128' | FileCheck %s --check-prefix=SPLITOFFN
+// RUN: attention-opt %s --attn-vectorize-contractions='split-n-items=0 cache-n=160' | FileCheck %s --check-prefix=NARROW
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-m=0 register-n=48' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-n=-32' 2>&1 | FileCheck %s --check-prefix=BADN
 
 // BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=0 cache-k=256 register-m=8 register-n=48
 // BADN: attn-vectorize-contractions: cache-n must be 0 (by size) or positive, got -32
-// (The width of @prime_tiles' last n block, below.)
+// (The widths of the last n blocks of @prime_tiles and @split_bias, below.)
 // CACHEN: #[[LAST:.*]] = affine_map<(d0) -> (-d0 + 224, 128)>
+// NARROW: #{{.*}} = affine_map<(d0) -> (-d0 + 768, 160)>
 
 // (The CHECK, NOPACK and ONCEOFF runs take all of N in one block,
 // cache-n=2304, to show the m blocks' loops alone; NBLOCK and CACHEN show
@@ -271,6 +273,22 @@ func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tenso
 // SPLITOFFN: %[[BCOL:.*]] = affine.apply #{{.*}}()[%[[NB]], %[[N]]]
 // SPLITOFFN-NEXT: vector.transfer_read %[[BIAS]][%[[BCOL]]]
 // SPLITOFFN: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0]
+// With cache-n=160 (5 of the 24 tiles fit): 5 blocks, 4 of 160 columns
+// and a narrower last one of 128, whose width min(768 - NB, 160) the n
+// tiles run to; the packed constant and the bias are read at NB + N there
+// too.
+// NARROW-LABEL: func.func @split_bias(
+// NARROW-SAME: %{{.*}}: tensor<1x130x768xf32>, %[[BIAS:.*]]: tensor<768xf32>)
+// NARROW: %[[PACKED:.*]] = arith.constant dense<5.000000e-01> : tensor<24x768x32xf32>
+// NARROW: scf.for %[[NB:.*]] = %c0 to %c768 step %c160
+// NARROW: %[[WIDTH:.*]] = affine.min #{{.*}}(%[[NB]])
+// NARROW: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 130) step (1, 64) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x130x?xf32>)
+// NARROW: scf.for %[[N:.*]] = %c0 to %[[WIDTH]] step %c32
+// NARROW: %[[COL:.*]] = arith.addi %[[NB]], %[[N]] : index
+// NARROW: %[[PANEL:.*]] = arith.divui %[[COL]], %c32 : index
+// NARROW: %[[BCOL:.*]] = affine.apply #{{.*}}()[%[[NB]], %[[N]]]
+// NARROW-NEXT: vector.transfer_read %[[BIAS]][%[[BCOL]]]
+// NARROW: vector.transfer_read %[[PACKED]][%[[PANEL]], %{{.*}}, %c0]
 // SPLITOFF-LABEL: func.func @split_bias(
 // SPLITOFF: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 130) step (1, 64)
 func.func @split_bias(%x: tensor<1x130x768xf32>, %bias: tensor<768xf32>) -> tensor<1x130x768xf32> {
@@ -440,9 +458,9 @@ func.func @accumulate(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %c: tens
   return %r : tensor<1x?x768xf32>
 }
 
-// N blocks are a whole number of register tiles, as equal as those allow:
-// w's 7 tiles of 32 columns with 4 that fit (cache-n=128) take 2 blocks,
-// of 4 tiles and a narrower last one of 3 (a dynamic width, min(224 - NB,
+// As few n blocks as fit, of ceil(tiles / blocks) register tiles but the
+// last: w's 7 tiles of 32 columns with 4 that fit (cache-n=128) take 2
+// blocks, of 4 tiles and a narrower last one of 3 (a dynamic width, min(224 - NB,
 // 128), that the m blocks' n tiles run to). A single static m block keeps
 // one block (it reads w once anyway; here the work items are chunks of N
 // instead).

@@ -333,9 +333,11 @@ for options in ("", "contraction-pack-b-once-blocks=1", "contraction-pack-b-once
 # packed at run time (proj2, proj4; all of them with
 # pack-b-once-blocks=1) or at compile time (wide_const), the bias at each
 # block's offset; without pack-b-once; and the 160 columns of wide and
-# wide_const in blocks of 64, 64 and 32 (cache-n=64).
+# wide_const in blocks of 64, 64 and 32 (cache-n=64; wide's weight also
+# packed at run time, pack-b-once-blocks=1).
 for options in ("contraction-cache-n=32", "contraction-cache-n=32 contraction-pack-b-once-blocks=1",
-                "contraction-cache-n=32 contraction-pack-b-once=false", "contraction-cache-n=64"):
+                "contraction-cache-n=32 contraction-pack-b-once=false", "contraction-cache-n=64",
+                "contraction-cache-n=64 contraction-pack-b-once-blocks=1"):
     t = 257
     x2 = rng.standard_normal((2, t, 600)).astype(np.float32)
     x1 = rng.standard_normal((1, t, 96)).astype(np.float32)

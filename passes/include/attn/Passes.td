@@ -911,6 +911,7 @@ def AttnVectorizeContractionsPass
     part by part from its slices. Each part's loop nest becomes
 
     ```
+    scf.for n blocks (cache-n)                 a large shared weight only
     scf.forall m blocks (cache-m)              threads' work items
       scf.for k blocks (cache-k)               the A block stays in L2
         scf.for n tiles (register-n)           a B micro-panel in L1,
@@ -971,8 +972,8 @@ def AttnVectorizeContractionsPass
     an n block reads the same part of B, which stays in the last-level
     cache that the threads share, instead of each m block streaming all of
     a large B from memory. The blocks are a whole number of register
-    tiles, as few as fit and as equal as whole tiles allow (the last may
-    be narrower). x[1, 1024, 2048] @ W[2048,
+    tiles, as few as fit, each of ceil(tiles / blocks) tiles but the last,
+    which takes the rest. x[1, 1024, 2048] @ W[2048,
     5632] on 2 threads: 77-89 ms in one block, 61 ms in 11 blocks of 512
     columns.
 
@@ -997,7 +998,8 @@ def AttnVectorizeContractionsPass
            "At most this many columns per sequential n block around the "
            "m blocks, for a weight that several m blocks share (0: the "
            "columns of which K rows take up to 4 MiB; below register-n: "
-           "none); blocks of whole register tiles, as equal as they allow">,
+           "none); blocks of ceil(tiles / blocks) register tiles, the last "
+           "taking the rest">,
     Option<"registerM", "register-m", "int64_t", "8", "Rows per register tile">,
     Option<"registerN", "register-n", "int64_t", "32",
            "Columns per register tile (a multiple of the vector width)">,
