@@ -95,26 +95,37 @@ def rows(what, full, sanitized):
     return sanitized
 
 
-def projection(k, init):
-    """x[1, T, k] @ w[k, 64] into `init` (SSA name): %r."""
+def projection(k, init, n=64):
+    """x[1, T, k] @ w[k, n] into `init` (SSA name): %r."""
     return """  %r = linalg.generic {{indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
-      ins(%x, %w : tensor<1x?x{k}xf32>, tensor<{k}x64xf32>) outs({init} : tensor<1x?x64xf32>) {{
+      ins(%x, %w : tensor<1x?x{k}xf32>, tensor<{k}x{n}xf32>) outs({init} : tensor<1x?x{n}xf32>) {{
   ^bb0(%a: f32, %b: f32, %o: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
-  }} -> tensor<1x?x64xf32>
-""".format(k=k, init=init)
+  }} -> tensor<1x?x{n}xf32>
+""".format(k=k, init=init, n=n)
 
 
-def zero_init(k):
-    """A zero-filled [1, T, 64] accumulator for x[1, T, k]: %f."""
+def zero_init(k, n=64):
+    """A zero-filled [1, T, n] accumulator for x[1, T, k]: %f."""
     return """  %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   %t = tensor.dim %x, %c1 : tensor<1x?x{k}xf32>
-  %e = tensor.empty(%t) : tensor<1x?x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x64xf32>) -> tensor<1x?x64xf32>
-""".format(k=k)
+  %e = tensor.empty(%t) : tensor<1x?x{n}xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x{n}xf32>) -> tensor<1x?x{n}xf32>
+""".format(k=k, n=n)
+
+
+def bias_add(n=64):
+    """%r[1, T, n] + %bias[n] (maps #ba, #ya): %y."""
+    return """  %y = linalg.generic {{indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%bias : tensor<{n}xf32>) outs(%r : tensor<1x?x{n}xf32>) {{
+  ^bb0(%bv: f32, %o: f32):
+    %s = arith.addf %bv, %o : f32
+    linalg.yield %s : f32
+  }} -> tensor<1x?x{n}xf32>
+""".format(n=n)
 
 
 MODULE = """
@@ -147,13 +158,7 @@ func.func @pv(%p: tensor<2x3x?x50xf32>, %v: tensor<2x3x50x32xf32>) -> tensor<2x3
 #ba = affine_map<(b, m, n) -> (n)>
 #ya = affine_map<(b, m, n) -> (b, m, n)>
 func.func @proj_bias(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %bias: tensor<64xf32>) -> tensor<1x?x64xf32> {
-""" + zero_init(600) + projection(600, "%f") + """  %y = linalg.generic {indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%bias : tensor<64xf32>) outs(%r : tensor<1x?x64xf32>) {
-  ^bb0(%bv: f32, %o: f32):
-    %s = arith.addf %bv, %o : f32
-    linalg.yield %s : f32
-  } -> tensor<1x?x64xf32>
-  return %y : tensor<1x?x64xf32>
+""" + zero_init(600) + projection(600, "%f") + bias_add() + """  return %y : tensor<1x?x64xf32>
 }
 
 func.func @proj_acc(%x: tensor<1x?x600xf32>, %w: tensor<600x64xf32>, %c: tensor<1x?x64xf32>) -> tensor<1x?x64xf32> {
@@ -438,8 +443,8 @@ for t in (8, 130):
     check(ragged_module(RAGGED, w_ragged, t), t, "contraction-pack-b-once-blocks=1",
           ragged_cases(t))
 # A weight of 5 MiB, x[1, T, 512] @ w[512, 2560] + bias: n blocks by
-# default (1280 columns: 4 MiB of w's rows fit 64 tiles of 32 columns or
-# 128 of 16, and 40 or 80 divide N's tiles).
+# default (4 MiB of w's rows fit 64 tiles of 32 columns or 128 of 16: N's
+# 80 or 160 tiles take 2 blocks of 1280 columns).
 BIG_MODULE = """
 #xa = affine_map<(b, m, k, n) -> (b, m, k)>
 #wa = affine_map<(b, m, k, n) -> (k, n)>
@@ -447,25 +452,7 @@ BIG_MODULE = """
 #ba = affine_map<(b, m, n) -> (n)>
 #ya = affine_map<(b, m, n) -> (b, m, n)>
 func.func @big(%x: tensor<1x?x512xf32>, %w: tensor<512x2560xf32>, %bias: tensor<2560xf32>) -> tensor<1x?x2560xf32> {
-  %c1 = arith.constant 1 : index
-  %zero = arith.constant 0.0 : f32
-  %t = tensor.dim %x, %c1 : tensor<1x?x512xf32>
-  %e = tensor.empty(%t) : tensor<1x?x2560xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x2560xf32>) -> tensor<1x?x2560xf32>
-  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-      ins(%x, %w : tensor<1x?x512xf32>, tensor<512x2560xf32>) outs(%f : tensor<1x?x2560xf32>) {
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %o, %m : f32
-    linalg.yield %s : f32
-  } -> tensor<1x?x2560xf32>
-  %y = linalg.generic {indexing_maps = [#ba, #ya], iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%bias : tensor<2560xf32>) outs(%r : tensor<1x?x2560xf32>) {
-  ^bb0(%bv: f32, %o: f32):
-    %s = arith.addf %o, %bv : f32
-    linalg.yield %s : f32
-  } -> tensor<1x?x2560xf32>
-  return %y : tensor<1x?x2560xf32>
+""" + zero_init(512, 2560) + projection(512, "%f", 2560) + bias_add(2560) + """  return %y : tensor<1x?x2560xf32>
 }
 """
 w_big = rng.uniform(-512 ** -0.5, 512 ** -0.5, (512, 2560)).astype(np.float32)
