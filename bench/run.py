@@ -25,13 +25,15 @@ its own kernels for this host: the table says so.
 book's GPTModel at GPT-2 small sizes, 50257-word head included; 12 by
 default: GPT-2 small, 163M parameters; fewer for a quicker run).
 
-Also reports each module's compile time (attention-run's pipeline + codegen)
-and, for causal attention at T=8192, the peak RSS beyond inputs and output.
+Also reports each module's compile time (attention-run's ONNX import, pipeline
+and codegen) and, for causal attention at T=8192, the peak RSS beyond inputs
+and output.
 """
 import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -337,12 +339,14 @@ def parse_timing(text):
 
 
 def parse_compile_s(stderr):
-    """attention-run's 'compiled X: pipeline A s, codegen B s' (for an .onnx
-    input the import and raising are part of the pipeline figure)."""
+    """The sum of attention-run's 'compiled X: [import I s, ]pipeline A s,
+    codegen B s[; ...]' (the import of an .onnx input, with the raising of
+    its attention subgraphs, comes first)."""
     for line in stderr.splitlines():
         if line.startswith("compiled ") and "pipeline" in line:
-            parts = line.split("pipeline ")[1].split(", codegen ")
-            return float(parts[0].split()[0]) + float(parts[1].split()[0])
+            times = re.findall(r"\b(?:import|pipeline|codegen) ([0-9.]+) s\b",
+                               line.split(";")[0])
+            return sum(float(t) for t in times)
     return float("nan")
 
 

@@ -57,9 +57,13 @@ struct Options {
   bool printSignature = false;
   bool compileOnly = false;
   bool retainMemory = true;
+  /// Constants of at least this many bytes bypass LLVM (CompileOptions).
+  uint64_t inlineConstantsBelow = 65536;
   /// The options given that only a compile uses (refused for a .so, where
   /// they would silently change nothing), in command-line spelling.
   std::vector<std::string> compileOptionsGiven;
+  /// (Built without the compiler: only recorded, to refuse it.)
+  std::string inlineConstantsBelowText;
 };
 
 int fail(const std::string &msg) {
@@ -76,6 +80,12 @@ std::string resolveEntry(CompiledModule &m, const std::string &given) {
   if (names.size() == 1)
     return names.front();
   return "main";
+}
+
+[[maybe_unused]] std::string formatFixed(double value, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, value);
+  return text;
 }
 
 bool endsWith(const std::string &s, const std::string &suffix) {
@@ -164,6 +174,15 @@ llvm::cl::opt<bool> compileOnlyOpt(
                    "run: --target cuda then needs no GPU"),
     llvm::cl::init(false), llvm::cl::cat(category));
 
+llvm::cl::opt<uint64_t> inlineConstantsBelowOpt(
+    "inline-constants-below",
+    llvm::cl::desc("CPU modules: constants (weights) of at least this many "
+                   "bytes are linked beside the code as data instead of "
+                   "passing through LLVM, which copies them several times "
+                   "(default 65536; only those of 4096 bytes and more "
+                   "qualify; a size above the largest keeps all in LLVM)"),
+    llvm::cl::init(65536), llvm::cl::cat(category));
+
 /// llvm::cl parses `args` (it exits on errors and --help itself).
 bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
   llvm::cl::HideUnrelatedOptions(category);
@@ -185,9 +204,10 @@ bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
   o.printSignature = printSignatureOpt;
   o.compileOnly = compileOnlyOpt;
   o.retainMemory = retainMemoryOpt;
+  o.inlineConstantsBelow = inlineConstantsBelowOpt;
   for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
            &pipelineOptionsOpt, &targetCpuOpt, &printIROpt, &timingOpt,
-           &onnxRaiseOpt, &compileOnlyOpt})
+           &onnxRaiseOpt, &compileOnlyOpt, &inlineConstantsBelowOpt})
     if (opt->getNumOccurrences())
       o.compileOptionsGiven.push_back("--" + opt->ArgStr.str());
   return true;
@@ -211,7 +231,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
       {"target", &o.target},
       {"pipeline-options", &o.pipelineOptions},
       {"target-cpu", &o.targetCpu},
-      {"emit-shared-object", &o.emitSharedObject}};
+      {"emit-shared-object", &o.emitSharedObject},
+      {"inline-constants-below", &o.inlineConstantsBelowText}};
   std::map<std::string, std::vector<std::string> *> lists = {
       {"input", &o.inputs}, {"output", &o.outputs}};
   std::map<std::string, bool *> bools = {
@@ -276,7 +297,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
       *str->second = value;
       if (name == "target")
         o.targetGiven = true;
-      if (name == "pipeline-options" || name == "target-cpu")
+      if (name == "pipeline-options" || name == "target-cpu" ||
+          name == "inline-constants-below")
         o.compileOptionsGiven.push_back("--" + name);
     } else if (auto list = lists.find(name); list != lists.end()) {
       if (!takeValue())
@@ -402,14 +424,28 @@ int main(int argc, char **argv) {
     options.target = opts.target;
     options.compileOnly = opts.compileOnly;
     options.targetCpu = opts.targetCpu;
+    options.inlineConstantsBelow = opts.inlineConstantsBelow;
     std::unique_ptr<JitModule> jit;
     if (Status s =
             compileFile(opts.inputFile, options, jit, opts.emitSharedObject);
         !s)
       return fail(s.message());
-    std::fprintf(stderr, "compiled %s: pipeline %.3f s, codegen %.3f s\n",
-                 opts.inputFile.c_str(), jit->pipelineSeconds,
-                 jit->codegenSeconds);
+    std::string importTime, constantsNote;
+    if (endsWith(opts.inputFile, ".onnx"))
+      importTime = "import " + formatFixed(jit->importSeconds, 3) + " s, ";
+    if (jit->externalConstants)
+      constantsNote =
+          "; " + std::to_string(jit->externalConstants) +
+          (jit->externalConstants == 1 ? " constant (" : " constants (") +
+          (jit->externalConstantBytes < (1u << 20)
+               ? formatFixed(jit->externalConstantBytes / 1024.0, 1) + " KiB"
+               : formatFixed(jit->externalConstantBytes / 1048576.0, 1) +
+                     " MiB") +
+          ") linked as data";
+    std::fprintf(stderr, "compiled %s: %spipeline %.3f s, codegen %.3f s%s\n",
+                 opts.inputFile.c_str(), importTime.c_str(),
+                 jit->pipelineSeconds, jit->codegenSeconds,
+                 constantsNote.c_str());
     if (opts.compileOnly) {
       if (!opts.emitSharedObject.empty())
         std::fprintf(stderr, "saved %s (%s)\n", opts.emitSharedObject.c_str(),

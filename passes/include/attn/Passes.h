@@ -18,6 +18,11 @@ namespace attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Passes.h.inc"
 
+/// The attribute in which attn-externalize-constant-globals leaves the bytes
+/// of a global it made a declaration, for the code generator to define.
+inline constexpr llvm::StringLiteral kExternalDataAttrName =
+    "attn.external_data";
+
 } // namespace attn
 } // namespace mlir
 

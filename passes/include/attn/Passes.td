@@ -649,6 +649,47 @@ def AttnByteConstantGlobalsPass
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def AttnExternalizeConstantGlobalsPass
+    : Pass<"attn-externalize-constant-globals", "mlir::ModuleOp"> {
+  let summary = "Move the bytes of large constant globals out of the code LLVM compiles";
+  let description = [{
+    Even as one byte string (`attn-byte-constant-globals`), a weight passes
+    through LLVM several times: translation copies it into an LLVM
+    constant, the object writer into a section buffer that is copied each
+    time it grows, and the JIT linker into executable memory. For a
+    2-block GPT-2 large file (370 MB of weights) that was 8.7 s of a 10 s
+    compile, in memmove and page faults. This pass makes every constant
+    `!llvm.array<N x i8>` global of at least `min-bytes` bytes whose value
+    is non-splat dense data (inline or a `dense_resource` blob) an external
+    declaration of the same name, type and alignment, and moves its value
+    into the discardable attribute `attn.external_data`. Whoever generates
+    code must then define the symbol from those bytes: attnrt's JIT
+    (`attention-run`) copies them into memory it owns and, for
+    `--emit-shared-object`, assembles them into a hidden read-only data
+    section of the shared object beside the code.
+
+    It is not part of `attn-lower-to-cpu-pipeline`, whose output stays
+    self-contained for `mlir-translate` and `mlir-runner`; `attention-run`
+    runs it after the pipeline (`--inline-constants-below`). Run it after
+    `attn-byte-constant-globals`, which gives large constants the byte
+    form.
+
+    Before:
+    ```mlir
+    llvm.mlir.global private constant @w(dense_resource<packed_weight> : tensor<2359296xi8>) {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<2359296 x i8>
+    ```
+    After:
+    ```mlir
+    llvm.mlir.global external constant @w() {addr_space = 0 : i32, alignment = 64 : i64, attn.external_data = dense_resource<packed_weight> : tensor<2359296xi8>} : !llvm.array<2359296 x i8>
+    ```
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"65536",
+           "Smallest global, in bytes, whose data is moved out">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def AttnParallelizeOuterDimsPass
     : Pass<"attn-parallelize-outer-dims", "mlir::func::FuncOp"> {
   let summary = "Run linalg ops in parallel over their outer dims, the innermost one a vectorizable loop";

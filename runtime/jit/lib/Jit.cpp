@@ -40,6 +40,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -49,9 +50,13 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -578,6 +583,107 @@ void addStringGlobal(ModuleOp module, const std::string &name,
                          b.getStringAttr(withNul));
 }
 
+/// A global that attn-externalize-constant-globals made a declaration: the
+/// symbol to define, its alignment and its bytes (held by the MLIR
+/// context, valid while it lives).
+struct ExternalConstant {
+  std::string name;
+  uint64_t alignment;
+  llvm::ArrayRef<char> bytes;
+};
+
+/// Collects the module's externalized constants and strips their data
+/// attributes (LLVM's translation never sees the bytes).
+Status takeExternalConstants(ModuleOp module,
+                             std::vector<ExternalConstant> &out) {
+  std::string bad;
+  module.walk([&](LLVM::GlobalOp global) {
+    Attribute value = global->getAttr(attn::kExternalDataAttrName);
+    if (!value)
+      return WalkResult::advance();
+    llvm::ArrayRef<char> bytes;
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+      if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+        bytes = blob->getData();
+    } else if (auto dense = dyn_cast<DenseIntElementsAttr>(value);
+               dense && !dense.isSplat() &&
+               dense.getElementType().isInteger(8)) {
+      bytes = dense.getRawData();
+    }
+    auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
+    if (bytes.empty() || !array || !array.getElementType().isInteger(8) ||
+        array.getNumElements() != bytes.size() || global.getValueOrNull() ||
+        global.getInitializerBlock()) {
+      bad = global.getSymName().str();
+      return WalkResult::interrupt();
+    }
+    // The code may assume the declared alignment; 64 bytes at least keeps
+    // every vector load of the data within one cache line.
+    out.push_back({global.getSymName().str(),
+                   std::max<uint64_t>(global.getAlignment().value_or(1), 64),
+                   bytes});
+    global->removeAttr(attn::kExternalDataAttrName);
+    return WalkResult::advance();
+  });
+  if (!bad.empty())
+    return Status::error("global @" + bad + " has an " +
+                         attn::kExternalDataAttrName.str() +
+                         " attribute that is not the non-splat i8 data of a "
+                         "byte-array declaration of its size");
+  return Status::ok();
+}
+
+/// Writes `constants` as an assembly file that defines each as a hidden
+/// symbol in a read-only section, its bytes included from `dataPath`
+/// (written here too) by the assembler: the data never passes through LLVM.
+Status writeConstantsAssembly(const std::vector<ExternalConstant> &constants,
+                              const std::string &asmPath,
+                              const std::string &dataPath) {
+  auto quoted = [](llvm::StringRef text) {
+    std::string q = "\"";
+    for (char c : text) {
+      if (c == '"' || c == '\\')
+        q += '\\';
+      q += c;
+    }
+    return q + "\"";
+  };
+  std::error_code ec;
+  llvm::raw_fd_ostream data(dataPath, ec);
+  if (ec)
+    return Status::error(dataPath + ": " + ec.message());
+  llvm::raw_fd_ostream as(asmPath, ec);
+  if (ec)
+    return Status::error(asmPath + ": " + ec.message());
+  as << "\t.section .rodata.attn_constants,\"a\",@progbits\n";
+  uint64_t offset = 0;
+  for (const ExternalConstant &c : constants) {
+    if (llvm::any_of(c.name, [](char ch) {
+          return ch == '"' || ch == '\\' || ch == '\n' || ch == '\0';
+        }))
+      return Status::error("constant @" + c.name +
+                           ": its name cannot be written as a symbol of the "
+                           "shared object");
+    std::string sym = quoted(c.name);
+    as << "\t.p2align " << llvm::Log2_64(c.alignment) << "\n"
+       << "\t.globl " << sym << "\n\t.hidden " << sym << "\n\t.type " << sym
+       << ",@object\n\t.size " << sym << ", " << c.bytes.size() << "\n"
+       << sym << ":\n\t.incbin " << quoted(dataPath) << ", " << offset << ", "
+       << c.bytes.size() << "\n";
+    data.write(c.bytes.data(), c.bytes.size());
+    offset += c.bytes.size();
+  }
+  // No executable stack for the shared object.
+  as << "\t.section .note.GNU-stack,\"\",@progbits\n";
+  data.close();
+  as.close();
+  if (data.has_error() || as.has_error())
+    return Status::error("cannot write the constants of the shared object "
+                         "next to it (" +
+                         dataPath + ")");
+  return Status::ok();
+}
+
 DialectRegistry &registry() {
   static DialectRegistry *r = [] {
     auto *reg = new DialectRegistry();
@@ -595,6 +701,8 @@ DialectRegistry &registry() {
 }
 
 } // namespace
+
+void JitModule::FreeDeleter::operator()(void *p) const { std::free(p); }
 
 JitModule::~JitModule() {
   if (engine_)
@@ -630,6 +738,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (!file)
     return Status::error(path + ": " + err);
   OwningOpRef<ModuleOp> module;
+  auto importStart = std::chrono::steady_clock::now();
+  double importSeconds = 0;
   if (llvm::StringRef(path).ends_with(".onnx")) {
     // ONNX models are imported (attention raised to attn ops) first.
     attn::OnnxImportOptions importOptions;
@@ -639,6 +749,9 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     if (!module)
       return Status::error(path + ": ONNX import failed (see the diagnostics "
                                   "above)");
+    importSeconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - importStart)
+                        .count();
   } else {
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     // Parsed, then verified on its own: a module that parses but breaks an
@@ -740,9 +853,19 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (failed(parsePassPipeline(pipeline, pm, pipelineErrStream)))
     return Status::error("bad pipeline options '" + options.pipelineOptions +
                          "': " + pipelineErr);
+  // Large constants bypass LLVM: defined below from their bytes.
+  if (!gpu) {
+    attn::AttnExternalizeConstantGlobalsPassOptions externalize;
+    externalize.minBytes = static_cast<int64_t>(std::min<uint64_t>(
+        options.inlineConstantsBelow, std::numeric_limits<int64_t>::max()));
+    pm.addPass(attn::createAttnExternalizeConstantGlobalsPass(externalize));
+  }
   if (failed(pm.run(*module)))
     return Status::error(path +
                          ": lowering failed (see the diagnostics above)");
+  std::vector<ExternalConstant> constants;
+  if (Status s = takeExternalConstants(*module, constants); !s)
+    return Status::error(path + ": " + s.message());
 
   addStringGlobal(*module, kEntryListSymbol, entryList);
   if (gpu)
@@ -800,6 +923,37 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (!engine)
     return Status::error(path + ": code generation failed: " +
                          llvm::toString(engine.takeError()));
+  // The externalized constants, copied into memory the module owns (the
+  // context holding their bytes ends with this function).
+  std::vector<std::unique_ptr<char, JitModule::FreeDeleter>> externalData;
+  uint64_t externalBytes = 0;
+  for (const ExternalConstant &c : constants) {
+    // Weights of megabytes are streamed by every call: on 2 MiB pages
+    // (where the kernel allows them on request) they take 512 times fewer
+    // TLB entries.
+    constexpr uint64_t kHugePage = 2u << 20;
+    bool huge = c.bytes.size() >= kHugePage;
+    uint64_t alignment = huge ? kHugePage : c.alignment;
+    size_t size = llvm::alignTo(c.bytes.size(), alignment);
+    externalData.emplace_back(
+        static_cast<char *>(std::aligned_alloc(alignment, size)));
+    if (!externalData.back())
+      return Status::error(path + ": out of memory for constant @" + c.name +
+                           " (" + std::to_string(c.bytes.size()) + " bytes)");
+    if (huge)
+      ::madvise(externalData.back().get(), size, MADV_HUGEPAGE);
+    std::memcpy(externalData.back().get(), c.bytes.data(), c.bytes.size());
+    externalBytes += c.bytes.size();
+  }
+  if (!constants.empty())
+    (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      for (size_t i = 0; i < constants.size(); ++i)
+        map[interner(constants[i].name)] = {
+            llvm::orc::ExecutorAddr::fromPtr(externalData[i].get()),
+            llvm::JITSymbolFlags::Exported};
+      return map;
+    });
   if (gpu) {
     // Launches call the runtime's mgpu* functions (CUDA driver API).
     (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
@@ -817,6 +971,10 @@ Status compileFile(const std::string &path, const CompileOptions &options,
 
   out.reset(new JitModule());
   out->engine_ = std::move(*engine);
+  out->externalData_ = std::move(externalData);
+  out->externalConstants = constants.size();
+  out->externalConstantBytes = externalBytes;
+  out->importSeconds = importSeconds;
   if (!out->lookupSymbol(kEntryListSymbol))
     return Status::error(path + ": compiled module lacks its entry list");
   if (gpu && !options.compileOnly)
@@ -841,13 +999,31 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     std::string tag = ".tmp." + std::to_string(::getpid());
     std::string obj = sharedObjectPath + tag + ".o";
     std::string so = sharedObjectPath + tag;
+    // The externalized constants: an assembly file that includes their
+    // bytes from a data file (both removed after the link).
+    std::string constantsAsm = sharedObjectPath + tag + ".constants.s";
+    std::string constantsData = sharedObjectPath + tag + ".constants.bin";
+    auto removeTemporaries = [&] {
+      std::remove(obj.c_str());
+      if (!constants.empty()) {
+        std::remove(constantsAsm.c_str());
+        std::remove(constantsData.c_str());
+      }
+    };
+    if (!constants.empty())
+      if (Status s =
+              writeConstantsAssembly(constants, constantsAsm, constantsData);
+          !s) {
+        removeTemporaries();
+        return s;
+      }
     out->engine_->dumpToObjectFile(obj);
     llvm::ErrorOr<std::string> cc = std::errc::no_such_file_or_directory;
     for (const char *name : {"cc", "clang-22", "clang", "gcc"})
       if ((cc = llvm::sys::findProgramByName(name)))
         break;
     if (!cc) {
-      std::remove(obj.c_str());
+      removeTemporaries();
       return Status::error("cannot save a shared object: no C compiler "
                            "(cc, clang-22, clang or gcc) on PATH to link it");
     }
@@ -855,6 +1031,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
         llvm::sys::path::parent_path(ATTN_OPENMP_LIBRARY).str();
     std::string rpath = "-Wl,-rpath," + ompDir;
     llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-o", so, obj};
+    if (!constants.empty())
+      args.push_back(constantsAsm);
     // CPU modules run their parallel loops on libomp; GPU modules only
     // call the runtime's mgpu* functions, resolved when they are loaded.
     if (!gpu)
@@ -862,7 +1040,7 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     args.push_back("-lm");
     std::string msg;
     int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &msg);
-    std::remove(obj.c_str());
+    removeTemporaries();
     if (rc != 0) {
       std::remove(so.c_str());
       return Status::error("linking the shared object failed (" +

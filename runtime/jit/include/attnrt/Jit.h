@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class ExecutionEngine;
@@ -46,6 +47,13 @@ struct CompileOptions {
   /// Compile (and save, with a shared object path) without loading GPU
   /// kernels into a driver or checking the host's CPU: for other machines.
   bool compileOnly = false;
+  /// CPU modules: constants (weights) of at least this many bytes are not
+  /// compiled by LLVM but linked beside the code as data
+  /// (attn-externalize-constant-globals): in memory for the JIT, as a
+  /// read-only section of a saved shared object. Only constants the
+  /// pipeline holds as byte strings (4 KiB and more) qualify; a size above
+  /// the largest constant keeps them all in LLVM.
+  uint64_t inlineConstantsBelow = 65536;
 };
 
 class JitModule : public CompiledModule {
@@ -53,12 +61,21 @@ public:
   ~JitModule() override;
   void *lookupSymbol(const std::string &name) override;
 
-  /// Seconds spent in the pass pipeline and in LLVM code generation.
-  double pipelineSeconds = 0, codegenSeconds = 0;
+  /// Seconds spent importing an ONNX file (0 for MLIR), in the pass
+  /// pipeline and in LLVM code generation.
+  double importSeconds = 0, pipelineSeconds = 0, codegenSeconds = 0;
+  /// The constants linked as data outside LLVM, and their bytes.
+  size_t externalConstants = 0;
+  uint64_t externalConstantBytes = 0;
 
 private:
   friend Status compileFile(const std::string &, const CompileOptions &,
                             std::unique_ptr<JitModule> &, const std::string &);
+  /// The constants' bytes, which the JIT's code reads (freed after it).
+  struct FreeDeleter {
+    void operator()(void *p) const;
+  };
+  std::vector<std::unique_ptr<char, FreeDeleter>> externalData_;
   std::unique_ptr<mlir::ExecutionEngine> engine_;
 };
 
