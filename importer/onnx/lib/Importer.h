@@ -133,6 +133,14 @@ private:
 
   /// A TensorProto's contents as an elements attribute.
   std::optional<DenseElementsAttr> tensorAttr(const onnx::TensorProto &t);
+  /// An initializer's value: large float ones (weights) as blobs named
+  /// after `name`, the others as tensorAttr gives them.
+  std::optional<ElementsAttr> initializerAttr(const onnx::TensorProto &t,
+                                              StringRef name);
+  /// tensorAttr, or with a `weightName` a blob for a large float tensor of
+  /// raw bytes, made from them without a dense attribute in between.
+  std::optional<ElementsAttr> tensorOrWeightAttr(const onnx::TensorProto &t,
+                                                 StringRef weightName);
   /// An initializer's bytes from its external data file.
   bool readExternalData(const onnx::TensorProto &t, size_t bytes,
                         std::string &out);
@@ -195,6 +203,11 @@ private:
   std::map<const onnx::NodeProto *, int> nodeOrder;
   std::map<std::string, int> uses;
   std::map<std::string, const onnx::TensorProto *> initByName;
+  /// The raw bytes of the graph's float initializers of 1 KiB and more,
+  /// swapped out of the parsed model so that their blobs take the buffers
+  /// instead of copies; read through tensorAttr (the model's raw_data of
+  /// those is empty).
+  std::map<const onnx::TensorProto *, std::string> weightBytes;
 
   /// A scalar constant: an initializer, a Constant, known shape arithmetic,
   /// or Pow/Sqrt/Div/Mul/Add/Cast of those (the exports' 1/sqrt(d)).
@@ -321,6 +334,8 @@ private:
   /// order differs, so that attention written with einsum is raised as
   /// torch's matmul form is (and the transposes fold into the SDPA's layout).
   void einsumsAsMatMuls(onnx::GraphProto &g);
+  /// Fills weightBytes from `g`'s initializers.
+  void takeWeightBytes(onnx::GraphProto &g);
   /// The doc_string prefix that marks the nodes of such a rewrite (then the
   /// equation): their errors name the Einsum.
   static constexpr const char *kEinsumAsMatMul = "attn: Einsum as MatMul: ";

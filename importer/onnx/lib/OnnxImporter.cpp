@@ -46,6 +46,7 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   b.setInsertionPointToEnd(module->getBody());
   if (options.raise)
     einsumsAsMatMuls(*model.mutable_graph());
+  takeWeightBytes(*model.mutable_graph());
   if (!importGraph(model.graph()))
     return nullptr;
   // Whatever the model claims, only valid IR leaves the importer.
@@ -147,6 +148,18 @@ std::optional<MatMulForm> matMulForm(StringRef equation) {
   return f;
 }
 } // namespace
+
+void Importer::takeWeightBytes(onnx::GraphProto &g) {
+  for (onnx::TensorProto &t : *g.mutable_initializer()) {
+    bool isFloat = t.data_type() == onnx::TensorProto::FLOAT ||
+                   t.data_type() == onnx::TensorProto::FLOAT16 ||
+                   t.data_type() == onnx::TensorProto::BFLOAT16 ||
+                   t.data_type() == onnx::TensorProto::DOUBLE;
+    if (isFloat && t.data_location() != onnx::TensorProto::EXTERNAL &&
+        t.raw_data().size() >= 1024)
+      weightBytes[&t].swap(*t.mutable_raw_data());
+  }
+}
 
 void Importer::einsumsAsMatMuls(onnx::GraphProto &g) {
   // Fresh value names for the transposed operands and the product: none
@@ -382,24 +395,33 @@ Value Importer::input(const onnx::NodeProto &n, int i) {
   return nullptr;
 }
 
-ElementsAttr Importer::weightAttr(StringRef name, DenseElementsAttr attr) {
-  // Float tensors of 1 KiB and more (weights) are dense resource blobs:
-  // kept out of line, elided when printing; masks and shapes stay inline,
-  // where folds read them.
-  auto type = cast<RankedTensorType>(attr.getType());
-  if (!isa<FloatType>(type.getElementType()) || attr.isSplat() ||
-      type.getNumElements() * type.getElementTypeBitWidth() < 8 * 1024)
-    return attr;
-  ArrayRef<char> raw = attr.getRawData();
+/// Float tensors of 1 KiB and more (weights) are dense resource blobs:
+/// kept out of line, elided when printing; masks and shapes stay inline,
+/// where folds read them.
+static bool isBlobWeight(RankedTensorType type) {
+  return isa<FloatType>(type.getElementType()) &&
+         type.getNumElements() * type.getElementTypeBitWidth() >= 8 * 1024;
+}
+
+/// A blob of `bytes` under a key made of the initializer's name.
+static DenseResourceElementsAttr
+weightBlob(RankedTensorType type, StringRef name, AsmResourceBlob bytes) {
   std::string key = name.str();
   for (char &c : key)
     if (!std::isalnum(static_cast<unsigned char>(c)))
       c = '_';
   if (key.empty() || !std::isalpha(static_cast<unsigned char>(key[0])))
     key = "w_" + key;
-  return DenseResourceElementsAttr::get(
-      type, key,
-      HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, alignof(uint64_t)));
+  return DenseResourceElementsAttr::get(type, key, std::move(bytes));
+}
+
+ElementsAttr Importer::weightAttr(StringRef name, DenseElementsAttr attr) {
+  auto type = cast<RankedTensorType>(attr.getType());
+  if (!isBlobWeight(type) || attr.isSplat())
+    return attr;
+  return weightBlob(type, name,
+                    HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                        attr.getRawData(), alignof(uint64_t)));
 }
 
 // ----- sizes and shape arithmetic --------------------------------------------
@@ -765,9 +787,25 @@ bool Importer::checkAcyclic(const onnx::GraphProto &g) {
   return true;
 }
 
-/// A TensorProto's contents as an elements attribute.
 std::optional<DenseElementsAttr>
 Importer::tensorAttr(const onnx::TensorProto &t) {
+  std::optional<ElementsAttr> attr = tensorOrWeightAttr(t, "");
+  if (!attr)
+    return std::nullopt;
+  return cast<DenseElementsAttr>(*attr);
+}
+
+std::optional<ElementsAttr>
+Importer::initializerAttr(const onnx::TensorProto &t, StringRef name) {
+  std::optional<ElementsAttr> attr = tensorOrWeightAttr(t, name);
+  if (auto dense =
+          dyn_cast_if_present<DenseElementsAttr>(attr.value_or(ElementsAttr())))
+    return weightAttr(name, dense);
+  return attr;
+}
+
+std::optional<ElementsAttr>
+Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
   std::optional<Type> elem = elemType(t.data_type());
   if (!elem) {
     emitError(fileLoc) << "initializer '" << t.name()
@@ -787,15 +825,19 @@ Importer::tensorAttr(const onnx::TensorProto &t) {
   }
   auto type = RankedTensorType::get(shape, *elem);
   size_t width = elem->isInteger(1) ? 1 : elem->getIntOrFloatBitWidth() / 8;
+  // Bytes this function may move into a blob: taken out of the model
+  // (takeWeightBytes) or read from an external file.
   std::string external;
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+  std::string *owned = nullptr;
+  if (auto it = weightBytes.find(&t); it != weightBytes.end()) {
+    owned = &it->second;
+  } else if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     if (!readExternalData(t, static_cast<size_t>(count) * width, external))
       return std::nullopt;
+    owned = &external;
   }
-  if (t.has_raw_data() || t.data_location() == onnx::TensorProto::EXTERNAL) {
-    const std::string &raw = t.data_location() == onnx::TensorProto::EXTERNAL
-                                 ? external
-                                 : t.raw_data();
+  if (owned || t.has_raw_data()) {
+    const std::string &raw = owned ? *owned : t.raw_data();
     if (raw.size() != static_cast<size_t>(count) * width) {
       emitError(fileLoc) << "initializer '" << t.name() << "' holds "
                          << raw.size() << " bytes, its shape needs "
@@ -805,6 +847,24 @@ Importer::tensorAttr(const onnx::TensorProto &t) {
     if (elem->isInteger(1)) {
       SmallVector<bool> v(raw.begin(), raw.end());
       return DenseElementsAttr::get(type, ArrayRef<bool>(v));
+    }
+    // A weight's bytes go straight into its blob: through a dense
+    // attribute first they would be copied (and kept in the context) twice.
+    if (!weightName.empty() && isBlobWeight(type)) {
+      if (!owned)
+        return weightBlob(
+            type, weightName,
+            HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                ArrayRef<char>(raw.data(), raw.size()), alignof(uint64_t)));
+      // Moved, not copied (a string's buffer of 1 KiB and more is
+      // malloc'ed: aligned for any scalar).
+      auto *kept = new std::string(std::move(*owned));
+      return weightBlob(type, weightName,
+                        AsmResourceBlob(
+                            ArrayRef<char>(kept->data(), kept->size()),
+                            alignof(uint64_t),
+                            [kept](void *, size_t, size_t) { delete kept; },
+                            /*dataIsMutable=*/false));
     }
     return DenseElementsAttr::getFromRawBuffer(
         type, ArrayRef<char>(raw.data(), raw.size()));
@@ -947,11 +1007,10 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(entry);
   for (const auto &[name, t] : inits) {
-    auto attr = tensorAttr(*t);
+    std::optional<ElementsAttr> attr = initializerAttr(*t, name);
     if (!attr)
       return false;
-    values[name] =
-        arith::ConstantOp::create(b, fileLoc, weightAttr(name, *attr));
+    values[name] = arith::ConstantOp::create(b, fileLoc, *attr);
   }
   {
     // Who produces what (producedBy), raising or not.
