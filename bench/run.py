@@ -344,9 +344,10 @@ def parse_compile_s(stderr):
     its attention subgraphs, comes first)."""
     for line in stderr.splitlines():
         if line.startswith("compiled ") and "pipeline" in line:
-            times = re.findall(r"\b(?:import|pipeline|codegen) ([0-9.]+) s\b",
-                               line.split(";")[0])
-            return sum(float(t) for t in times)
+            m = re.search(r": (?:import ([0-9.]+) s, )?pipeline ([0-9.]+) s, "
+                          r"codegen ([0-9.]+) s(?:;|$)", line)
+            if m:
+                return sum(float(t) for t in m.groups() if t is not None)
     return float("nan")
 
 

@@ -60,7 +60,15 @@ struct AttnExternalizeConstantGlobalsPass
     getOperation().walk([&](LLVM::GlobalOp global) {
       auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
       Attribute value = global.getValueOrNull();
-      if (!global.getConstant() || !value || !isa<TypedAttr>(value) || !array ||
+      // Only the module's own plain constants (the pipeline's are private):
+      // a public one would lose its export, thread-local, placed or
+      // address-space-qualified ones their meaning as plain data.
+      bool local = global.getLinkage() == LLVM::Linkage::Private ||
+                   global.getLinkage() == LLVM::Linkage::Internal;
+      if (!global.getConstant() || !local || global.getThreadLocal_() ||
+          global.getExternallyInitialized() || global.getSection() ||
+          global.getComdat() || global.getAddrSpace() != 0 || !value ||
+          !isa<TypedAttr>(value) || !array ||
           !array.getElementType().isInteger(8) ||
           int64_t(array.getNumElements()) < minBytes ||
           !byteDataSize(value, array.getNumElements()))
@@ -71,6 +79,9 @@ struct AttnExternalizeConstantGlobalsPass
       // globals become external ones. (attnrt defines them hidden in a
       // shared object: they stay out of its exported symbols.)
       global.setLinkage(LLVM::Linkage::External);
+      // Default visibility: a hidden declaration would be assumed within
+      // 2 GiB of the code, which heap data in a JIT process need not be.
+      global.setVisibility_(LLVM::Visibility::Default);
       global.setUnnamedAddrAttr(
           LLVM::UnnamedAddrAttr::get(ctx, LLVM::UnnamedAddr::None));
       global.setDsoLocal(false);

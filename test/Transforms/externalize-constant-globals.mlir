@@ -13,6 +13,13 @@ llvm.mlir.global private constant @blob(dense_resource<weights> : tensor<16xi8>)
 // IR: @inline = external constant [16 x i8], align 4
 llvm.mlir.global private unnamed_addr constant @inline(dense<[0, 0, -128, 63, 0, 0, 0, 64, 0, 0, 64, 64, 0, 0, -128, 64]> : tensor<16xi8>) {addr_space = 0 : i32, alignment = 4 : i64} : !llvm.array<16 x i8>
 
+// An internal hidden one too, at default visibility: a hidden declaration
+// would be assumed within 2 GiB of the code, which the JIT's heap data need
+// not be.
+// CHECK: llvm.mlir.global external constant @hidden() {{.*}}attn.external_data = dense<
+// IR: @hidden = external constant [16 x i8]{{$}}
+llvm.mlir.global internal hidden constant @hidden(dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi8>) {addr_space = 0 : i32} : !llvm.array<16 x i8>
+
 // Uses keep the symbol.
 // CHECK-LABEL: llvm.func @load
 // CHECK: llvm.mlir.addressof @blob : !llvm.ptr
@@ -27,8 +34,10 @@ llvm.func @load() -> f32 {
 
 // Left alone: a byte array below min-bytes, a splat (LLVM writes it as a
 // fill), other element types (attn-byte-constant-globals has not made them
-// bytes), a mutable global and a global with an
-// initializer region.
+// bytes), a mutable global, a global with an initializer region, and
+// globals that are more than the module's own plain data: a public one
+// (whose export a shared object would lose), a thread-local one, one in
+// its own section and one in another address space.
 // CHECK: llvm.mlir.global private constant @small(dense<[1, 2, 3, 4]> : tensor<4xi8>)
 llvm.mlir.global private constant @small(dense<[1, 2, 3, 4]> : tensor<4xi8>) {addr_space = 0 : i32} : !llvm.array<4 x i8>
 // CHECK: llvm.mlir.global private constant @splat(dense<0> : tensor<32xi8>)
@@ -42,6 +51,15 @@ llvm.mlir.global private constant @region() {addr_space = 0 : i32} : !llvm.array
   %0 = llvm.mlir.constant(dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi8>) : !llvm.array<16 x i8>
   llvm.return %0 : !llvm.array<16 x i8>
 }
+
+// CHECK: llvm.mlir.global external constant @public(dense<
+llvm.mlir.global external constant @public(dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi8>) {addr_space = 0 : i32} : !llvm.array<16 x i8>
+// CHECK: llvm.mlir.global private thread_local constant @tls(dense<
+llvm.mlir.global private thread_local constant @tls(dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi8>) {addr_space = 0 : i32} : !llvm.array<16 x i8>
+// CHECK: llvm.mlir.global private constant @placed(dense<{{.*}}section = ".attn_test"
+llvm.mlir.global private constant @placed(dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi8>) {addr_space = 0 : i32, section = ".attn_test"} : !llvm.array<16 x i8>
+// CHECK: llvm.mlir.global private constant @space1(dense<{{.*}}addr_space = 1 : i32
+llvm.mlir.global private constant @space1(dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi8>) {addr_space = 1 : i32} : !llvm.array<16 x i8>
 
 // Below the default threshold (65536 bytes), nothing changes.
 // DEFAULT: llvm.mlir.global private constant @blob(dense_resource<weights> : tensor<16xi8>)

@@ -381,11 +381,16 @@ int main(int argc, char **argv) {
     return fail("unknown target '" + opts.target + "' (supported: cpu, cuda)");
   if (opts.repeat > 100000)
     return fail("--repeat must be at most 100000");
+  if (opts.target == "cuda" &&
+      std::find(opts.compileOptionsGiven.begin(),
+                opts.compileOptionsGiven.end(),
+                "--inline-constants-below") != opts.compileOptionsGiven.end())
+    return fail("--inline-constants-below applies to --target cpu only (a "
+                "cuda module's host code keeps its constants)");
 
   // Repeated runs reuse their buffers instead of page-faulting fresh ones,
-  // and so does the compile, which copies constant weights several times
-  // (ONNX parse, attribute, packing, LLVM constant, object file, JIT
-  // memory). Only a speed hint: where the allocator is not glibc's
+  // and so does the compile, which copies constant weights (ONNX parse,
+  // packing, JIT memory). Only a speed hint: where the allocator is not glibc's
   // (sanitizers, other C libraries) it has no effect, and that is no error.
   if (opts.retainMemory)
     (void)retainFreedMemory(std::size_t(1) << 30);

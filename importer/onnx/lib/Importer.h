@@ -205,8 +205,8 @@ private:
   std::map<std::string, const onnx::TensorProto *> initByName;
   /// The raw bytes of the graph's float initializers of 1 KiB and more,
   /// swapped out of the parsed model so that their blobs take the buffers
-  /// instead of copies; read through tensorAttr (the model's raw_data of
-  /// those is empty).
+  /// instead of copies (the model's raw_data of those is empty). Read once,
+  /// by initializerAttr, which moves a weight's bytes into its blob.
   std::map<const onnx::TensorProto *, std::string> weightBytes;
 
   /// A scalar constant: an initializer, a Constant, known shape arithmetic,

@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include <cstring>
 #include <set>
 
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -850,7 +851,15 @@ Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
     }
     // A weight's bytes go straight into its blob: through a dense
     // attribute first they would be copied (and kept in the context) twice.
-    if (!weightName.empty() && isBlobWeight(type)) {
+    // Uniform values (LayerNorm's ones and zeros) stay splats, which folds
+    // turn into scalars.
+    auto uniform = [&] {
+      for (size_t i = width; i < raw.size(); i += width)
+        if (std::memcmp(raw.data(), raw.data() + i, width) != 0)
+          return false;
+      return true;
+    };
+    if (!weightName.empty() && isBlobWeight(type) && !uniform()) {
       if (!owned)
         return weightBlob(
             type, weightName,

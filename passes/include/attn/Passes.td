@@ -662,7 +662,12 @@ def AttnExternalizeConstantGlobalsPass
     `!llvm.array<N x i8>` global of at least `min-bytes` bytes whose value
     is non-splat dense data (inline or a `dense_resource` blob) an external
     declaration of the same name, type and alignment, and moves its value
-    into the discardable attribute `attn.external_data`. Whoever generates
+    into the discardable attribute `attn.external_data`. Only private and
+    internal globals qualify (a public one would lose its export), not
+    thread-local ones, those in a named section or comdat, externally
+    initialized ones or those in another address space; the declaration
+    has default visibility (a hidden one would be assumed within 2 GiB of
+    the code, which data in a JIT process's heap need not be). Whoever generates
     code must then define the symbol from those bytes: attnrt's JIT
     (`attention-run`) copies them into memory it owns and, for
     `--emit-shared-object`, assembles them into a hidden read-only data

@@ -677,7 +677,11 @@ Status writeConstantsAssembly(const std::vector<ExternalConstant> &constants,
   as << "\t.section .note.GNU-stack,\"\",@progbits\n";
   data.close();
   as.close();
-  if (data.has_error() || as.has_error())
+  bool failed = data.has_error() || as.has_error();
+  // (A stream destroyed with its error still set aborts the process.)
+  data.clear_error();
+  as.clear_error();
+  if (failed)
     return Status::error("cannot write the constants of the shared object "
                          "next to it (" +
                          dataPath + ")");
@@ -933,7 +937,7 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     // TLB entries.
     constexpr uint64_t kHugePage = 2u << 20;
     bool huge = c.bytes.size() >= kHugePage;
-    uint64_t alignment = huge ? kHugePage : c.alignment;
+    uint64_t alignment = huge ? std::max(kHugePage, c.alignment) : c.alignment;
     size_t size = llvm::alignTo(c.bytes.size(), alignment);
     externalData.emplace_back(
         static_cast<char *>(std::aligned_alloc(alignment, size)));
