@@ -544,9 +544,18 @@ struct AttnVectorizeContractionsPass
     auto bType = cast<RankedTensorType>(b.getType());
     int64_t kSize = bType.getDimSize(0), nSize = bType.getDimSize(1);
     int64_t panels = nSize / rn;
+    // (Widths split off a ragged N reach here as whole panels.)
+    if (nSize % rn != 0)
+      return Value();
     auto packedType =
         RankedTensorType::get({panels, kSize, rn}, rewriter.getF32Type());
-    std::vector<float> packed(kSize * nSize);
+    // Packed straight into the memory of a blob: a weight of hundreds of
+    // megabytes (GPT-2's vocabulary head) is not held twice more while it
+    // is packed.
+    size_t count = kSize * nSize;
+    AsmResourceBlob blob =
+        HeapAsmResourceBlob::allocate(count * sizeof(float), alignof(float));
+    auto *packed = reinterpret_cast<float *>(blob.getMutableData().data());
     auto attr = constantValues(b, [&](int64_t k, int64_t n, float v) {
       packed[((n / rn) * kSize + k) * rn + n % rn] = v;
     });
@@ -556,12 +565,11 @@ struct AttnVectorizeContractionsPass
     // (how the ONNX importer holds initializers) or inline dense values.
     TypedAttr packedAttr;
     if (isa<DenseF32ResourceElementsAttr>(*attr))
-      packedAttr = DenseResourceElementsAttr::get(
-          packedType, "packed_weight",
-          HeapAsmResourceBlob::allocateAndCopyInferAlign(
-              ArrayRef<float>(packed)));
+      packedAttr = DenseResourceElementsAttr::get(packedType, "packed_weight",
+                                                  std::move(blob));
     else
-      packedAttr = DenseElementsAttr::get(packedType, ArrayRef<float>(packed));
+      packedAttr =
+          DenseElementsAttr::get(packedType, ArrayRef<float>(packed, count));
     return arith::ConstantOp::create(rewriter, loc, packedAttr);
   }
 

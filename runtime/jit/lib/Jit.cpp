@@ -584,25 +584,77 @@ void addStringGlobal(ModuleOp module, const std::string &name,
 }
 
 /// A global that attn-externalize-constant-globals made a declaration: the
-/// symbol to define, its alignment and its bytes (held by the MLIR
-/// context, valid while it lives).
+/// symbol to define, its alignment and a copy of its bytes, which the
+/// compiled module takes over (`bytes` stays valid as long as it lives).
 struct ExternalConstant {
   std::string name;
   uint64_t alignment;
-  llvm::ArrayRef<char> bytes;
+  size_t size;
+  std::unique_ptr<char, JitModule::FreeDeleter> data;
+  const char *bytes = nullptr;
 };
 
-/// Collects the module's externalized constants and strips their data
-/// attributes (LLVM's translation never sees the bytes).
+/// Memory for `size` bytes at `alignment`. Weights of megabytes are
+/// streamed by every call: on 2 MiB pages (where the kernel grants them on
+/// request) they take 512 times fewer TLB entries.
+std::unique_ptr<char, JitModule::FreeDeleter>
+allocateConstant(size_t size, uint64_t &alignment) {
+  constexpr uint64_t kHugePage = 2u << 20;
+  bool huge = size >= kHugePage;
+  if (huge)
+    alignment = std::max(kHugePage, alignment);
+  size_t rounded = llvm::alignTo(size, alignment);
+  std::unique_ptr<char, JitModule::FreeDeleter> data(
+      static_cast<char *>(std::aligned_alloc(alignment, rounded)));
+  if (data && huge)
+    ::madvise(data.get(), rounded, MADV_HUGEPAGE);
+  return data;
+}
+
+/// Copies the bytes of the module's externalized constants into memory of
+/// their own and strips the data attributes (LLVM's translation never sees
+/// them). Then releases every blob nothing in the module refers to any
+/// more: the ONNX weights that packing replaced, and each externalized
+/// one's as soon as it is copied. LLVM then works beside one copy of the
+/// weights instead of three.
 Status takeExternalConstants(ModuleOp module,
                              std::vector<ExternalConstant> &out) {
-  std::string bad;
+  // References to each blob, from any attribute of any op.
+  llvm::StringMap<int> references;
+  AttrTypeWalker counter;
+  counter.addWalk([&](DenseResourceElementsAttr r) {
+    ++references[r.getRawHandle().getKey()];
+  });
+  module->walk([&](Operation *op) {
+    counter.walk(op->getAttrDictionary());
+    if (Attribute properties = op->getPropertiesAsAttribute())
+      counter.walk(properties);
+  });
+  DialectResourceBlobManager &blobs =
+      DenseResourceElementsHandle::getManagerInterface(module.getContext())
+          .getBlobManager();
+  auto release = [&](StringRef key) {
+    if (auto *entry = blobs.lookup(key); entry && entry->getBlob())
+      entry->setBlob(AsmResourceBlob());
+  };
+  std::vector<std::string> unused;
+  blobs.getBlobMap(
+      [&](const llvm::StringMap<DialectResourceBlobManager::BlobEntry> &map) {
+        for (const auto &entry : map)
+          if (!references.count(entry.getKey()))
+            unused.push_back(entry.getKey().str());
+      });
+  for (const std::string &key : unused)
+    release(key);
+
+  std::string bad, noMemory;
   module.walk([&](LLVM::GlobalOp global) {
     Attribute value = global->getAttr(attn::kExternalDataAttrName);
     if (!value)
       return WalkResult::advance();
     llvm::ArrayRef<char> bytes;
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+    if (resource) {
       if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
         bytes = blob->getData();
     } else if (auto dense = dyn_cast<DenseIntElementsAttr>(value);
@@ -619,10 +671,21 @@ Status takeExternalConstants(ModuleOp module,
     }
     // The code may assume the declared alignment; 64 bytes at least keeps
     // every vector load of the data within one cache line.
-    out.push_back({global.getSymName().str(),
-                   std::max<uint64_t>(global.getAlignment().value_or(1), 64),
-                   bytes});
+    ExternalConstant c{
+        global.getSymName().str(),
+        std::max<uint64_t>(global.getAlignment().value_or(1), 64), bytes.size(),
+        nullptr, nullptr};
+    c.data = allocateConstant(c.size, c.alignment);
+    if (!c.data) {
+      noMemory = c.name + " (" + std::to_string(c.size) + " bytes)";
+      return WalkResult::interrupt();
+    }
+    std::memcpy(c.data.get(), bytes.data(), c.size);
+    c.bytes = c.data.get();
+    out.push_back(std::move(c));
     global->removeAttr(attn::kExternalDataAttrName);
+    if (resource && --references[resource.getRawHandle().getKey()] == 0)
+      release(resource.getRawHandle().getKey());
     return WalkResult::advance();
   });
   if (!bad.empty())
@@ -630,6 +693,8 @@ Status takeExternalConstants(ModuleOp module,
                          attn::kExternalDataAttrName.str() +
                          " attribute that is not the non-splat i8 data of a "
                          "byte-array declaration of its size");
+  if (!noMemory.empty())
+    return Status::error("out of memory for constant @" + noMemory);
   return Status::ok();
 }
 
@@ -667,11 +732,11 @@ Status writeConstantsAssembly(const std::vector<ExternalConstant> &constants,
     std::string sym = quoted(c.name);
     as << "\t.p2align " << llvm::Log2_64(c.alignment) << "\n"
        << "\t.globl " << sym << "\n\t.hidden " << sym << "\n\t.type " << sym
-       << ",@object\n\t.size " << sym << ", " << c.bytes.size() << "\n"
+       << ",@object\n\t.size " << sym << ", " << c.size << "\n"
        << sym << ":\n\t.incbin " << quoted(dataPath) << ", " << offset << ", "
-       << c.bytes.size() << "\n";
-    data.write(c.bytes.data(), c.bytes.size());
-    offset += c.bytes.size();
+       << c.size << "\n";
+    data.write(c.bytes, c.size);
+    offset += c.size;
   }
   // No executable stack for the shared object.
   as << "\t.section .note.GNU-stack,\"\",@progbits\n";
@@ -753,6 +818,9 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     if (!module)
       return Status::error(path + ": ONNX import failed (see the diagnostics "
                                   "above)");
+    // The module holds what it needs (the weights in blobs): the file's
+    // bytes, as large as the model, are not kept through the compile.
+    file.reset();
     importSeconds = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - importStart)
                         .count();
@@ -927,34 +995,15 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (!engine)
     return Status::error(path + ": code generation failed: " +
                          llvm::toString(engine.takeError()));
-  // The externalized constants, copied into memory the module owns (the
-  // context holding their bytes ends with this function).
-  std::vector<std::unique_ptr<char, JitModule::FreeDeleter>> externalData;
   uint64_t externalBytes = 0;
-  for (const ExternalConstant &c : constants) {
-    // Weights of megabytes are streamed by every call: on 2 MiB pages
-    // (where the kernel allows them on request) they take 512 times fewer
-    // TLB entries.
-    constexpr uint64_t kHugePage = 2u << 20;
-    bool huge = c.bytes.size() >= kHugePage;
-    uint64_t alignment = huge ? std::max(kHugePage, c.alignment) : c.alignment;
-    size_t size = llvm::alignTo(c.bytes.size(), alignment);
-    externalData.emplace_back(
-        static_cast<char *>(std::aligned_alloc(alignment, size)));
-    if (!externalData.back())
-      return Status::error(path + ": out of memory for constant @" + c.name +
-                           " (" + std::to_string(c.bytes.size()) + " bytes)");
-    if (huge)
-      ::madvise(externalData.back().get(), size, MADV_HUGEPAGE);
-    std::memcpy(externalData.back().get(), c.bytes.data(), c.bytes.size());
-    externalBytes += c.bytes.size();
-  }
+  for (const ExternalConstant &c : constants)
+    externalBytes += c.size;
   if (!constants.empty())
     (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
       llvm::orc::SymbolMap map;
       for (size_t i = 0; i < constants.size(); ++i)
         map[interner(constants[i].name)] = {
-            llvm::orc::ExecutorAddr::fromPtr(externalData[i].get()),
+            llvm::orc::ExecutorAddr::fromPtr(constants[i].bytes),
             llvm::JITSymbolFlags::Exported};
       return map;
     });
@@ -975,7 +1024,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
 
   out.reset(new JitModule());
   out->engine_ = std::move(*engine);
-  out->externalData_ = std::move(externalData);
+  for (ExternalConstant &c : constants)
+    out->externalData_.push_back(std::move(c.data));
   out->externalConstants = constants.size();
   out->externalConstantBytes = externalBytes;
   out->importSeconds = importSeconds;
