@@ -594,11 +594,11 @@ struct ExternalConstant {
   const char *bytes = nullptr;
 };
 
-/// Memory for `size` bytes at `alignment`. Weights of megabytes are
-/// streamed by every call: on 2 MiB pages (where the kernel grants them on
-/// request) they take 512 times fewer TLB entries.
+/// Memory for `size` bytes at `alignment` (at least). Weights of
+/// megabytes are streamed by every call: on 2 MiB pages (where the kernel
+/// grants them on request) they take 512 times fewer TLB entries.
 std::unique_ptr<char, JitModule::FreeDeleter>
-allocateConstant(size_t size, uint64_t &alignment) {
+allocateConstant(size_t size, uint64_t alignment) {
   constexpr uint64_t kHugePage = 2u << 20;
   bool huge = size >= kHugePage;
   if (huge)
@@ -619,16 +619,21 @@ allocateConstant(size_t size, uint64_t &alignment) {
 /// weights instead of three.
 Status takeExternalConstants(ModuleOp module,
                              std::vector<ExternalConstant> &out) {
-  // References to each blob, from any attribute of any op.
+  // The ops that refer to each blob, from any of their attributes. (Counted
+  // per op: two globals may hold the very same attribute.)
   llvm::StringMap<int> references;
-  AttrTypeWalker counter;
-  counter.addWalk([&](DenseResourceElementsAttr r) {
-    ++references[r.getRawHandle().getKey()];
-  });
   module->walk([&](Operation *op) {
-    counter.walk(op->getAttrDictionary());
+    llvm::SmallDenseSet<StringRef, 2> keys;
+    auto collect = [&](Attribute attr) {
+      attr.walk([&](DenseResourceElementsAttr r) {
+        keys.insert(r.getRawHandle().getKey());
+      });
+    };
+    collect(op->getRawDictionaryAttrs());
     if (Attribute properties = op->getPropertiesAsAttribute())
-      counter.walk(properties);
+      collect(properties);
+    for (StringRef key : keys)
+      ++references[key];
   });
   DialectResourceBlobManager &blobs =
       DenseResourceElementsHandle::getManagerInterface(module.getContext())
@@ -713,6 +718,13 @@ Status writeConstantsAssembly(const std::vector<ExternalConstant> &constants,
     }
     return q + "\"";
   };
+  for (const ExternalConstant &c : constants)
+    if (llvm::any_of(c.name, [](char ch) {
+          return ch == '"' || ch == '\\' || ch == '\n' || ch == '\0';
+        }))
+      return Status::error("constant @" + c.name +
+                           ": its name cannot be written as a symbol of the "
+                           "shared object");
   std::error_code ec;
   llvm::raw_fd_ostream data(dataPath, ec);
   if (ec)
@@ -723,12 +735,6 @@ Status writeConstantsAssembly(const std::vector<ExternalConstant> &constants,
   as << "\t.section .rodata.attn_constants,\"a\",@progbits\n";
   uint64_t offset = 0;
   for (const ExternalConstant &c : constants) {
-    if (llvm::any_of(c.name, [](char ch) {
-          return ch == '"' || ch == '\\' || ch == '\n' || ch == '\0';
-        }))
-      return Status::error("constant @" + c.name +
-                           ": its name cannot be written as a symbol of the "
-                           "shared object");
     std::string sym = quoted(c.name);
     as << "\t.p2align " << llvm::Log2_64(c.alignment) << "\n"
        << "\t.globl " << sym << "\n\t.hidden " << sym << "\n\t.type " << sym

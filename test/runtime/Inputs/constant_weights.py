@@ -2,12 +2,15 @@
 outside LLVM (attention-run --inline-constants-below).
 
 usage: constant_weights.py make DIR   writes DIR/model.mlir, DIR/big.mlir,
-                                      DIR/model.onnx, DIR/x.npy, DIR/xb.npy
+                                      DIR/shared.mlir, DIR/model.onnx and
+                                      their inputs (x, xb, a, b .npy)
        constant_weights.py check DIR OUT.npy...
                                       checks each output against float64
                                       NumPy at 1e-5 (by its file name: big*
                                       for big.mlir, onnx* for model.onnx,
-                                      else model.mlir) and prints one line each
+                                      shared_a* and shared_b* for the results
+                                      of shared.mlir, else model.mlir) and
+                                      prints one line each
 
 model.mlir: a two-layer projection. W1 [256, 128] f32 (128 KiB) is a
 dense_resource blob (how the ONNX importer holds weights), W2 [128, 48] f32
@@ -16,7 +19,9 @@ pipeline holds constants as byte strings; only W1 is above the default 64
 KiB. big.mlir: one product with W [1024, 640] f32 (2.5 MiB, above the 2 MiB
 from which the JIT asks for huge pages). model.onnx: Y = (X * S) W1 + B1
 with S a uniform [1, 256] initializer of 0.5 (1 KiB: the importer keeps it
-a splat, not a blob).
+a splat, not a blob). shared.mlir: a + W1 [256, 128] and b + W1 viewed as
+[128, 256], two constants of one blob: after the pipeline two globals that
+hold the very same byte attribute.
 """
 import os
 import sys
@@ -91,6 +96,21 @@ def make(d):
 """ + resources("wb", wb)
     with open(os.path.join(d, "big.mlir"), "w") as f:
         f.write(big)
+    rng = np.random.default_rng(11)
+    np.save(os.path.join(d, "a.npy"), rng.standard_normal((256, 128)).astype(np.float32))
+    np.save(os.path.join(d, "b.npy"), rng.standard_normal((128, 256)).astype(np.float32))
+    shared = """func.func @main(%a: tensor<256x128xf32>, %b: tensor<128x256xf32>) -> (tensor<256x128xf32>, tensor<128x256xf32>) {
+  %w = arith.constant dense_resource<w1> : tensor<256x128xf32>
+  %wt = arith.constant dense_resource<w1> : tensor<128x256xf32>
+  %ea = tensor.empty() : tensor<256x128xf32>
+  %ya = linalg.add ins(%a, %w : tensor<256x128xf32>, tensor<256x128xf32>) outs(%ea : tensor<256x128xf32>) -> tensor<256x128xf32>
+  %eb = tensor.empty() : tensor<128x256xf32>
+  %yb = linalg.add ins(%b, %wt : tensor<128x256xf32>, tensor<128x256xf32>) outs(%eb : tensor<128x256xf32>) -> tensor<128x256xf32>
+  return %ya, %yb : tensor<256x128xf32>, tensor<128x256xf32>
+}
+""" + resources("w1", w1)
+    with open(os.path.join(d, "shared.mlir"), "w") as f:
+        f.write(shared)
 
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -107,13 +127,16 @@ def make(d):
     onnx.save(model, os.path.join(d, "model.onnx"))
 
 
-def check(outputs):
+def check(d, outputs):
     x, w1, b1, w2, xb, wb = (a.astype(np.float64) for a in weights())
+    a, b = (np.load(os.path.join(d, n + ".npy")).astype(np.float64) for n in "ab")
     wants = {"big": xb @ wb, "onnx": (x * 0.5) @ w1 + b1,
+             "shared_a": a + w1, "shared_b": b + w1.reshape(128, 256),
              "model": (x @ w1 + b1) @ w2}
     for path in outputs:
         name = os.path.basename(path)
-        want = wants[next((k for k in ("big", "onnx") if name.startswith(k)), "model")]
+        kind = [k for k in ("big", "onnx", "shared_a", "shared_b") if name.startswith(k)]
+        want = wants[kind[0] if kind else "model"]
         got = np.load(path)
         assert got.shape == want.shape and got.dtype == np.float32, (got.shape, got.dtype)
         err = float(np.abs(got - want).max())
@@ -125,4 +148,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "make":
         make(sys.argv[2])
     else:
-        check(sys.argv[3:])
+        check(sys.argv[2], sys.argv[3:])
