@@ -179,8 +179,9 @@ llvm::cl::opt<uint64_t> inlineConstantsBelowOpt(
     llvm::cl::desc("CPU modules: constants (weights) of at least this many "
                    "bytes are linked beside the code as data instead of "
                    "passing through LLVM, which copies them several times "
-                   "(default 65536; only those of 4096 bytes and more "
-                   "qualify; a size above the largest keeps all in LLVM)"),
+                   "(default 65536; only those the pipeline holds as bytes "
+                   "qualify: 4096 bytes and more, or 1-D i8; a size above "
+                   "the largest keeps all in LLVM)"),
     llvm::cl::init(65536), llvm::cl::cat(category));
 
 /// llvm::cl parses `args` (it exits on errors and --help itself).

@@ -51,8 +51,9 @@ struct CompileOptions {
   /// compiled by LLVM but linked beside the code as data
   /// (attn-externalize-constant-globals): in memory for the JIT, as a
   /// read-only section of a saved shared object. Only constants the
-  /// pipeline holds as byte strings (4 KiB and more) qualify; a size above
-  /// the largest constant keeps them all in LLVM.
+  /// pipeline holds as byte strings qualify (attn-byte-constant-globals
+  /// retypes those of 4 KiB and more; 1-D i8 constants are bytes already);
+  /// a size above the largest constant keeps them all in LLVM.
   uint64_t inlineConstantsBelow = 65536;
 };
 
