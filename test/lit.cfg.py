@@ -22,14 +22,15 @@ config.substitutions.append(("%attn_tools", config.attn_tools_dir))
 config.substitutions.append(("%attn_obj", config.attn_obj_root))
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-# `not`, `count` and FileCheck come from LLVM's tool directory.
+# `not`, `count` and FileCheck come from LLVM's tool directory (as do opt
+# and mlir-translate, substituted by path: /usr/bin may hold other versions).
 for d in tool_dirs:
     llvm_config.with_environment("PATH", d, append_path=True)
 llvm_config.add_tool_substitutions(
     ["attention-opt", "attention-run", "attention-translate", "attnrt-c-demo",
      "attn-gpu-emulator", "attnrt-cuda-error-slots", "attnrt-retain-memory",
      "attnrt-cpu-features", "attn-philox-check", "attnrt-signature-check",
-     "attnrt-invoke-reuse"],
+     "attnrt-invoke-reuse", "opt", "mlir-translate"],
     tool_dirs)
 config.environment["ATTENTION_RUN"] = os.path.join(config.attn_tools_dir, "attention-run")
 config.environment["ATTENTION_OPT"] = os.path.join(config.attn_tools_dir, "attention-opt")

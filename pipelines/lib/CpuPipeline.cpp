@@ -253,6 +253,11 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // Large constants (packed weights) as byte strings, which LLVM translates
   // and writes out in one copy each instead of row by row.
   pm.addPass(createAttnByteConstantGlobalsPass());
+  // Weights reach the parallel regions as captured values, so that a
+  // model's repeated blocks outline into identical functions, each
+  // compiled once.
+  if (options.parallel && options.captureConstantAddresses)
+    pm.addPass(createAttnCaptureConstantAddressesPass());
 }
 
 void registerAttnPipelines() {

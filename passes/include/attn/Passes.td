@@ -695,6 +695,52 @@ def AttnExternalizeConstantGlobalsPass
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def AttnCaptureConstantAddressesPass
+    : Pass<"attn-capture-constant-addresses", "mlir::ModuleOp"> {
+  let summary = "Pass the addresses of constant data into OpenMP parallel regions as captured values";
+  let description = [{
+    Translation to LLVM IR outlines each `omp.parallel` region into a
+    function, which receives the values the region uses from outside; a
+    global's address is a constant, though, which the outlined function
+    names itself. A model's repeated blocks (GPT-2's twelve) therefore
+    outline into copies of each kernel that differ only in the weights they
+    read, and LLVM optimized and generated code for every copy: most of
+    the codegen time of a 12-block model. In every function with parallel
+    regions, this pass rewrites the uses of the address of a constant
+    global whose data is not a splat (non-splat dense data or a blob, or
+    an external declaration's bytes) into the address passed through
+    `llvm.intr.launder.invariant.group`, which generates no code: inside
+    an outermost `omp.parallel`, one such value per global, built just
+    before the region; outside regions (canonicalization hoists addresses
+    to the entry block), right after the address, for all its uses, so
+    that the descriptors and offsets built from it are no constant
+    expressions either. The copies then outline into identical functions;
+    `attention-run` merges them (LLVM's MergeFunctions) before optimizing,
+    so each kernel is compiled once. In the outlined function the weights'
+    pointer is then an argument of unknown origin: LLVM no longer knows
+    that it points to constant memory. Splat constants (LLVM folds loads
+    from them), mutable, thread-local and non-default address space
+    globals, and functions without parallel regions are left alone.
+
+    Before:
+    ```mlir
+    omp.parallel {
+      %w = llvm.mlir.addressof @__constant_24x768x32xf32_3 : !llvm.ptr
+      ... llvm.getelementptr %w[%i] ...
+    }
+    ```
+    After:
+    ```mlir
+    %0 = llvm.mlir.addressof @__constant_24x768x32xf32_3 : !llvm.ptr
+    %1 = llvm.intr.launder.invariant.group %0 : !llvm.ptr
+    omp.parallel {
+      ... llvm.getelementptr %1[%i] ...
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def AttnParallelizeOuterDimsPass
     : Pass<"attn-parallelize-outer-dims", "mlir::func::FuncOp"> {
   let summary = "Run linalg ops in parallel over their outer dims, the innermost one a vectorizable loop";

@@ -226,6 +226,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "(attn-guided-omp-schedule; false: the runtime's "
                      "static split)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> captureConstantAddresses{
+      *this, "capture-constant-addresses",
+      llvm::cl::desc("Run attn-capture-constant-addresses (parallel regions "
+                     "that differ only in the weights they read outline "
+                     "into identical functions, compiled once)"),
+      llvm::cl::init(true)};
 };
 
 /// The attn-level rewrites both pipelines start with: canonicalize, then
