@@ -52,6 +52,7 @@ struct Options {
   std::string targetCpu = "host";
   std::string emitSharedObject;
   bool printIR = false;
+  bool verifyEach = false;
   bool timing = false;
   bool onnxRaise = true;
   bool printSignature = false;
@@ -147,6 +148,12 @@ llvm::cl::opt<std::string>
 llvm::cl::opt<bool> printIROpt("print-ir-after-all",
                                llvm::cl::desc("Print the IR after every pass"),
                                llvm::cl::init(false), llvm::cl::cat(category));
+llvm::cl::opt<bool> verifyEachOpt(
+    "verify-each",
+    llvm::cl::desc("Verify the IR after every pass of the pipeline (default: "
+                   "once, after the last; verifying a whole model's IR "
+                   "after every pass took a third of its pipeline time)"),
+    llvm::cl::init(false), llvm::cl::cat(category));
 llvm::cl::opt<bool> timingOpt("mlir-timing",
                               llvm::cl::desc("Print the time of every pass"),
                               llvm::cl::init(false), llvm::cl::cat(category));
@@ -200,6 +207,7 @@ bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
   o.targetCpu = targetCpuOpt;
   o.emitSharedObject = emitSharedObjectOpt;
   o.printIR = printIROpt;
+  o.verifyEach = verifyEachOpt;
   o.timing = timingOpt;
   o.onnxRaise = onnxRaiseOpt;
   o.printSignature = printSignatureOpt;
@@ -207,8 +215,9 @@ bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
   o.retainMemory = retainMemoryOpt;
   o.inlineConstantsBelow = inlineConstantsBelowOpt;
   for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
-           &pipelineOptionsOpt, &targetCpuOpt, &printIROpt, &timingOpt,
-           &onnxRaiseOpt, &compileOnlyOpt, &inlineConstantsBelowOpt})
+           &pipelineOptionsOpt, &targetCpuOpt, &printIROpt, &verifyEachOpt,
+           &timingOpt, &onnxRaiseOpt, &compileOnlyOpt,
+           &inlineConstantsBelowOpt})
     if (opt->getNumOccurrences())
       o.compileOptionsGiven.push_back("--" + opt->ArgStr.str());
   return true;
@@ -236,12 +245,12 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
       {"inline-constants-below", &o.inlineConstantsBelowText}};
   std::map<std::string, std::vector<std::string> *> lists = {
       {"input", &o.inputs}, {"output", &o.outputs}};
-  std::map<std::string, bool *> bools = {
-      {"print-ir-after-all", &o.printIR},
-      {"mlir-timing", &o.timing},
-      {"onnx-raise", &o.onnxRaise},
-      {"print-signature", &o.printSignature},
-      {"retain-memory", &o.retainMemory}};
+  std::map<std::string, bool *> bools = {{"print-ir-after-all", &o.printIR},
+                                         {"verify-each", &o.verifyEach},
+                                         {"mlir-timing", &o.timing},
+                                         {"onnx-raise", &o.onnxRaise},
+                                         {"print-signature", &o.printSignature},
+                                         {"retain-memory", &o.retainMemory}};
 
   std::vector<std::string> positional;
   bool optionsEnded = false;
@@ -425,6 +434,7 @@ int main(int argc, char **argv) {
     CompileOptions options;
     options.pipelineOptions = opts.pipelineOptions;
     options.printIRAfterAll = opts.printIR;
+    options.verifyEachPass = opts.verifyEach;
     options.timing = opts.timing;
     options.onnxRaise = opts.onnxRaise;
     options.target = opts.target;

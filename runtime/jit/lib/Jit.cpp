@@ -32,6 +32,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -48,6 +49,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/IPO/MergeFunctions.h"
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -573,6 +575,22 @@ void hoistStaticConstructors(llvm::Module &m) {
   }
 }
 
+/// With --verify-each, names the first pass that failed or left IR that
+/// does not verify: MLIR's pass manager prints only the verifier's messages.
+/// (Adaptors, which fail with the passes they run, have no name.)
+class FailedPassNamer : public PassInstrumentation {
+public:
+  void runAfterPassFailed(Pass *pass, Operation *op) override {
+    if (pass->getArgument().empty() || named.exchange(true))
+      return;
+    emitError(op->getLoc()) << "pass '" << pass->getArgument()
+                            << "' failed, or left IR that does not verify";
+  }
+
+private:
+  std::atomic<bool> named{false};
+};
+
 /// Compiles identical functions once. A model's repeated blocks outline
 /// their parallel regions into identical functions (the pipeline's
 /// attn-capture-constant-addresses passes them their weights as values):
@@ -925,6 +943,9 @@ Status compileFile(const std::string &path, const CompileOptions &options,
 
   auto t0 = std::chrono::steady_clock::now();
   PassManager pm(&context);
+  pm.enableVerifier(options.verifyEachPass);
+  if (options.verifyEachPass)
+    pm.addInstrumentation(std::make_unique<FailedPassNamer>());
   if (options.printIRAfterAll) {
     context.disableMultithreading();
     pm.enableIRPrinting([](Pass *, Operation *) { return false; },
@@ -957,6 +978,10 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (failed(pm.run(*module)))
     return Status::error(path +
                          ": lowering failed (see the diagnostics above)");
+  if (!options.verifyEachPass && failed(verify(*module)))
+    return Status::error(path + ": the lowered module does not verify (see "
+                                "the diagnostics above; --verify-each names "
+                                "the pass that broke it)");
   std::vector<ExternalConstant> constants;
   if (Status s = takeExternalConstants(*module, constants); !s)
     return Status::error(path + ": " + s.message());
