@@ -10,16 +10,14 @@
 // copies of each kernel that differ only in which weights they read:
 // LLVM's optimizer and code generator compiled every copy, most of a
 // 12-block model's codegen time. Laundered through
-// llvm.intr.launder.invariant.group (no code; alias analysis looks through
-// it to the global in the function that builds it) before the region, the
-// address is an instruction's
-// result, which the outlined function receives like any other captured
-// value, and the copies become identical functions that the JIT merges
-// (llvm::MergeFunctionsPass) before optimizing.
+// llvm.intr.launder.invariant.group (no code) before the region, the
+// address is an instruction's result, which the outlined function receives
+// like any other captured value, and the copies become identical functions
+// that the JIT merges (llvm::MergeFunctionsPass) before optimizing.
 //
 // The price: inside the outlined function the weights' pointer is an
-// argument of unknown origin, so LLVM no longer knows that they are
-// constant memory (it did not need to: GPT-2 ran as fast, see the README).
+// argument of unknown origin, so LLVM no longer knows that it points to
+// constant memory (GPT-2 ran as fast without that, see the README).
 // Splat constants, whose loads LLVM folds, are left alone.
 //
 //===----------------------------------------------------------------------===//

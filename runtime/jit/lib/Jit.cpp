@@ -594,7 +594,7 @@ private:
 /// Compiles identical functions once. A model's repeated blocks outline
 /// their parallel regions into identical functions (the pipeline's
 /// attn-capture-constant-addresses passes them their weights as values):
-/// GPT-2 small's 12 blocks gave 298 such functions of 25 distinct bodies,
+/// GPT-2 small's 12 blocks gave 298 such functions of about 25 bodies,
 /// which LLVM otherwise optimized and compiled one by one. Merged before
 /// the optimizer, each body is compiled once. The outlined functions'
 /// addresses only go to the OpenMP runtime, never compared, so uses of a
