@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs one libFuzzer target for a number of seconds, with a corpus seeded
 # from the test fixtures. Crashing inputs land in fuzz/findings/TARGET/.
-# Usage: scripts/fuzz.sh npy|mlir|onnx SECONDS
+# Usage: scripts/fuzz.sh npy|mlir|onnx|weight-spans SECONDS
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-target=${1:?usage: scripts/fuzz.sh npy|mlir|onnx SECONDS}
-seconds=${2:?usage: scripts/fuzz.sh npy|mlir|onnx SECONDS}
+target=${1:?usage: scripts/fuzz.sh npy|mlir|onnx|weight-spans SECONDS}
+seconds=${2:?usage: scripts/fuzz.sh npy|mlir|onnx|weight-spans SECONDS}
 build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 bash "$root/scripts/setup.sh" "$root/build" >/dev/null
 if [ ! -f "$build/build.ninja" ]; then
@@ -27,7 +27,7 @@ case "$target" in
     find "$root/test" "$root/docs/tutorial" "$root/bench/models" -name '*.mlir' \
       -exec cp {} "$corpus/" \;
     dict=() ;;
-  onnx)
+  onnx|weight-spans)
     # The conformance models, the importer tests' models and the export
     # pattern fixtures.
     /usr/bin/python3 "$root/test/onnx/Inputs/make_models.py" "$corpus" >/dev/null
@@ -40,7 +40,7 @@ case "$target" in
       [ -f "$d/model.onnx" ] && cp "$d/model.onnx" "$corpus/$(basename "$d").onnx"
     done
     dict=() ;;
-  *) echo "unknown target '$target' (npy, mlir or onnx)" >&2; exit 2 ;;
+  *) echo "unknown target '$target' (npy, mlir, onnx or weight-spans)" >&2; exit 2 ;;
 esac
 "$build/bin/attn-fuzz-$target" "$corpus" -max_total_time="$seconds" \
   -artifact_prefix="$findings/" -print_final_stats=1 \

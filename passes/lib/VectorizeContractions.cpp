@@ -63,14 +63,39 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNVECTORIZECONTRACTIONSPASS
 #include "attn/Passes.h.inc"
 
 namespace {
+
+/// Memory for a packed constant of `bytes`. From 2 MiB on it is 2 MiB
+/// aligned and asked for on huge pages before it is first written, as the
+/// JIT's own memory for constants linked as data is: the JIT then adopts
+/// it instead of copying it (takeExternalConstants in runtime/jit). 64-byte
+/// aligned below.
+AsmResourceBlob allocatePackedBlob(size_t bytes) {
+  constexpr size_t kHugePage = size_t(2) << 20;
+  size_t alignment = bytes >= kHugePage ? kHugePage : 64;
+  size_t rounded = std::max(llvm::alignTo(bytes, alignment), alignment);
+  auto *data = static_cast<char *>(std::aligned_alloc(alignment, rounded));
+  if (!data)
+    llvm::report_bad_alloc_error("out of memory for a packed constant");
+#if defined(__linux__)
+  if (alignment == kHugePage)
+    ::madvise(data, rounded, MADV_HUGEPAGE);
+#endif
+  return AsmResourceBlob(
+      ArrayRef<char>(data, bytes), alignment,
+      [](void *p, size_t, size_t) { std::free(p); }, /*dataIsMutable=*/true);
+}
 
 /// Loop dims of a candidate: m and n parallel, k the single reduction.
 struct ContractionDims {
@@ -556,13 +581,12 @@ struct AttnVectorizeContractionsPass
     // megabytes (GPT-2's vocabulary head) is not held twice more while it
     // is packed.
     size_t count = kSize * nSize;
-    AsmResourceBlob blob =
-        HeapAsmResourceBlob::allocate(count * sizeof(float), alignof(float));
+    AsmResourceBlob blob = allocatePackedBlob(count * sizeof(float));
     auto *packed = reinterpret_cast<float *>(blob.getMutableData().data());
-    auto attr = constantRows(b, [&](int64_t k, const float *row) {
+    auto attr = constantRows(b, [&](int64_t k, const char *row) {
       for (int64_t panel = 0; panel < panels; ++panel)
-        std::memcpy(&packed[(panel * kSize + k) * rn], row + panel * rn,
-                    rn * sizeof(float));
+        std::memcpy(&packed[(panel * kSize + k) * rn],
+                    row + panel * rn * sizeof(float), rn * sizeof(float));
     });
     if (!attr)
       return Value();
@@ -579,12 +603,14 @@ struct AttnVectorizeContractionsPass
   }
 
   /// Calls `each(k, row)` for every row of the 2-D f32 `b`, with `row`
-  /// pointing to its N contiguous values: `b` is a constant, or a static
-  /// unit-stride slice of one. Returns the constant's attribute, or nullopt
-  /// (and no call) when the values are not at hand. (Whole rows, copied
-  /// with memcpy: per element, packing GPT-2's weights took 1.4 s.)
+  /// pointing to the bytes of its N contiguous values: `b` is a constant,
+  /// or a static unit-stride slice of one. Returns the constant's
+  /// attribute, or nullopt (and no call) when the values are not at hand.
+  /// (Whole rows, copied with memcpy: per element, packing GPT-2's weights
+  /// took 1.4 s. Bytes, because a blob that views an ONNX file in place
+  /// has the alignment of the weight's offset there.)
   std::optional<ElementsAttr>
-  constantRows(Value b, function_ref<void(int64_t, const float *)> each) {
+  constantRows(Value b, function_ref<void(int64_t, const char *)> each) {
     int64_t row0 = 0, col0 = 0;
     Value source = b;
     // (A slice of a slice: the parts split off a split part.)
@@ -607,31 +633,32 @@ struct AttnVectorizeContractionsPass
       return std::nullopt;
     int64_t kSize = bType.getDimSize(0), nSize = bType.getDimSize(1);
     int64_t columns = sourceType.getDimSize(1);
-    const float *data = nullptr;
+    const char *data = nullptr;
     std::vector<float> splatRow;
     if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr)) {
-      std::optional<ArrayRef<float>> values = resource.tryGetAsArrayRef();
-      if (!values || int64_t(values->size()) != sourceType.getNumElements())
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (!blob || int64_t(blob->getData().size()) !=
+                       sourceType.getNumElements() * int64_t(sizeof(float)))
         return std::nullopt;
-      data = values->data();
+      data = blob->getData().data();
     } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
       if (dense.isSplat()) {
         // Every row the same: one row of the value, at offset 0.
         splatRow.assign(nSize, dense.getSplatValue<float>());
         for (int64_t k = 0; k < kSize; ++k)
-          each(k, splatRow.data());
+          each(k, reinterpret_cast<const char *>(splatRow.data()));
         return attr;
       }
       ArrayRef<char> raw = dense.getRawData();
       if (int64_t(raw.size()) !=
           sourceType.getNumElements() * int64_t(sizeof(float)))
         return std::nullopt;
-      data = reinterpret_cast<const float *>(raw.data());
+      data = raw.data();
     } else {
       return std::nullopt;
     }
     for (int64_t k = 0; k < kSize; ++k)
-      each(k, data + (k + row0) * columns + col0);
+      each(k, data + ((k + row0) * columns + col0) * sizeof(float));
     return attr;
   }
 
@@ -1017,7 +1044,7 @@ struct AttnVectorizeContractionsPass
         if (bType.getRank() == 2 && bType.hasStaticShape()) {
           std::vector<float> values(bType.getNumElements());
           int64_t columns = bType.getDimSize(1);
-          if (auto attr = constantRows(b, [&](int64_t k, const float *row) {
+          if (auto attr = constantRows(b, [&](int64_t k, const char *row) {
                 std::memcpy(&values[k * columns], row, columns * sizeof(float));
               })) {
             rewriter.setInsertionPoint(last);

@@ -7,6 +7,8 @@
 //   ImportTensorOps.cpp  the standard ops around attention (linalg/tensor)
 //   ImportAttention.cpp  the standard Attention op (opset 23-25)
 //   RaiseAttention.cpp   unfused attention subgraphs raised to attn ops
+//   WeightSpans.cpp      the weights' bytes found in the wire format (no
+//                        protobuf types), so that protobuf never copies them
 // Protobuf types appear only here and in those files, never in the public
 // interface (include/attn/OnnxImporter.h).
 //
@@ -38,6 +40,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -106,7 +109,11 @@ public:
       : ctx(ctx), b(ctx), options(opts), modelPath(fileName.str()),
         fileLoc(FileLineColLoc::get(ctx, fileName, 0, 0)) {}
 
-  OwningOpRef<ModuleOp> run(StringRef bytes);
+  /// Imports the model in `bytes`. With `keepAlive` (the owner of
+  /// `bytes`), weight blobs view their bytes in place and keep it alive;
+  /// without, they copy them.
+  OwningOpRef<ModuleOp> run(StringRef bytes,
+                            std::shared_ptr<const void> keepAlive);
 
 private:
   // ----- helpers -------------------------------------------------------------
@@ -203,11 +210,20 @@ private:
   std::map<const onnx::NodeProto *, int> nodeOrder;
   std::map<std::string, int> uses;
   std::map<std::string, const onnx::TensorProto *> initByName;
-  /// The raw bytes of the graph's float initializers of 1 KiB and more,
-  /// swapped out of the parsed model so that their blobs take the buffers
-  /// instead of copies (the model's raw_data of those is empty). Read once,
-  /// by initializerAttr, which moves a weight's bytes into its blob.
-  std::map<const onnx::TensorProto *, std::string> weightBytes;
+  /// The raw bytes of the graph's float initializers of 1 KiB and more
+  /// (kWeightBytes), which the parsed model does not hold (their raw_data
+  /// is absent or empty): where stripWeightBytes found them, a view of the
+  /// model's bytes (`inModel`; protobuf never copied them), else swapped
+  /// out of the parsed model (`owned`). initializerAttr gives them to the
+  /// weight's blob: a view where the model's owner is kept alive
+  /// (`keepModel`), else a copy; an owned string is moved.
+  struct WeightBytes {
+    std::optional<StringRef> inModel;
+    std::string owned;
+  };
+  std::map<const onnx::TensorProto *, WeightBytes> weightBytes;
+  std::shared_ptr<const void> keepModel;
+  static constexpr size_t kWeightBytes = 1024;
 
   /// A scalar constant: an initializer, a Constant, known shape arithmetic,
   /// or Pow/Sqrt/Div/Mul/Add/Cast of those (the exports' 1/sqrt(d)).
@@ -334,8 +350,10 @@ private:
   /// order differs, so that attention written with einsum is raised as
   /// torch's matmul form is (and the transposes fold into the SDPA's layout).
   void einsumsAsMatMuls(onnx::GraphProto &g);
-  /// Fills weightBytes from `g`'s initializers.
-  void takeWeightBytes(onnx::GraphProto &g);
+  /// Fills weightBytes from `g`'s initializers; `inModel` (one entry per
+  /// initializer, or null) holds the bytes stripWeightBytes cut out.
+  void takeWeightBytes(onnx::GraphProto &g,
+                       const std::vector<std::optional<StringRef>> *inModel);
   /// The doc_string prefix that marks the nodes of such a rewrite (then the
   /// equation): their errors name the Einsum.
   static constexpr const char *kEinsumAsMatMul = "attn: Einsum as MatMul: ";

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "WeightSpans.h"
 
 #include "mlir/IR/AsmState.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -23,10 +24,17 @@
 
 namespace mlir::attn::onnx_import {
 
-OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
+OwningOpRef<ModuleOp> Importer::run(StringRef bytes,
+                                    std::shared_ptr<const void> keepAlive) {
+  keepModel = std::move(keepAlive);
+  // Protobuf parses the model without its weights' bytes, which are used
+  // where they are (see WeightSpans.h).
+  std::optional<StrippedModel> stripped = stripWeightBytes(bytes, kWeightBytes);
+  StringRef parsed = stripped ? StringRef(stripped->bytes) : bytes;
   onnx::ModelProto model;
+  // (Protobuf's limit applies to the file, as where it parses all of it.)
   if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      !model.ParseFromArray(parsed.data(), static_cast<int>(parsed.size()))) {
     emitError(fileLoc) << "not an ONNX model: the protobuf does not parse "
                           "(truncated or corrupt file?)";
     return nullptr;
@@ -47,7 +55,8 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   b.setInsertionPointToEnd(module->getBody());
   if (options.raise)
     einsumsAsMatMuls(*model.mutable_graph());
-  takeWeightBytes(*model.mutable_graph());
+  takeWeightBytes(*model.mutable_graph(),
+                  stripped ? &stripped->rawData : nullptr);
   if (!importGraph(model.graph()))
     return nullptr;
   // Whatever the model claims, only valid IR leaves the importer.
@@ -150,15 +159,31 @@ std::optional<MatMulForm> matMulForm(StringRef equation) {
 }
 } // namespace
 
-void Importer::takeWeightBytes(onnx::GraphProto &g) {
-  for (onnx::TensorProto &t : *g.mutable_initializer()) {
+void Importer::takeWeightBytes(
+    onnx::GraphProto &g, const std::vector<std::optional<StringRef>> *inModel) {
+  // (One entry per initializer by construction. Were it not, the weights
+  // cut out would be missing: an error naming them, not wrong values.)
+  if (inModel && inModel->size() != static_cast<size_t>(g.initializer_size()))
+    inModel = nullptr;
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    onnx::TensorProto &t = *g.mutable_initializer(i);
     bool isFloat = t.data_type() == onnx::TensorProto::FLOAT ||
                    t.data_type() == onnx::TensorProto::FLOAT16 ||
                    t.data_type() == onnx::TensorProto::BFLOAT16 ||
                    t.data_type() == onnx::TensorProto::DOUBLE;
-    if (isFloat && t.data_location() != onnx::TensorProto::EXTERNAL &&
-        t.raw_data().size() >= 1024)
-      weightBytes[&t].swap(*t.mutable_raw_data());
+    bool inline_ = t.data_location() != onnx::TensorProto::EXTERNAL;
+    if (inModel && (*inModel)[i]) {
+      // What protobuf made of the rest must agree with what the cut
+      // assumed; else the bytes go back, and the tensor is read as
+      // protobuf alone would have read it.
+      if (isFloat && inline_ && !t.has_raw_data()) {
+        weightBytes[&t].inModel = (*inModel)[i];
+        continue;
+      }
+      t.set_raw_data((*inModel)[i]->str());
+    }
+    if (isFloat && inline_ && t.raw_data().size() >= kWeightBytes)
+      weightBytes[&t].owned.swap(*t.mutable_raw_data());
   }
 }
 
@@ -826,19 +851,23 @@ Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
   }
   auto type = RankedTensorType::get(shape, *elem);
   size_t width = elem->isInteger(1) ? 1 : elem->getIntOrFloatBitWidth() / 8;
-  // Bytes this function may move into a blob: taken out of the model
-  // (takeWeightBytes) or read from an external file.
+  // The bytes: a view of the model's (takeWeightBytes), bytes this
+  // function may move into a blob (taken out of the parsed model, or read
+  // from an external file), or the parsed model's raw_data.
   std::string external;
   std::string *owned = nullptr;
+  std::optional<StringRef> inModel;
   if (auto it = weightBytes.find(&t); it != weightBytes.end()) {
-    owned = &it->second;
+    inModel = it->second.inModel;
+    if (!inModel)
+      owned = &it->second.owned;
   } else if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     if (!readExternalData(t, static_cast<size_t>(count) * width, external))
       return std::nullopt;
     owned = &external;
   }
-  if (owned || t.has_raw_data()) {
-    const std::string &raw = owned ? *owned : t.raw_data();
+  if (inModel || owned || t.has_raw_data()) {
+    StringRef raw = inModel ? *inModel : owned ? *owned : t.raw_data();
     if (raw.size() != static_cast<size_t>(count) * width) {
       emitError(fileLoc) << "initializer '" << t.name() << "' holds "
                          << raw.size() << " bytes, its shape needs "
@@ -860,6 +889,23 @@ Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
       return true;
     };
     if (!weightName.empty() && isBlobWeight(type) && !uniform()) {
+      if (inModel && keepModel) {
+        // In place: the blob keeps the model's bytes alive, and states
+        // their alignment as it is (their offset in the file decides it;
+        // the passes read blobs as bytes).
+        auto address = reinterpret_cast<uintptr_t>(raw.data());
+        size_t alignment = alignof(uint64_t);
+        while (address % alignment)
+          alignment /= 2;
+        return weightBlob(
+            type, weightName,
+            AsmResourceBlob(
+                ArrayRef<char>(raw.data(), raw.size()), alignment,
+                [keep = keepModel](void *, size_t, size_t) mutable {
+                  keep.reset();
+                },
+                /*dataIsMutable=*/false));
+      }
       if (!owned)
         return weightBlob(
             type, weightName,
@@ -1371,14 +1417,30 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
 } // namespace mlir::attn::onnx_import
 
 namespace mlir::attn {
-OwningOpRef<ModuleOp> importOnnxModel(StringRef bytes, StringRef fileName,
-                                      MLIRContext *context,
-                                      const OnnxImportOptions &options) {
+static OwningOpRef<ModuleOp> importModel(StringRef bytes,
+                                         std::shared_ptr<const void> keepAlive,
+                                         StringRef fileName,
+                                         MLIRContext *context,
+                                         const OnnxImportOptions &options) {
   context->loadDialect<AttnDialect, arith::ArithDialect, func::FuncDialect,
                        linalg::LinalgDialect, math::MathDialect,
                        memref::MemRefDialect, scf::SCFDialect,
                        tensor::TensorDialect>();
-  return onnx_import::Importer(context, fileName, options).run(bytes);
+  return onnx_import::Importer(context, fileName, options)
+      .run(bytes, std::move(keepAlive));
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(StringRef bytes, StringRef fileName,
+                                      MLIRContext *context,
+                                      const OnnxImportOptions &options) {
+  return importModel(bytes, nullptr, fileName, context, options);
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(std::shared_ptr<llvm::MemoryBuffer> file,
+                                      StringRef fileName, MLIRContext *context,
+                                      const OnnxImportOptions &options) {
+  StringRef bytes = file->getBuffer();
+  return importModel(bytes, std::move(file), fileName, context, options);
 }
 
 void registerOnnxImportDialects(DialectRegistry &registry) {

@@ -618,38 +618,62 @@ void addStringGlobal(ModuleOp module, const std::string &name,
 }
 
 /// A global that attn-externalize-constant-globals made a declaration: the
-/// symbol to define, its alignment and a copy of its bytes, which the
-/// compiled module takes over (`bytes` stays valid as long as it lives).
+/// symbol to define, its alignment and memory holding its bytes (a copy, or
+/// the packed blob's own), which the compiled module takes over.
 struct ExternalConstant {
   std::string name;
   uint64_t alignment;
   size_t size;
-  std::unique_ptr<char, JitModule::FreeDeleter> data;
-  const char *bytes = nullptr;
+  std::shared_ptr<const char> data;
 };
 
 /// Memory for `size` bytes at `alignment` (at least). Weights of
 /// megabytes are streamed by every call: on 2 MiB pages (where the kernel
 /// grants them on request) they take 512 times fewer TLB entries.
-std::unique_ptr<char, JitModule::FreeDeleter>
-allocateConstant(size_t size, uint64_t alignment) {
-  constexpr uint64_t kHugePage = 2u << 20;
-  bool huge = size >= kHugePage;
-  if (huge)
-    alignment = std::max(kHugePage, alignment);
+constexpr uint64_t kHugePage = 2u << 20;
+uint64_t constantAlignment(size_t size, uint64_t alignment) {
+  return size >= kHugePage ? std::max(kHugePage, alignment) : alignment;
+}
+char *allocateConstant(size_t size, uint64_t alignment) {
+  alignment = constantAlignment(size, alignment);
   size_t rounded = llvm::alignTo(size, alignment);
-  std::unique_ptr<char, JitModule::FreeDeleter> data(
-      static_cast<char *>(std::aligned_alloc(alignment, rounded)));
-  if (data && huge)
-    ::madvise(data.get(), rounded, MADV_HUGEPAGE);
+  auto *data = static_cast<char *>(std::aligned_alloc(alignment, rounded));
+  if (data && alignment == kHugePage)
+    ::madvise(data, rounded, MADV_HUGEPAGE);
   return data;
 }
 
-/// Copies the bytes of the module's externalized constants into memory of
-/// their own and strips the data attributes (LLVM's translation never sees
-/// them). Then releases every blob nothing in the module refers to any
+/// Takes over the memory of `blob`, which nothing else refers to, if it is
+/// aligned as allocateConstant would have placed it (packed weights are:
+/// attn-vectorize-contractions allocates them so), leaving the blob empty.
+/// Null otherwise.
+std::shared_ptr<const char> adoptBlobMemory(AsmResourceBlob &blob,
+                                            uint64_t alignment) {
+  ArrayRef<char> bytes = blob.getData();
+  auto address = reinterpret_cast<uintptr_t>(bytes.data());
+  // Only memory the compiler allocated for itself (mutable), not a view
+  // such as the importer's of a mapped ONNX file: that one would stay
+  // mapped for the module's life, on 4 KiB pages.
+  if (!blob.isMutable() || !blob.getDeleter() ||
+      address % constantAlignment(bytes.size(), alignment) != 0)
+    return nullptr;
+  // shared_ptr wants a copyable deleter; the blob's is move-only.
+  auto deleter = std::make_shared<AsmResourceBlob::DeleterFn>(
+      std::move(blob.getDeleter()));
+  size_t size = bytes.size(), align = blob.getDataAlignment();
+  blob.getDeleter() = nullptr;
+  return std::shared_ptr<const char>(
+      bytes.data(), [deleter, size, align](const char *p) {
+        (*deleter)(const_cast<char *>(p), size, align);
+      });
+}
+
+/// Takes the bytes of the module's externalized constants into memory of
+/// their own (the blob's, where it is a packed weight's placed for this;
+/// else a copy) and strips the data attributes (LLVM's translation never
+/// sees them). Then releases every blob nothing in the module refers to any
 /// more: the ONNX weights that packing replaced, and each externalized
-/// one's as soon as it is copied. LLVM then works beside one copy of the
+/// one's as soon as it is taken. LLVM then works beside one copy of the
 /// weights instead of three.
 Status takeExternalConstants(ModuleOp module,
                              std::vector<ExternalConstant> &out) {
@@ -692,9 +716,10 @@ Status takeExternalConstants(ModuleOp module,
     if (!value)
       return WalkResult::advance();
     llvm::ArrayRef<char> bytes;
+    AsmResourceBlob *blob = nullptr;
     auto resource = dyn_cast<DenseResourceElementsAttr>(value);
     if (resource) {
-      if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      if ((blob = resource.getRawHandle().getBlob()))
         bytes = blob->getData();
     } else if (auto dense = dyn_cast<DenseIntElementsAttr>(value);
                dense && !dense.isSplat() &&
@@ -713,14 +738,22 @@ Status takeExternalConstants(ModuleOp module,
     ExternalConstant c{
         global.getSymName().str(),
         std::max<uint64_t>(global.getAlignment().value_or(1), 64), bytes.size(),
-        nullptr, nullptr};
-    c.data = allocateConstant(c.size, c.alignment);
+        nullptr};
+    // A blob only this global refers to gives its memory where the
+    // compiler allocated it as a copy would be placed (packed weights);
+    // others are copied.
+    if (blob && references[resource.getRawHandle().getKey()] == 1)
+      c.data = adoptBlobMemory(*blob, c.alignment);
     if (!c.data) {
-      noMemory = c.name + " (" + std::to_string(c.size) + " bytes)";
-      return WalkResult::interrupt();
+      char *copy = allocateConstant(c.size, c.alignment);
+      if (!copy) {
+        noMemory = c.name + " (" + std::to_string(c.size) + " bytes)";
+        return WalkResult::interrupt();
+      }
+      std::memcpy(copy, bytes.data(), c.size);
+      c.data = std::shared_ptr<const char>(
+          copy, [](const char *p) { std::free(const_cast<char *>(p)); });
     }
-    std::memcpy(c.data.get(), bytes.data(), c.size);
-    c.bytes = c.data.get();
     out.push_back(std::move(c));
     global->removeAttr(attn::kExternalDataAttrName);
     if (resource && --references[resource.getRawHandle().getKey()] == 0)
@@ -775,7 +808,7 @@ Status writeConstantsAssembly(const std::vector<ExternalConstant> &constants,
        << ",@object\n\t.size " << sym << ", " << c.size << "\n"
        << sym << ":\n\t.incbin " << quoted(dataPath) << ", " << offset << ", "
        << c.size << "\n";
-    data.write(c.bytes, c.size);
+    data.write(c.data.get(), c.size);
     offset += c.size;
   }
   // No executable stack for the shared object.
@@ -811,8 +844,6 @@ DialectRegistry &registry() {
 
 } // namespace
 
-void JitModule::FreeDeleter::operator()(void *p) const { std::free(p); }
-
 JitModule::~JitModule() {
   if (engine_)
     runFini(); // unload GPU kernels while the code is still there
@@ -842,29 +873,38 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context, llvm::errs());
 
-  std::string err;
-  auto file = openInputFile(path, &err);
-  if (!file)
-    return Status::error(path + ": " + err);
   OwningOpRef<ModuleOp> module;
   auto importStart = std::chrono::steady_clock::now();
   double importSeconds = 0;
   if (llvm::StringRef(path).ends_with(".onnx")) {
-    // ONNX models are imported (attention raised to attn ops) first.
+    // ONNX models are imported (attention raised to attn ops) first. The
+    // weights' blobs view the file's bytes in place (mapped, not read: no
+    // null terminator is asked for, which would rule out a mapping where
+    // the size is a multiple of the page size) and keep the mapping alive
+    // as long as one of them lives: until the JIT has taken or released
+    // them all, or, where a small weight stays inside LLVM's module, until
+    // the compile ends.
+    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+    if (!file)
+      return Status::error(path + ": cannot open input file '" + path +
+                           "': " + file.getError().message());
     attn::OnnxImportOptions importOptions;
     importOptions.raise = options.onnxRaise;
-    module =
-        attn::importOnnxModel(file->getBuffer(), path, &context, importOptions);
+    module = attn::importOnnxModel(
+        std::shared_ptr<llvm::MemoryBuffer>(std::move(*file)), path, &context,
+        importOptions);
     if (!module)
       return Status::error(path + ": ONNX import failed (see the diagnostics "
                                   "above)");
-    // The module holds what it needs (the weights in blobs): the file's
-    // bytes, as large as the model, are not kept through the compile.
-    file.reset();
     importSeconds = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - importStart)
                         .count();
   } else {
+    std::string err;
+    auto file = openInputFile(path, &err);
+    if (!file)
+      return Status::error(path + ": " + err);
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     // Parsed, then verified on its own: a module that parses but breaks an
     // op's rules is not a syntax error, and the message says which.
@@ -1051,7 +1091,7 @@ Status compileFile(const std::string &path, const CompileOptions &options,
       llvm::orc::SymbolMap map;
       for (size_t i = 0; i < constants.size(); ++i)
         map[interner(constants[i].name)] = {
-            llvm::orc::ExecutorAddr::fromPtr(constants[i].bytes),
+            llvm::orc::ExecutorAddr::fromPtr(constants[i].data.get()),
             llvm::JITSymbolFlags::Exported};
       return map;
     });
@@ -1072,8 +1112,9 @@ Status compileFile(const std::string &path, const CompileOptions &options,
 
   out.reset(new JitModule());
   out->engine_ = std::move(*engine);
-  for (ExternalConstant &c : constants)
-    out->externalData_.push_back(std::move(c.data));
+  // (Shared: a shared object written below still reads them.)
+  for (const ExternalConstant &c : constants)
+    out->externalData_.push_back(c.data);
   out->externalConstants = constants.size();
   out->externalConstantBytes = externalBytes;
   out->importSeconds = importSeconds;

@@ -11,6 +11,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
 
 namespace mlir::attn {
 
@@ -20,8 +23,19 @@ struct OnnxImportOptions {
 };
 
 /// Imports the serialized ModelProto in `bytes`. `fileName` names the model
-/// in diagnostics (emitted on `context`); returns null on failure.
+/// in diagnostics (emitted on `context`); returns null on failure. The
+/// weights' blobs hold copies of their bytes.
 OwningOpRef<ModuleOp> importOnnxModel(llvm::StringRef bytes,
+                                      llvm::StringRef fileName,
+                                      MLIRContext *context,
+                                      const OnnxImportOptions &options = {});
+
+/// Imports the model in `file`, whose weights are not copied: their blobs
+/// view the buffer's bytes in place (so stating the alignment the file
+/// gives them) and keep it alive. For a file mapped in memory
+/// (llvm::MemoryBuffer::getFile), the file must then not change while one
+/// of those blobs lives (in the context's blob manager, until released).
+OwningOpRef<ModuleOp> importOnnxModel(std::shared_ptr<llvm::MemoryBuffer> file,
                                       llvm::StringRef fileName,
                                       MLIRContext *context,
                                       const OnnxImportOptions &options = {});

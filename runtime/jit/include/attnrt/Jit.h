@@ -74,16 +74,11 @@ public:
   size_t externalConstants = 0;
   uint64_t externalConstantBytes = 0;
 
-  /// Frees memory from malloc (aligned_alloc).
-  struct FreeDeleter {
-    void operator()(void *p) const;
-  };
-
 private:
   friend Status compileFile(const std::string &, const CompileOptions &,
                             std::unique_ptr<JitModule> &, const std::string &);
   /// The constants' bytes, which the JIT's code reads (freed after it).
-  std::vector<std::unique_ptr<char, FreeDeleter>> externalData_;
+  std::vector<std::shared_ptr<const char>> externalData_;
   std::unique_ptr<mlir::ExecutionEngine> engine_;
 };
 
