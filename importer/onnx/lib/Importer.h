@@ -148,9 +148,11 @@ private:
   /// raw bytes, made from them without a dense attribute in between.
   std::optional<ElementsAttr> tensorOrWeightAttr(const onnx::TensorProto &t,
                                                  StringRef weightName);
-  /// An initializer's bytes from its external data file.
+  /// An initializer's bytes in its external data file, mapped once per
+  /// file (externalFiles), which `file` receives to keep the view alive.
   bool readExternalData(const onnx::TensorProto &t, size_t bytes,
-                        std::string &out);
+                        StringRef &view,
+                        std::shared_ptr<llvm::MemoryBuffer> &file);
   /// Errors (naming the nodes) if the graph has a cycle.
   bool checkAcyclic(const onnx::GraphProto &g);
   /// An initializer's value as an attribute: large float ones as blobs.
@@ -224,6 +226,9 @@ private:
   std::map<const onnx::TensorProto *, WeightBytes> weightBytes;
   std::shared_ptr<const void> keepModel;
   static constexpr size_t kWeightBytes = 1024;
+  /// The external data files read so far, by path: mapped, not read, and
+  /// once each (exports put all weights in one file).
+  std::map<std::string, std::shared_ptr<llvm::MemoryBuffer>> externalFiles;
 
   /// A scalar constant: an initializer, a Constant, known shape arithmetic,
   /// or Pow/Sqrt/Div/Mul/Add/Cast of those (the exports' 1/sqrt(d)).

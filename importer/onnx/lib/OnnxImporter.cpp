@@ -691,7 +691,8 @@ bool Importer::wantsOutput(const onnx::NodeProto &n, int i) {
 }
 
 bool Importer::readExternalData(const onnx::TensorProto &t, size_t bytes,
-                                std::string &out) {
+                                StringRef &view,
+                                std::shared_ptr<llvm::MemoryBuffer> &file) {
   // The external_data entries: location (relative to the model's
   // directory), offset and length (optional).
   std::string location;
@@ -719,15 +720,20 @@ bool Importer::readExternalData(const onnx::TensorProto &t, size_t bytes,
   }
   SmallString<256> path(llvm::sys::path::parent_path(modelPath));
   llvm::sys::path::append(path, location);
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
-  if (!file) {
-    emitError(fileLoc) << "initializer '" << t.name()
-                       << "': cannot read external data file '" << path
-                       << "': " << file.getError().message();
-    return false;
+  std::shared_ptr<llvm::MemoryBuffer> &mapped = externalFiles[path.str().str()];
+  if (!mapped) {
+    auto opened = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!opened) {
+      emitError(fileLoc) << "initializer '" << t.name()
+                         << "': cannot read external data file '" << path
+                         << "': " << opened.getError().message();
+      externalFiles.erase(path.str().str());
+      return false;
+    }
+    mapped = std::move(*opened);
   }
-  uint64_t size = (*file)->getBufferSize();
+  uint64_t size = mapped->getBufferSize();
   if (offset > size || length > size - offset) {
     emitError(fileLoc) << "initializer '" << t.name()
                        << "': external data file '" << path << "' has " << size
@@ -735,7 +741,8 @@ bool Importer::readExternalData(const onnx::TensorProto &t, size_t bytes,
                        << offset;
     return false;
   }
-  out.assign((*file)->getBufferStart() + offset, length);
+  view = mapped->getBuffer().substr(offset, length);
+  file = mapped;
   return true;
 }
 
@@ -851,23 +858,27 @@ Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
   }
   auto type = RankedTensorType::get(shape, *elem);
   size_t width = elem->isInteger(1) ? 1 : elem->getIntOrFloatBitWidth() / 8;
-  // The bytes: a view of the model's (takeWeightBytes), bytes this
-  // function may move into a blob (taken out of the parsed model, or read
-  // from an external file), or the parsed model's raw_data.
-  std::string external;
+  // The bytes: a view of the model's (takeWeightBytes) or of an external
+  // data file's (with the owner that keeps it), a string this function may
+  // move into a blob (taken out of the parsed model), or the parsed
+  // model's raw_data.
   std::string *owned = nullptr;
-  std::optional<StringRef> inModel;
+  std::optional<StringRef> view;
+  std::shared_ptr<const void> viewOwner = keepModel;
   if (auto it = weightBytes.find(&t); it != weightBytes.end()) {
-    inModel = it->second.inModel;
-    if (!inModel)
+    view = it->second.inModel;
+    if (!view)
       owned = &it->second.owned;
   } else if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (!readExternalData(t, static_cast<size_t>(count) * width, external))
+    StringRef bytes;
+    std::shared_ptr<llvm::MemoryBuffer> file;
+    if (!readExternalData(t, static_cast<size_t>(count) * width, bytes, file))
       return std::nullopt;
-    owned = &external;
+    view = bytes;
+    viewOwner = std::move(file);
   }
-  if (inModel || owned || t.has_raw_data()) {
-    StringRef raw = inModel ? *inModel : owned ? *owned : t.raw_data();
+  if (view || owned || t.has_raw_data()) {
+    StringRef raw = view ? *view : owned ? *owned : t.raw_data();
     if (raw.size() != static_cast<size_t>(count) * width) {
       emitError(fileLoc) << "initializer '" << t.name() << "' holds "
                          << raw.size() << " bytes, its shape needs "
@@ -889,10 +900,12 @@ Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
       return true;
     };
     if (!weightName.empty() && isBlobWeight(type) && !uniform()) {
-      if (inModel && keepModel) {
-        // In place: the blob keeps the model's bytes alive, and states
-        // their alignment as it is (their offset in the file decides it;
-        // the passes read blobs as bytes).
+      // (Views only where the caller lets the module keep its input alive;
+      // the external files' mappings are the importer's own either way.)
+      if (view && keepModel) {
+        // In place: the blob keeps the bytes alive, and states their
+        // alignment as it is (their offset in the file decides it; the
+        // passes read blobs as bytes).
         auto address = reinterpret_cast<uintptr_t>(raw.data());
         size_t alignment = alignof(uint64_t);
         while (address % alignment)
@@ -901,7 +914,7 @@ Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
             type, weightName,
             AsmResourceBlob(
                 ArrayRef<char>(raw.data(), raw.size()), alignment,
-                [keep = keepModel](void *, size_t, size_t) mutable {
+                [keep = std::move(viewOwner)](void *, size_t, size_t) mutable {
                   keep.reset();
                 },
                 /*dataIsMutable=*/false));
