@@ -245,6 +245,12 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
                      !avx512Bf16);
   if (expandBf16)
     add("func.func(arith-expand{include-bf16=true})");
+  // On request, a whole model's hundreds of parallel regions in parts of a
+  // few each: LLVM's outlining of a region scans the whole function around
+  // it. (Off by default: the split code ran 2-3% slower, not understood.)
+  if (options.parallel && options.regionsPerFunction > 0)
+    pm.addPass(createAttnSplitParallelFunctionsPass(
+        {/*regionsPerPart=*/options.regionsPerFunction}));
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "convert-vector-to-llvm{enable-x86vector},"
       "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"

@@ -898,6 +898,66 @@ def AttnGuidedOmpSchedulePass
   ];
 }
 
+def AttnSplitParallelFunctionsPass
+    : Pass<"attn-split-parallel-functions", "mlir::ModuleOp"> {
+  let summary = "Split functions with many omp.parallel regions into parts of a few regions each";
+  let description = [{
+    MLIR's OpenMP translation outlines every `omp.parallel` region with
+    LLVM's CodeExtractor, which first builds an analysis cache of the whole
+    function around the region: a function with R regions and N
+    instructions costs R x N. A whole model lowers to one `main` with
+    hundreds of regions (GPT-2 small's 12 blocks: about 300), and those
+    caches took about 28% of its compile. (In `attn-lower-to-cpu-pipeline`
+    only with `regions-per-function`: the split code ran 2-3% slower.)
+    This pass cuts the top-level ops
+    of such a function into consecutive parts of at least
+    `regions-per-part` regions (the last may have fewer), moves each part
+    into a private function `<name>_part<i>` (LLVM linkage internal) and
+    calls them in order.
+
+    The values a part uses from before it become its arguments, constants
+    (ConstantLike ops and `memref.get_global`) are cloned into it instead,
+    so that they stay constants inside its regions, and the values later
+    ops use become its results. A cut is only made where every value live
+    across it is a memref, integer, index, float or vector, and none may
+    point into stack memory (the results of an op with a `memref.alloca`
+    or `llvm.alloca` in it, or made from such a value by anything but a
+    load); otherwise it moves past that op. Functions with at most
+    `regions-per-part` regions, or more than one block, are left alone.
+
+    Before (regions-per-part=1):
+    ```mlir
+    func.func @main(%a: memref<8xf32>) -> memref<8xf32> {
+      %c = arith.constant 1.0 : f32
+      %t = memref.alloc() : memref<8xf32>
+      omp.parallel { ... %a, %t, %c ... }
+      omp.parallel { ... %t ... }
+      return %t : memref<8xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @main(%a: memref<8xf32>) -> memref<8xf32> {
+      %t = call @main_part0(%a) : (memref<8xf32>) -> memref<8xf32>
+      call @main_part1(%t) : (memref<8xf32>) -> ()
+      return %t : memref<8xf32>
+    }
+    func.func private @main_part0(%a: memref<8xf32>) -> memref<8xf32> {
+      %c = arith.constant 1.0 : f32
+      %t = memref.alloc() : memref<8xf32>
+      omp.parallel { ... }
+      return %t : memref<8xf32>
+    }
+    func.func private @main_part1(%t: memref<8xf32>) { omp.parallel { ... } return }
+    ```
+  }];
+  let options = [
+    Option<"regionsPerPart", "regions-per-part", "unsigned", /*default=*/"8",
+           "Parallel regions after which a part ends (at least 1)">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::LLVM::LLVMDialect"];
+}
+
 def ConvertAttnToGpuPass : Pass<"convert-attn-to-gpu", "mlir::ModuleOp"> {
   let summary = "attn.sdpa entry points -> a flash-attention GPU kernel on tensor cores";
   let description = [{
