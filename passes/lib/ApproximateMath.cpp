@@ -5,6 +5,12 @@
 // LLVM vectorizes like the rest of the loop body. erf (an imported exact
 // GELU) has no LLVM lowering at all, so it is approximated in any case.
 //
+// Only ops on scalars and vectors are rewritten: upstream's patterns build
+// their constants and compares for those, and on a whole tensor they made
+// a compare of a tensor with a scalar. Tensor ops are left to
+// convert-elementwise-to-linalg, which the CPU pipeline runs first, so that
+// they reach this pass as scalars in a linalg.generic body.
+//
 //===----------------------------------------------------------------------===//
 
 #include "attn/Passes.h"
@@ -13,6 +19,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::attn {
@@ -43,7 +50,20 @@ struct AttnApproximateMathPass
     populateMathAlgebraicSimplificationPatterns(patterns);
     populateMathF32ExpansionPatterns(patterns, selected);
     populateMathPolynomialApproximationPatterns(patterns, selected);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    SmallVector<Operation *> scalarAndVectorOps;
+    getOperation()->walk([&](Operation *op) {
+      auto isTensor = [](Type type) { return isa<TensorType>(type); };
+      if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+          llvm::any_of(op->getOperandTypes(), isTensor) ||
+          llvm::any_of(op->getResultTypes(), isTensor))
+        return;
+      scalarAndVectorOps.push_back(op);
+    });
+    // The ops the patterns create are scalars and vectors too.
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    if (failed(applyOpPatternsGreedily(scalarAndVectorOps, std::move(patterns),
+                                       config)))
       signalPassFailure();
   }
 };

@@ -200,13 +200,14 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     tiles.splitNItems = options.contractionSplitNItems;
     pm.addPass(createAttnVectorizeContractionsPass(tiles));
   }
+  // Elementwise arith/math on whole tensors (e.g. a residual add around the
+  // attention block) becomes linalg so that it bufferizes, and before the
+  // approximations, which rewrite scalars and vectors only.
+  add("func.func(convert-elementwise-to-linalg),canonicalize,cse");
   // (erf in any case: LLVM cannot lower it.)
   pm.addPass(createAttnApproximateMathPass({/*expAndTanh=*/options.fastExp}));
   if (options.emitCInterface)
     pm.addPass(createAttnEmitCInterfacePass());
-  // Elementwise arith/math on whole tensors (e.g. a residual add around the
-  // attention block) becomes linalg so that it bufferizes.
-  add("func.func(convert-elementwise-to-linalg),canonicalize,cse");
   pm.addPass(createAttnBufferizePass());
   add("buffer-deallocation-pipeline,convert-bufferization-to-memref");
   // Buffer copies (a KV cache's concatenations) as vector copies of their

@@ -67,3 +67,19 @@ func.func @pow(%x: f32, %e: f32) -> (f32, f32) {
   %b = math.powf %x, %e : f32
   return %a, %b : f32, f32
 }
+
+// Ops on whole tensors are left alone (the patterns build scalar and
+// vector compares; on a tensor they made invalid IR), and the pipeline
+// turns them into linalg.generic first, whose scalar bodies are rewritten.
+// CHECK-LABEL: func.func @whole_tensors(
+// CHECK: math.tanh %{{.*}} : tensor<4x16xf32>
+// CHECK: math.exp %{{.*}} : tensor<4x16xf32>
+// CHECK: math.erf %{{.*}} : tensor<4x16xf32>
+// ERFONLY-LABEL: func.func @whole_tensors(
+// ERFONLY: math.erf %{{.*}} : tensor<4x16xf32>
+func.func @whole_tensors(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %g = math.tanh %x : tensor<4x16xf32>
+  %e = math.exp %g : tensor<4x16xf32>
+  %r = math.erf %e : tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}

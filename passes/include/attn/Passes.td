@@ -483,7 +483,9 @@ def AttnApproximateMathPass : Pass<"attn-approximate-math", "mlir::ModuleOp"> {
     rewritten, also with `exp-and-tanh=false`: LLVM has no lowering of it.
     So is `math.powf` by a constant exponent (2, 3, 0.5, -1, ...: an
     imported `torch.pow(x, 3)`), into multiplications, sqrt or a division
-    instead of a libm call per element.
+    instead of a libm call per element. Only ops on scalars and vectors
+    are rewritten; ops on whole tensors are left for
+    `convert-elementwise-to-linalg`, which the CPU pipeline runs first.
 
     Before: `%e = math.exp %x : f32`
     After: `arith.mulf`/`arith.addf`/`math.fma` ... `arith.bitcast` (no call)
