@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LinalgBuilders.h"
+#include "SdpaIndexing.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -109,8 +110,8 @@ Value convertElementType(OpBuilder &b, Location loc, Value t, Type elem) {
 void setBand(SdpaConfig &cfg, CausalKind causal, std::optional<uint64_t> left,
              std::optional<uint64_t> right) {
   cfg.causal = causal;
-  cfg.windowLeft = left ? static_cast<int64_t>(*left) : -1;
-  cfg.windowRight = right ? static_cast<int64_t>(*right) : -1;
+  cfg.windowLeft = left ? clampWindow(*left) : -1;
+  cfg.windowRight = right ? clampWindow(*right) : -1;
 }
 
 Value buildOutsideBand(OpBuilder &b, Location loc, Value i, Value j,

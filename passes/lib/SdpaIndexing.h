@@ -78,22 +78,28 @@ struct SdpaIndexing {
   }
 };
 
+/// A window bound as the lowerings compute with it: bounds beyond any
+/// sequence length (a tensor dim of 2^40 would be terabytes) are clamped to
+/// 2^40, so that index arithmetic on them (q0 + rows + offset + R) cannot
+/// overflow; they hide no key either way.
+inline int64_t clampWindow(uint64_t bound) {
+  constexpr uint64_t kFarKey = uint64_t(1) << 40;
+  return static_cast<int64_t>(std::min(bound, kFarKey));
+}
+
 /// The keys query row i sees: -left <= j - (i + offset) <= right, offset =
 /// Tk - Tq for causal(bottom_right) and 0 otherwise; -1 is no bound on that
-/// side. Causal is right = 0, a sliding window sets either side. Bounds
-/// beyond any sequence length are clamped to 2^40, so that index arithmetic
-/// on them cannot overflow.
+/// side. Causal is right = 0, a sliding window sets either side.
 struct KeyBand {
   int64_t left = -1, right = -1;
 
   explicit KeyBand(SdpaOp op) {
-    constexpr uint64_t kFarKey = uint64_t(1) << 40;
     if (op.getCausal() != CausalKind::none)
       right = 0;
     else if (op.getWindowRight())
-      right = static_cast<int64_t>(std::min(*op.getWindowRight(), kFarKey));
+      right = clampWindow(*op.getWindowRight());
     if (op.getWindowLeft())
-      left = static_cast<int64_t>(std::min(*op.getWindowLeft(), kFarKey));
+      left = clampWindow(*op.getWindowLeft());
   }
 
   /// Block indices for query rows whose diagonal keys are firstDiag ..

@@ -1,9 +1,12 @@
 # RUN: %python %s %t | FileCheck %s
 #
 # Sliding windows (window_left / window_right, alone and with causal, both
-# alignments) through the plain lowering, the flash lowering with default
-# blocks and with small blocks (windows cross block edges), against the
-# float64 reference given the same band as an explicit bool mask.
+# alignments) through the plain lowering, the default pipeline (the
+# vectorized core at d = 16), the flash lowering with default blocks and
+# with small blocks (windows cross block edges), against the float64
+# reference given the same band as an explicit bool mask. Windows up to
+# INT64_MAX hide nothing: the lowerings add them to row and block indices,
+# where they once overflowed into all-zero outputs.
 
 import os
 import sys
@@ -13,8 +16,12 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import attn_exec  # noqa: E402
 
-VARIANTS = [("plain", "optimize=false"), ("flash", ""),
-            ("flash-small-blocks", "flash-block-q=4 flash-block-kv=8")]
+VARIANTS = [("plain", "optimize=false"), ("default", ""),
+            ("flash", "vectorize-sdpa=false"),
+            ("flash-small-blocks",
+             "vectorize-sdpa=false flash-block-q=4 flash-block-kv=8")]
+
+INT64_MAX = 2**63 - 1
 
 CASES = [  # (Tq, Tk, left, right, causal)
     (9, 9, 2, None, "top_left"),
@@ -25,6 +32,11 @@ CASES = [  # (Tq, Tk, left, right, causal)
     (5, 9, 2, None, "bottom_right"),
     (9, 5, 1, None, "bottom_right"),  # rows 0-3 see nothing: exact zeros
     (64, 64, 0, 0, None),             # each query sees only itself
+    (5, 9, None, INT64_MAX, None),    # windows that hide nothing
+    (5, 9, INT64_MAX, INT64_MAX - 4, None),
+    (9, 5, INT64_MAX, None, "bottom_right"),
+    (40, 33, INT64_MAX - 100, 2, "top_left"),
+    (33, 40, 3, INT64_MAX, None),
 ]
 
 
