@@ -61,11 +61,21 @@ void Importer::importAttention(const onnx::NodeProto &n) {
       nodeError(n) << "3-D Q/K/V need q_num_heads and kv_num_heads";
       return;
     }
-    q = splitHeads(n, q, hq);
-    k = splitHeads(n, k, hkv);
-    v = splitHeads(n, v, hkv);
-    if (failed)
+    // (One error for the first input that does not split.)
+    for (auto [x, heads] : {std::make_pair(&q, hq), std::make_pair(&k, hkv),
+                            std::make_pair(&v, hkv)}) {
+      *x = splitHeads(n, *x, heads);
+      if (failed)
+        return;
+    }
+    int64_t dq = typeOf(q).getDimSize(3), dk = typeOf(k).getDimSize(3);
+    if (dq != dk) {
+      nodeError(n) << "Q's head size " << dq << " (hidden " << qt.getDimSize(2)
+                   << " / q_num_heads " << hq << ") differs from K's " << dk
+                   << " (hidden " << kt.getDimSize(2) << " / kv_num_heads "
+                   << hkv << ")";
       return;
+    }
     layout = HeadLayout::seq_major;
   }
   if (pastK) {
@@ -187,10 +197,8 @@ void Importer::importAttention(const onnx::NodeProto &n) {
       b, loc, outType, q, k, v, mask, CausalKindAttr::get(ctx, causal),
       MaskKindAttr::get(ctx, maskKind), HeadLayoutAttr::get(ctx, layout), left,
       right, softcap, scale, b.getF32FloatAttr(0.0f), b.getI64IntegerAttr(0));
-  if (verify(o.getDefiningOp()).failed()) {
-    failed = true;
+  if (verifyNodeOp(n, o.getDefiningOp()).failed())
     return;
-  }
   if (wantsOutput(n, 3)) {
     int64_t mode = intAttr(n, "qk_matmul_output_mode", 0);
     if (mode < 0 || mode > 3) {
@@ -529,7 +537,13 @@ Value Importer::swapHeadsAndTokens(Location loc, Value x) {
 Value Importer::splitHeads(const onnx::NodeProto &n, Value x, int64_t heads) {
   auto t = cast<RankedTensorType>(x.getType());
   int64_t width = t.getShape().back();
-  if (ShapedType::isDynamic(width) || width % heads != 0) {
+  if (ShapedType::isDynamic(width)) {
+    nodeError(n) << "3-D inputs need a static hidden size (the last dim) to "
+                    "split into "
+                 << heads << " heads, got a dynamic one";
+    return x;
+  }
+  if (width % heads != 0) {
     nodeError(n) << "hidden size " << width << " is not a multiple of " << heads
                  << " heads";
     return x;

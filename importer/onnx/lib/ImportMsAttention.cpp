@@ -245,10 +245,8 @@ void Importer::importMsMultiHeadAttention(const onnx::NodeProto &n) {
                              HeadLayoutAttr::get(ctx, HeadLayout::heads_major),
                              IntegerAttr(), IntegerAttr(), FloatAttr(), scale,
                              b.getF32FloatAttr(0.0f), b.getI64IntegerAttr(0));
-  if (verify(sdpa).failed()) {
-    failed = true;
+  if (verifyNodeOp(n, sdpa).failed())
     return;
-  }
   // [B, N, S, hv] -> [B, S, N * hv].
   Value merged = swapHeadsAndTokens(loc, sdpa);
   auto mt = typeOf(merged);

@@ -122,6 +122,10 @@ private:
 
   /// Reports an error on node `n` and marks the import failed.
   InFlightDiagnostic nodeError(const onnx::NodeProto &n);
+  /// Verifies `op`, built for node `n`; a failure is reported as an error
+  /// of the node that names the attribute or shape at fault (the op
+  /// verifier's message, without its dump of the op).
+  LogicalResult verifyNodeOp(const onnx::NodeProto &n, Operation *op);
 
   std::optional<Type> elemType(int dt);
 

@@ -359,6 +359,26 @@ InFlightDiagnostic Importer::nodeError(const onnx::NodeProto &n) {
   return std::move(d << ", opset " << opset << "): ");
 }
 
+LogicalResult Importer::verifyNodeOp(const onnx::NodeProto &n, Operation *op) {
+  std::string first;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && first.empty())
+        first = d.str();
+      return success();
+    });
+    result = verify(op);
+  }
+  // The verifier's message starts "'<op>' op ".
+  StringRef why(first);
+  why.consume_front(("'" + op->getName().getStringRef() + "' op ").str());
+  if (result.failed())
+    nodeError(n) << "its inputs and attributes give an invalid "
+                 << op->getName() << ": " << why;
+  return result;
+}
+
 std::optional<Type> Importer::elemType(int dt) {
   switch (dt) {
   case onnx::TensorProto::FLOAT:

@@ -151,6 +151,19 @@ save("matmul_vector_mismatch",
 save("matmul_mismatch",
      [helper.make_node("MatMul", ["A", "B"], ["Y"], name="mm")],
      [vi("A", F, [2, 3]), vi("B", F, [4, 5])], [vi("Y", F, [2, 5])])
+# Attention nodes whose heads or attributes do not fit: one error each,
+# naming the node and what is wrong.
+for name, q_heads, kv_heads, width, attrs in [
+        ("attention_heads_not_dividing", 5, 5, 12, {}),
+        ("attention_dynamic_hidden", 2, 2, "h", {}),
+        ("attention_head_sizes_differ", 4, 3, 12, {}),
+        ("attention_negative_softcap", 2, 2, 12, {"softcap": -1.0}),
+        ("attention_infinite_scale", 2, 2, 12, {"scale": float("inf")})]:
+    save(name,
+         [helper.make_node("Attention", ["Q", "K", "V"], ["Y"], q_num_heads=q_heads,
+                           kv_num_heads=kv_heads, name="attn", **attrs)],
+         [vi("Q", F, [1, 4, width]), vi("K", F, [1, 3, width]), vi("V", F, [1, 3, width])],
+         [vi("Y", F, [1, 4, width])])
 save("huge_dims",
      [helper.make_node("Identity", ["A"], ["Y"], name="copy")],
      [vi("A", F, [1 << 40, 1 << 40])], [vi("Y", F, [1 << 40, 1 << 40])])
