@@ -1,6 +1,7 @@
 // The CPU pipeline splits a function with more parallel regions than
 // `regions-per-function` into internal parts (attn-split-parallel-functions)
-// before LLVM translation; 0, the default, keeps one function. The split code computes
+// before LLVM translation (8 by default, so this small function stays whole
+// unless the option is lower); 0 keeps one function. The split code computes
 // the same bits, and NumPy's float64 values to a relative 1e-5 of the
 // largest.
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline=regions-per-function=2 | FileCheck %s

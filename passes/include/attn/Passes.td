@@ -909,8 +909,8 @@ def AttnSplitParallelFunctionsPass
     function around the region: a function with R regions and N
     instructions costs R x N. A whole model lowers to one `main` with
     hundreds of regions (GPT-2 small's 12 blocks: about 300), and those
-    caches took about 28% of its compile. (In `attn-lower-to-cpu-pipeline`
-    only with `regions-per-function`: the split code ran 2-3% slower.)
+    caches took about 28% of its compile. (`attn-lower-to-cpu-pipeline`'s
+    `regions-per-function`, 8 by default.)
     This pass cuts the top-level ops
     of such a function into consecutive parts of at least
     `regions-per-part` regions (the last may have fewer), moves each part
