@@ -971,6 +971,25 @@ Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
     SmallVector<bool> v(t.int32_data().begin(), t.int32_data().end());
     return DenseElementsAttr::get(type, ArrayRef<bool>(v));
   }
+  // float16 and bfloat16 in the typed field: each value's 16 bits in an
+  // int32 (what onnx.helper.make_tensor writes without raw=True).
+  if ((elem->isF16() || elem->isBF16()) && t.int32_data_size() == count) {
+    SmallVector<uint16_t> bits;
+    bits.reserve(count);
+    for (int32_t v : t.int32_data()) {
+      if (v < 0 || v > 0xFFFF) {
+        emitError(fileLoc) << "initializer '" << t.name() << "': int32_data "
+                           << "holds " << v << ", not the 16 bits of a "
+                           << (elem->isF16() ? "float16" : "bfloat16")
+                           << " value";
+        return std::nullopt;
+      }
+      bits.push_back(static_cast<uint16_t>(v));
+    }
+    return DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(reinterpret_cast<const char *>(bits.data()),
+                             bits.size() * sizeof(uint16_t)));
+  }
   emitError(fileLoc) << "initializer '" << t.name()
                      << "' has no data matching its shape and type";
   return std::nullopt;

@@ -102,6 +102,28 @@ save("weights",
 np.save(os.path.join(d, "weights_W.npy"), w)
 np.save(os.path.join(d, "weights_B.npy"), bias)
 
+# Half-precision weights in the typed field: each value's 16 bits in an
+# int32 (onnx.helper.make_tensor without raw=True), f16 and bf16; and one
+# whose int32_data holds more than 16 bits.
+for name, onnx_type, bits in [
+        ("typed_f16_weights", TensorProto.FLOAT16,
+         w.astype(np.float16).view(np.uint16)),
+        ("typed_bf16_weights", TensorProto.BFLOAT16,
+         (w.view(np.uint32) >> 16).astype(np.uint16))]:
+    t = TensorProto(name="W", data_type=onnx_type, dims=w.shape)
+    t.int32_data.extend(int(v) for v in bits.ravel())
+    save(name, [helper.make_node("MatMul", ["X", "W"], ["Y"], name="proj")],
+         [vi("X", onnx_type, [2, 32])], [vi("Y", onnx_type, [2, 32])], inits=[t])
+    np.save(os.path.join(d, name + "_W.npy"),
+            bits.view(np.float16).astype(np.float32) if onnx_type == TensorProto.FLOAT16
+            else (bits.astype(np.uint32) << 16).view(np.float32))
+bad16 = TensorProto(name="W", data_type=TensorProto.FLOAT16, dims=[2])
+bad16.int32_data.extend([0x3C00, 0x10000])
+save("typed_f16_out_of_range",
+     [helper.make_node("Identity", ["W"], ["Y"], name="copy")],
+     [vi("X", TensorProto.FLOAT16, [2])], [vi("Y", TensorProto.FLOAT16, [2])],
+     inits=[bad16])
+
 
 def external(name, location, offset=0):
     """The weights model with W stored in an external data file."""
