@@ -117,6 +117,10 @@ void Importer::importAttention(const onnx::NodeProto &n) {
                    << " differs from Q's " << q4.getElementType();
       return;
     }
+    mask = fitMaskToKeys(n, mask, k, layout == HeadLayout::seq_major ? 1 : 2,
+                         maskKind == MaskKind::additive);
+    if (!mask)
+      return;
   }
   FloatAttr scale, softcap;
   if (auto s = floatAttr(n, "scale"))
@@ -518,6 +522,80 @@ Value Importer::buildBandMask(Location loc, Value q, Value k, Value len,
                  out = arith::SelectOp::create(nb, l, ok, user, ninf);
                }
                linalg::YieldOp::create(nb, l, ValueRange{out});
+             })
+      .getResult(0);
+}
+
+Value Importer::fitMaskToKeys(const onnx::NodeProto &n, Value mask, Value k,
+                              int64_t keyDim, bool additive) {
+  auto mt = cast<RankedTensorType>(mask.getType());
+  int64_t r = mt.getRank();
+  if (r == 0 || mt.getDimSize(r - 1) == 1)
+    return mask; // broadcast along the keys
+  OpFoldResult have = dimOf(mask, r - 1), want = dimOf(k, keyDim);
+  if (isEqualConstantIntOrValue(have, want))
+    return mask;
+  Location loc = nodeLoc(n);
+  Type elem = mt.getElementType();
+  Value fill = arith::ConstantOp::create(
+      b, loc,
+      additive ? cast<TypedAttr>(b.getFloatAttr(
+                     elem, -std::numeric_limits<double>::infinity()))
+               : cast<TypedAttr>(b.getBoolAttr(false)));
+  std::optional<int64_t> haveN = getConstantIntValue(have),
+                         wantN = getConstantIntValue(want);
+  if (haveN && wantN) {
+    if (*haveN > *wantN || opset < 24) {
+      nodeError(n) << "attn_mask covers " << *haveN << " keys, the attention "
+                   << "has " << *wantN << " (past and new)"
+                   << (opset < 24 ? "; opset 24 pads shorter masks" : "");
+      return Value();
+    }
+    // Opset 24: the missing columns are masked.
+    SmallVector<OpFoldResult> lo(r, b.getIndexAttr(0)),
+        hi(r, b.getIndexAttr(0));
+    hi.back() = b.getIndexAttr(*wantN - *haveN);
+    SmallVector<int64_t> shape(mt.getShape());
+    shape.back() = *wantN;
+    return tensor::PadOp::create(b, loc, RankedTensorType::get(shape, elem),
+                                 mask, lo, hi, fill);
+  }
+  // Lengths known only while running: column j is the mask's while j <
+  // its length and masked after it; a mask longer than the keys stops the
+  // call (its last column is the index the check reports).
+  std::string slot = indexErrorSlot(n, "attn_mask '" + n.input(3) +
+                                           "': its last key against the " +
+                                           "past and new keys");
+  SmallVector<OpFoldResult> sizes = sizesOf(mask);
+  sizes.back() = want;
+  Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
+  Value haveV = getValueOrCreateConstantIndexOp(b, loc, have);
+  Value wantV = getValueOrCreateConstantIndexOp(b, loc, want);
+  auto id = b.getMultiDimIdentityMap(r);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
+             SmallVector<AffineMap>{id},
+             SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange) {
+               SmallVector<Value> at;
+               for (int64_t d = 0; d < r; ++d)
+                 at.push_back(linalg::IndexOp::create(nb, l, d));
+               Value j = at.back();
+               Value one = arith::ConstantIndexOp::create(nb, l, 1);
+               Value last = arith::SubIOp::create(nb, l, haveV, one);
+               Value value = checkedRead(
+                   nb, l, slot, last, wantV, elem,
+                   [&](OpBuilder &rb, Location rl) -> Value {
+                     Value inMask = arith::CmpIOp::create(
+                         rb, rl, arith::CmpIPredicate::slt, j, haveV);
+                     // (Clamped: the read stays inside the mask.)
+                     at.back() = arith::MaxSIOp::create(
+                         rb, rl, arith::MinSIOp::create(rb, rl, j, last),
+                         arith::ConstantIndexOp::create(rb, rl, 0));
+                     Value m = tensor::ExtractOp::create(rb, rl, mask, at);
+                     return arith::SelectOp::create(rb, rl, inMask, m, fill);
+                   });
+               linalg::YieldOp::create(nb, l, value);
              })
       .getResult(0);
 }

@@ -180,14 +180,17 @@ void Importer::importGather(const onnx::NodeProto &n) {
   define(n, 0, out);
 }
 
-std::string Importer::indexErrorSlot(const onnx::NodeProto &n) {
+std::string Importer::indexErrorSlot(const onnx::NodeProto &n,
+                                     std::string what) {
+  if (what.empty())
+    what = "indices '" + n.input(1) + "'";
   // The runtime's names (attnrt/Module.h: kIndexErrorSlotPrefix).
   std::string name =
       "__attn_index_error_" + std::to_string(indexCheckSites.size());
   std::string site = (llvm::sys::path::filename(modelPath) + ": " +
                       (n.name().empty() ? "node #" + std::to_string(nodeIndex)
                                         : "'" + n.name() + "'") +
-                      " (" + n.op_type() + ", indices '" + n.input(1) + "')")
+                      " (" + n.op_type() + ", " + what + ")")
                          .str();
   // One line per site in the runtime's list.
   std::replace(site.begin(), site.end(), '\n', ' ');

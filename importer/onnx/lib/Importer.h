@@ -429,6 +429,13 @@ private:
 
   /// [B, X, Y, D] -> [B, Y, X, D] (a copy).
   Value swapHeadsAndTokens(Location loc, Value x);
+  /// Attention's attn_mask with its last dim made the key count of `k`
+  /// (dim `keyDim`, past and new keys): shorter masks (opset 24) padded with
+  /// masked columns, at compile time or, for dynamic lengths, while
+  /// running, where a mask longer than the keys is a run-time error (so no
+  /// read leaves the mask). Null after an error.
+  Value fitMaskToKeys(const onnx::NodeProto &n, Value mask, Value k,
+                      int64_t keyDim, bool additive);
 
   /// [B, S, H*D] -> [B, S, H, D] (a view).
   Value splitHeads(const onnx::NodeProto &n, Value x, int64_t heads);
@@ -502,7 +509,9 @@ private:
   /// A new slot for Gather `n`'s index check: a public global of three i64
   /// (hit, index, size) that the runtime clears before each call and reads
   /// after it (attnrt/Module.h); its symbol name.
-  std::string indexErrorSlot(const onnx::NodeProto &n);
+  /// `what` names the checked index in the runtime's message (default: the
+  /// Gather's indices input).
+  std::string indexErrorSlot(const onnx::NodeProto &n, std::string what = "");
   /// In a Gather's body: the element `readInRange` reads if index `i` lies
   /// in [-size, size); otherwise writes (1, i, size) to `slot` and reads
   /// nothing (0 of type `elem`).
