@@ -53,7 +53,8 @@ struct AttnApproximateMathPass
     SmallVector<Operation *> scalarAndVectorOps;
     getOperation()->walk([&](Operation *op) {
       auto isTensor = [](Type type) { return isa<TensorType>(type); };
-      if (!isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+      Dialect *dialect = op->getDialect(); // (null: an unregistered op)
+      if (!dialect || !isa<arith::ArithDialect, math::MathDialect>(dialect) ||
           llvm::any_of(op->getOperandTypes(), isTensor) ||
           llvm::any_of(op->getResultTypes(), isTensor))
         return;

@@ -260,9 +260,10 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
         {/*regionsPerPart=*/options.regionsPerFunction}));
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "convert-vector-to-llvm{enable-x86vector},"
-      "finalize-memref-to-llvm,convert-math-to-llvm,"
-      // What LLVM has no intrinsic for (asinh, acosh, atanh, cbrt, erfc)
-      // calls libm, element by element.
+      // (log1p not as log(1 + x), which loses a small x: libm's log1pf.)
+      "finalize-memref-to-llvm,convert-math-to-llvm{approximate-log1p=false},"
+      // What LLVM has no intrinsic for (asinh, acosh, atanh, cbrt, erfc,
+      // log1p) calls libm, element by element.
       "convert-math-to-libm,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "convert-openmp-to-llvm,reconcile-unrealized-casts,canonicalize,cse");

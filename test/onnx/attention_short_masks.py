@@ -6,8 +6,10 @@
 # padded or refused at import; lengths known only while running (a
 # dim_param past length) are padded while running, and a mask longer than
 # the keys stops the call with an error and no output (it had been read
-# past its end). Outputs against a float64 NumPy reference of the ONNX
-# formula, relative 1e-5.
+# past its end). At opset 23 a short mask of static length is an error.
+# Also opset 25 windows of INT64_MAX over a static cache (shifted by the
+# past length at import, where the sum overflowed). Outputs against a
+# float64 NumPy reference of the ONNX formula, relative 1e-5.
 
 import os
 import subprocess
@@ -22,10 +24,11 @@ F = TensorProto.FLOAT
 B = TensorProto.BOOL
 
 
-def model(path, opset, shapes, mask_type, causal, past):
+def model(path, opset, shapes, mask_type, causal, past, **attrs):
     names = ["Q", "K", "V", "attn_mask"] + (["past_key", "past_value"] if past else [])
     outputs = ["Y"] + (["present_key", "present_value"] if past else [])
-    node = helper.make_node("Attention", names, outputs, is_causal=int(causal), name="attn")
+    node = helper.make_node("Attention", names, outputs, is_causal=int(causal), name="attn",
+                            **attrs)
     inputs = [helper.make_tensor_value_info(n, mask_type if n == "attn_mask" else F, shapes[n])
               for n in names]
     outs = [helper.make_tensor_value_info(n, F, None) for n in outputs]
@@ -121,6 +124,22 @@ def main():
                                   "past_key": pk, "past_value": pv}, 3)
     print("dynamic long: rc", proc.returncode, "outputs", any(os.path.exists(p) for p in outs))
     print(proc.stderr.strip().splitlines()[-1])
+    # Opset 25 windows of INT64_MAX over a static cache hide nothing (the
+    # importer shifts a window by the past length, which overflowed).
+    path = os.path.join(work, "window.onnx")
+    static_past = {"Q": [1, 2, 3, 8], "K": [1, 2, 3, 8], "V": [1, 2, 3, 8],
+                   "attn_mask": [3, 7], "past_key": [1, 2, 4, 8], "past_value": [1, 2, 4, 8]}
+    mask = np.ones((3, 7), bool)
+    for causal in (False, True):
+        model(path, 25, static_past, B, causal, past=True,
+              left_window_size=2**63 - 1, right_window_size=2**63 - 1)
+        proc, outs = run(work, path, {"Q": q3, "K": k3, "V": v3, "attn_mask": mask,
+                                      "past_key": pk, "past_value": pv}, 3)
+        want = reference(q3, k3, v3, mask, causal, pk, pv)
+        err = (abs(np.load(outs[0]) - want).max() / abs(want).max()
+               if proc.returncode == 0 else None)
+        print("INT64_MAX windows%s" % (" causal" if causal else ""),
+              "ok" if err is not None and err < 1e-5 else "FAIL %s" % proc.stderr)
 
 
 if __name__ == "__main__":
@@ -138,3 +157,5 @@ if __name__ == "__main__":
 # CHECK: dynamic float mask of 5 keys for 7 ok
 # CHECK: dynamic long: rc 1 outputs False
 # CHECK: attention-run: error: @main: dynamic.onnx: 'attn' (Attention, attn_mask 'attn_mask': its last key against the past and new keys): index 8 is outside [-7, 7) for an axis of size 7; the call returned no result
+# CHECK: INT64_MAX windows ok
+# CHECK: INT64_MAX windows causal ok

@@ -135,6 +135,14 @@ void Importer::importAttention(const onnx::NodeProto &n) {
   bool isCausal = intAttr(n, "is_causal", 0) != 0;
   int64_t l = opset >= 25 ? intAttr(n, "left_window_size", -1) : -1;
   int64_t r = opset >= 25 ? intAttr(n, "right_window_size", -1) : -1;
+  // A window wider than any sequence (2^40 keys would be terabytes) hides
+  // nothing: no bound, so that shifting it by the past length below cannot
+  // overflow.
+  constexpr int64_t kFarKey = int64_t(1) << 40;
+  if (l > kFarKey)
+    l = -1;
+  if (r > kFarKey)
+    r = -1;
   CausalKind causal = isCausal ? CausalKind::top_left : CausalKind::none;
   int64_t past =
       pastK ? cast<RankedTensorType>(pastK.getType()).getDimSize(2) : 0;
@@ -560,44 +568,36 @@ Value Importer::fitMaskToKeys(const onnx::NodeProto &n, Value mask, Value k,
     return tensor::PadOp::create(b, loc, RankedTensorType::get(shape, elem),
                                  mask, lo, hi, fill);
   }
-  // Lengths known only while running: column j is the mask's while j <
-  // its length and masked after it; a mask longer than the keys stops the
-  // call (its last column is the index the check reports).
+  // Lengths known only while running (a mask with a KV cache: the key
+  // count is past + new, which no dim of the mask can be shown to equal):
+  // one check per call that the mask is not longer than the keys (its last
+  // column is the index the check reports), then the mask padded with
+  // masked columns to at least the key count and cut to it, a copy of
+  // contiguous rows. (At opset 23, where the lengths must be equal, a short
+  // mask is padded as opset 24 says.)
   std::string slot = indexErrorSlot(n, "attn_mask '" + n.input(3) +
                                            "': its last key against the " +
                                            "past and new keys");
-  SmallVector<OpFoldResult> sizes = sizesOf(mask);
-  sizes.back() = want;
-  Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
   Value haveV = getValueOrCreateConstantIndexOp(b, loc, have);
   Value wantV = getValueOrCreateConstantIndexOp(b, loc, want);
-  auto id = b.getMultiDimIdentityMap(r);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
-             SmallVector<AffineMap>{id},
-             SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location l, ValueRange) {
-               SmallVector<Value> at;
-               for (int64_t d = 0; d < r; ++d)
-                 at.push_back(linalg::IndexOp::create(nb, l, d));
-               Value j = at.back();
-               Value one = arith::ConstantIndexOp::create(nb, l, 1);
-               Value last = arith::SubIOp::create(nb, l, haveV, one);
-               Value value = checkedRead(
-                   nb, l, slot, last, wantV, elem,
-                   [&](OpBuilder &rb, Location rl) -> Value {
-                     Value inMask = arith::CmpIOp::create(
-                         rb, rl, arith::CmpIPredicate::slt, j, haveV);
-                     // (Clamped: the read stays inside the mask.)
-                     at.back() = arith::MaxSIOp::create(
-                         rb, rl, arith::MinSIOp::create(rb, rl, j, last),
-                         arith::ConstantIndexOp::create(rb, rl, 0));
-                     Value m = tensor::ExtractOp::create(rb, rl, mask, at);
-                     return arith::SelectOp::create(rb, rl, inMask, m, fill);
-                   });
-               linalg::YieldOp::create(nb, l, value);
-             })
-      .getResult(0);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value last = arith::SubIOp::create(b, loc, haveV,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  checkedRead(b, loc, slot, last, wantV, b.getIndexType(),
+              [&](OpBuilder &, Location) { return zero; });
+  SmallVector<OpFoldResult> lo(r, b.getIndexAttr(0)), hi(r, b.getIndexAttr(0));
+  hi.back() = arith::MaxSIOp::create(
+                  b, loc, arith::SubIOp::create(b, loc, wantV, haveV), zero)
+                  .getResult();
+  SmallVector<int64_t> shape(mt.getShape());
+  shape.back() = ShapedType::kDynamic;
+  Value padded = tensor::PadOp::create(
+      b, loc, RankedTensorType::get(shape, elem), mask, lo, hi, fill);
+  SmallVector<OpFoldResult> sizes = sizesOf(mask);
+  sizes.back() = want;
+  return tensor::ExtractSliceOp::create(
+      b, loc, padded, SmallVector<OpFoldResult>(r, b.getIndexAttr(0)), sizes,
+      SmallVector<OpFoldResult>(r, b.getIndexAttr(1)));
 }
 
 /// [B, X, Y, D] -> [B, Y, X, D] (a copy).
