@@ -427,41 +427,18 @@ Value Importer::buildScores(Location loc, Value q, Value k, Value mask,
 /// windowed, -left <= j - (i + len[b] - Sq) <= right (0 for causal).
 /// Without it the diagonal sits at i + pastLen. Combined with `userMask`:
 /// bool masks are and-ed, float masks keep their values where visible and
-/// -inf elsewhere. A user mask shorter than Sk (opset 24) counts its
-/// missing columns as masked.
+/// -inf elsewhere. The user mask covers all Sk keys (fitMaskToKeys padded
+/// an opset-24 short one).
 Value Importer::buildBandMask(Location loc, Value q, Value k, Value len,
                               int64_t pastLen, Value userMask, MaskKind kind,
                               bool causal, int64_t left, int64_t right) {
   using utils::IteratorType;
-  auto qt = cast<RankedTensorType>(q.getType());
-  auto kt = cast<RankedTensorType>(k.getType());
   SmallVector<OpFoldResult> sizes = sizesOf(q);
   sizes[3] = dimOf(k, 2);
   bool additive = userMask && kind == MaskKind::additive;
   Type elem = additive
                   ? cast<RankedTensorType>(userMask.getType()).getElementType()
                   : b.getI1Type();
-  if (userMask) {
-    auto mt = cast<RankedTensorType>(userMask.getType());
-    int64_t have = mt.getShape().back(), want = kt.getDimSize(2);
-    if (!ShapedType::isDynamic(have) && !ShapedType::isDynamic(want) &&
-        have != 1 && have < want) {
-      // Pad the short mask with masked columns.
-      SmallVector<OpFoldResult> lo(mt.getRank(), b.getIndexAttr(0)),
-          hi(mt.getRank(), b.getIndexAttr(0));
-      hi.back() = b.getIndexAttr(want - have);
-      Attribute fill =
-          additive ? Attribute(b.getFloatAttr(
-                         elem, -std::numeric_limits<double>::infinity()))
-                   : Attribute(b.getBoolAttr(false));
-      Value pad = arith::ConstantOp::create(b, loc, cast<TypedAttr>(fill));
-      SmallVector<int64_t> shape(mt.getShape());
-      shape.back() = want;
-      userMask = tensor::PadOp::create(
-          b, loc, RankedTensorType::get(shape, mt.getElementType()), userMask,
-          lo, hi, pad);
-    }
-  }
   Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
   SmallVector<Value> ins;
@@ -482,7 +459,6 @@ Value Importer::buildBandMask(Location loc, Value q, Value k, Value len,
   }
   maps.push_back(b.getMultiDimIdentityMap(4));
   Value sq = tensor::DimOp::create(b, loc, q, 2);
-  (void)qt;
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ins, ValueRange{init}, maps,
              SmallVector<IteratorType>(4, IteratorType::parallel),
