@@ -38,9 +38,13 @@ struct AttnApproximateMathPass
       math::populateExpansionPatterns(patterns, {"exp2", "math.exp2"});
     // exp (softmax), tanh (soft-capped scores, GELU's tanh form) and erf
     // (the exact GELU), which convert-math-to-llvm cannot lower at all.
+    // expm1 in any case too: convert-math-to-llvm writes it as exp(x) - 1,
+    // which cancels a small x away (a 1% error at 1e-5); upstream's form
+    // is (u - 1) * x / log(u) with u = exp(x), accurate to a few ulp.
     bool approximateExpAndTanh = expAndTanh;
     auto selected = [approximateExpAndTanh](StringRef name) {
-      if (name == "erf" || name == "math.erf")
+      if (name == "erf" || name == "math.erf" || name == "expm1" ||
+          name == "math.expm1")
         return true;
       return approximateExpAndTanh && (name == "exp" || name == "math.exp" ||
                                        name == "tanh" || name == "math.tanh");

@@ -259,12 +259,14 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     pm.addPass(createAttnSplitParallelFunctionsPass(
         {/*regionsPerPart=*/options.regionsPerFunction}));
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-      "convert-vector-to-llvm{enable-x86vector},"
       // (log1p not as log(1 + x), which loses a small x: libm's log1pf.)
-      "finalize-memref-to-llvm,convert-math-to-llvm{approximate-log1p=false},"
+      "convert-math-to-llvm{approximate-log1p=false},"
       // What LLVM has no intrinsic for (asinh, acosh, atanh, cbrt, erfc,
-      // log1p) calls libm, element by element.
-      "convert-math-to-libm,convert-arith-to-llvm,"
+      // log1p) calls libm, element by element: on a vector (a row sum's
+      // body) through vector.extract/insert, hence before vector-to-llvm.
+      "convert-math-to-libm,"
+      "convert-vector-to-llvm{enable-x86vector},"
+      "finalize-memref-to-llvm,convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "convert-openmp-to-llvm,reconcile-unrealized-casts,canonicalize,cse");
   // Large constants (packed weights) as byte strings, which LLVM translates

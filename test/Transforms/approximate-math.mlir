@@ -1,6 +1,7 @@
 // attn-approximate-math: exp, exp2, tanh and erf become polynomial arithmetic
 // (no libm call), also for f16 (computed in f32). With exp-and-tanh=false
-// (the CPU pipeline's fast-exp=false) only erf is, which LLVM cannot lower.
+// (the CPU pipeline's fast-exp=false) only erf is, which LLVM cannot lower,
+// and expm1, which it lowers as exp(x) - 1.
 // powf by a constant exponent becomes multiplications (or sqrt) in both.
 // RUN: attention-opt %s -attn-approximate-math | FileCheck %s
 // RUN: attention-opt %s -attn-approximate-math=exp-and-tanh=false | FileCheck %s --check-prefix=ERFONLY
@@ -39,6 +40,29 @@ func.func @tanh(%x: f32) -> f32 {
 // ERFONLY: return
 func.func @erf(%x: vector<16xf32>) -> vector<16xf32> {
   %a = math.erf %x : vector<16xf32>
+  return %a : vector<16xf32>
+}
+
+// expm1 in either mode: (u - 1) * x / log(u) with u = exp(x), keeping x
+// where u rounds to 1 (convert-math-to-llvm's exp(x) - 1 cancels a small x
+// away). The exp is then approximated only with exp-and-tanh.
+// CHECK-LABEL: func.func @expm1(
+// CHECK-NOT: math.exp
+// CHECK: %[[LOG:.*]] = math.log
+// CHECK: %[[RATIO:.*]] = arith.divf %arg0, %[[LOG]]
+// CHECK: arith.mulf %{{.*}}, %[[RATIO]]
+// CHECK-NOT: math.exp
+// CHECK: return
+// ERFONLY-LABEL: func.func @expm1(
+// ERFONLY: %[[U:.*]] = math.exp %arg0
+// ERFONLY: %[[ISONE:.*]] = arith.cmpf ueq, %[[U]]
+// ERFONLY: %[[LOG:.*]] = math.log %[[U]]
+// ERFONLY: %[[RATIO:.*]] = arith.divf %arg0, %[[LOG]]
+// ERFONLY: %[[R:.*]] = arith.select %[[ISONE]], %arg0,
+// ERFONLY-NOT: math.expm1
+// ERFONLY: return %[[R]]
+func.func @expm1(%x: vector<16xf32>) -> vector<16xf32> {
+  %a = math.expm1 %x : vector<16xf32>
   return %a : vector<16xf32>
 }
 

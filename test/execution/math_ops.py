@@ -4,12 +4,12 @@
 # in f32, f16 and bf16, through the CPU pipeline (with and without the
 # fast exp/tanh), against float64 NumPy / math references taken on the
 # same rounded inputs. The pipeline approximates some (exp, exp2, tanh,
-# erf), leaves most to LLVM's intrinsics, and calls libm for those LLVM
-# has none for (asinh, acosh, atanh, cbrt, erfc); f16 and bf16 are
-# computed in f32. Tolerances: f32 2e-6 relative (+1e-6 absolute), f16
+# erf, expm1), leaves most to LLVM's intrinsics, and calls libm for those
+# LLVM has none for (asinh, acosh, atanh, cbrt, erfc, log1p); f16 and bf16
+# are computed in f32. Tolerances: f32 2e-6 relative (+1e-6 absolute), f16
 # 1e-3 (+1e-4), bf16 8e-3 (+1e-3): two units in the last place of each
 # type, and f32's polynomial approximations (about 2e-7); the absolute part
-# shrinks with the results' magnitude (log1p of x near 1e-4).
+# shrinks with the results' magnitude (log1p and expm1 of x near 1e-4).
 
 import math
 import os
@@ -39,6 +39,7 @@ OPS = [  # (op, reference, low, high); small magnitudes are mixed in below
     ("exp", np.exp, -10, 10),
     ("exp2", np.exp2, -10, 10),
     ("expm1", np.expm1, -3, 3),
+    ("expm1", np.expm1, -1e-4, 1e-4),  # exp(x) - 1 would lose most of x
     ("log", np.log, 0.01, 100),
     ("log2", np.log2, 0.01, 100),
     ("log10", np.log10, 0.01, 100),
