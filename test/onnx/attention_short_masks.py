@@ -156,6 +156,6 @@ if __name__ == "__main__":
 # CHECK: dynamic float mask of 7 keys for 7 ok
 # CHECK: dynamic float mask of 5 keys for 7 ok
 # CHECK: dynamic long: rc 1 outputs False
-# CHECK: attention-run: error: @main: dynamic.onnx: 'attn' (Attention, attn_mask 'attn_mask': its last key against the past and new keys): index 8 is outside [-7, 7) for an axis of size 7; the call returned no result
+# CHECK: attention-run: error: @main: dynamic.onnx: 'attn' (Attention, attn_mask 'attn_mask': the keys it covers against the past and new keys): 9, more than 7; the call returned no result
 # CHECK: INT64_MAX windows ok
 # CHECK: INT64_MAX windows causal ok

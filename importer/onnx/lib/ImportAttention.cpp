@@ -546,21 +546,17 @@ Value Importer::fitMaskToKeys(const onnx::NodeProto &n, Value mask, Value k,
   }
   // Lengths known only while running (a mask with a KV cache: the key
   // count is past + new, which no dim of the mask can be shown to equal):
-  // one check per call that the mask is not longer than the keys (its last
-  // column is the index the check reports), then the mask padded with
-  // masked columns to at least the key count and cut to it, a copy of
-  // contiguous rows. (At opset 23, where the lengths must be equal, a short
-  // mask is padded as opset 24 says.)
-  std::string slot = indexErrorSlot(n, "attn_mask '" + n.input(3) +
-                                           "': its last key against the " +
-                                           "past and new keys");
+  // one check per call that the mask is not longer than the keys, then
+  // the mask padded with masked columns to at least the key count and cut
+  // to it, a copy of contiguous rows. (At opset 23, where the lengths must
+  // be equal, a short mask is padded as opset 24 says.)
+  std::string slot = indexErrorSlot(
+      n, "attn_mask '" + n.input(3) +
+             "': the keys it covers against the past and " + "new keys");
   Value haveV = getValueOrCreateConstantIndexOp(b, loc, have);
   Value wantV = getValueOrCreateConstantIndexOp(b, loc, want);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value last = arith::SubIOp::create(b, loc, haveV,
-                                     arith::ConstantIndexOp::create(b, loc, 1));
-  checkedRead(b, loc, slot, last, wantV, b.getIndexType(),
-              [&](OpBuilder &, Location) { return zero; });
+  checkAtMost(b, loc, slot, haveV, wantV);
   SmallVector<OpFoldResult> lo(r, b.getIndexAttr(0)), hi(r, b.getIndexAttr(0));
   hi.back() = arith::MaxSIOp::create(
                   b, loc, arith::SubIOp::create(b, loc, wantV, haveV), zero)

@@ -208,6 +208,41 @@ std::string Importer::indexErrorSlot(const onnx::NodeProto &n,
   return name;
 }
 
+/// The runtime's hit words (attnrt/Module.h: kIndexCheckOutside and
+/// kIndexCheckTooLong).
+constexpr int64_t kHitOutside = 1, kHitTooLong = 2;
+
+/// Writes (hit, value, bound) into index-check slot `slot` (atomically: the
+/// code may run on several threads; any of them names a real failure).
+static void writeIndexCheckHit(OpBuilder &tb, Location l,
+                               const std::string &slot, int64_t hit,
+                               Value value, Value bound) {
+  auto type = MemRefType::get({3}, tb.getI64Type());
+  Value g = memref::GetGlobalOp::create(
+      tb, l, type, FlatSymbolRefAttr::get(tb.getContext(), slot));
+  auto i64 = [&](Value v) {
+    return arith::IndexCastOp::create(tb, l, tb.getI64Type(), v);
+  };
+  auto put = [&](int64_t at, Value v) {
+    memref::AtomicRMWOp::create(
+        tb, l, arith::AtomicRMWKind::assign, v, g,
+        ValueRange{arith::ConstantIndexOp::create(tb, l, at)});
+  };
+  put(1, i64(value));
+  put(2, i64(bound));
+  put(0, arith::ConstantIntOp::create(tb, l, tb.getI64Type(), hit));
+}
+
+void Importer::checkAtMost(OpBuilder &nb, Location l, const std::string &slot,
+                           Value length, Value most) {
+  Value tooLong =
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, length, most);
+  auto ifOp = scf::IfOp::create(nb, l, TypeRange{}, tooLong,
+                                /*withElseRegion=*/false);
+  OpBuilder tb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+  writeIndexCheckHit(tb, l, slot, kHitTooLong, length, most);
+}
+
 Value Importer::checkedRead(
     OpBuilder &nb, Location l, const std::string &slot, Value i, Value size,
     Type elem, function_ref<Value(OpBuilder &, Location)> readInRange) {
@@ -220,22 +255,7 @@ Value Importer::checkedRead(
   auto ifOp = scf::IfOp::create(nb, l, TypeRange{elem}, outside,
                                 /*withElseRegion=*/true);
   OpBuilder tb = OpBuilder::atBlockEnd(&ifOp.getThenRegion().front());
-  auto type = MemRefType::get({3}, tb.getI64Type());
-  Value g = memref::GetGlobalOp::create(
-      tb, l, type, FlatSymbolRefAttr::get(tb.getContext(), slot));
-  auto i64 = [&](Value v) {
-    return arith::IndexCastOp::create(tb, l, tb.getI64Type(), v);
-  };
-  auto put = [&](int64_t at, Value v) {
-    memref::AtomicRMWOp::create(
-        tb, l, arith::AtomicRMWKind::assign, v, g,
-        ValueRange{arith::ConstantIndexOp::create(tb, l, at)});
-  };
-  // Several threads may write here at once: each word is one of theirs
-  // (atomic), and any of them names a real out-of-range index.
-  put(1, i64(i));
-  put(2, i64(size));
-  put(0, arith::ConstantIntOp::create(tb, l, tb.getI64Type(), 1));
+  writeIndexCheckHit(tb, l, slot, kHitOutside, i, size);
   // Nothing is read (the table may even be empty); the call fails.
   scf::YieldOp::create(tb, l,
                        ValueRange{arith::ConstantOp::create(

@@ -502,8 +502,8 @@ private:
   /// The (argument, dim) whose size `v` is, if it is a graph input's
   /// dynamic size.
   std::optional<std::pair<unsigned, int64_t>> inputSizeOf(OpFoldResult v);
-  /// Descriptions of the Gathers whose indices are checked where they are
-  /// read (indexErrorSlot), in slot order: the module's
+  /// Descriptions of the sites checked while running (Gather indices,
+  /// Attention mask lengths; indexErrorSlot), in slot order: the module's
   /// `attnrt.index_checks`.
   std::vector<std::string> indexCheckSites;
   /// A new slot for Gather `n`'s index check: a public global of three i64
@@ -518,6 +518,10 @@ private:
   Value checkedRead(OpBuilder &nb, Location l, const std::string &slot, Value i,
                     Value size, Type elem,
                     function_ref<Value(OpBuilder &, Location)> readInRange);
+  /// Writes (2, length, most) to `slot` if `length` > `most`: the runtime
+  /// then fails the call with "<site>: <length>, more than <most>".
+  void checkAtMost(OpBuilder &nb, Location l, const std::string &slot,
+                   Value length, Value most);
   /// Records that graph input size `input` may be at most `most`.
   void boundInputSize(std::pair<unsigned, int64_t> input, int64_t most) {
     int64_t &bound = inputBounds[input];

@@ -368,10 +368,16 @@ std::vector<IndexCheck> indexChecks(CompiledModule &m) {
 Status indexError(const std::string &entry,
                   const std::vector<IndexCheck> &checks) {
   for (const IndexCheck &c : checks) {
-    if (!__atomic_load_n(&c.slot[0], __ATOMIC_SEQ_CST))
+    int64_t hit = __atomic_load_n(&c.slot[0], __ATOMIC_SEQ_CST);
+    if (!hit)
       continue;
     int64_t index = __atomic_load_n(&c.slot[1], __ATOMIC_SEQ_CST);
     int64_t size = __atomic_load_n(&c.slot[2], __ATOMIC_SEQ_CST);
+    if (hit == kIndexCheckTooLong)
+      return Status::error("@" + entry + ": " + c.site + ": " +
+                           std::to_string(index) + ", more than " +
+                           std::to_string(size) +
+                           "; the call returned no result");
     return Status::error("@" + entry + ": " + c.site + ": index " +
                          std::to_string(index) + " is outside [" +
                          std::to_string(-size) + ", " + std::to_string(size) +

@@ -1,4 +1,5 @@
-//===- Module.h - compiled modules and calling their entry points -*- C++ -*-===//
+//===- Module.h - compiled modules and calling their entry points -*- C++
+//-*-===//
 //
 // A compiled module is anything that resolves symbols: the JIT (runtime/jit)
 // or a shared object saved by it (SharedObjectModule, no compiler needed).
@@ -27,8 +28,10 @@
 // `__attn_index_checks` (one description per line); site K has the slot
 // `__attn_index_error_K`, three int64 {hit, index, size}. The runtime clears
 // the hits before a CPU call; after it, a hit fails the call with the site,
-// the index and the size, and no result is returned. Calls of such a module
-// run one at a time (the slots are the module's).
+// the index and the size, and no result is returned. A hit of
+// kIndexCheckTooLong instead of 1 is a length above its bound (an ONNX
+// Attention mask longer than the past and new keys): {2, length, bound}.
+// Calls of such a module run one at a time (the slots are the module's).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNRT_MODULE_H
@@ -107,6 +110,10 @@ constexpr const char *kTargetSymbol = "__attn_target";
 constexpr const char *kTargetCpuSymbol = "__attn_target_cpu";
 constexpr const char *kIndexChecksSymbol = "__attn_index_checks";
 constexpr const char *kIndexErrorSlotPrefix = "__attn_index_error_";
+/// The hit words of an index check's slot: an index outside [-size, size),
+/// or a length above its bound.
+constexpr int64_t kIndexCheckOutside = 1;
+constexpr int64_t kIndexCheckTooLong = 2;
 
 class CompiledModule {
 public:
