@@ -2,9 +2,11 @@
 #
 # ONNX Attention's attn_mask against the keys it covers (past and new):
 # opset 24 pads a mask shorter than the keys with masked columns (false, or
-# -inf for a float mask); opset 23 wants them equal. Static lengths are
-# padded or refused at import; lengths known only while running (a
-# dim_param past length) are padded while running, and a mask longer than
+# -inf for a float mask), also a mask of one column, as the ONNX reference
+# does; opset 23 wants them equal, or one column that broadcasts (static
+# lengths only). Static lengths are padded or refused at import; lengths
+# known only while running (a dim_param past length) are padded while
+# running, and a mask longer than
 # the keys stops the call with an error and no output (it had been read
 # past its end). At opset 23 a short mask of static length is an error.
 # Also opset 25 windows of INT64_MAX over a static cache (shifted by the
@@ -93,6 +95,21 @@ def main():
         want = reference(q, k, v, mask, causal)
         err = abs(np.load(out) - want).max() / abs(want).max() if proc.returncode == 0 else None
         print(label, "ok" if err is not None and err < 1e-5 else "FAIL %s" % proc.stderr)
+    # One column for 6 keys: opset 24 pads it like any shorter mask (the
+    # ONNX reference: only the first key keeps its value); at opset 23 it
+    # broadcasts along the keys.
+    for opset, mask_type in [(24, B), (24, F), (23, B), (23, F)]:
+        mask = np.ones((3, 1), bool) if mask_type == B else f(3, 1)
+        path = os.path.join(work, "column.onnx")
+        model(path, opset, {"Q": [1, 2, 3, 8], "K": [1, 2, 6, 8], "V": [1, 2, 6, 8],
+                            "attn_mask": [3, 1]}, mask_type, False, past=False)
+        proc, (out,) = run(work, path, {"Q": q, "K": k, "V": v, "attn_mask": mask}, 1)
+        full = mask if opset >= 24 else np.broadcast_to(mask, (3, 6))
+        want = reference(q, k, v, full, False)
+        err = abs(np.load(out) - want).max() / abs(want).max() if proc.returncode == 0 else None
+        print("opset %d %s column %s" % (opset, "bool" if mask_type == B else "float",
+                                         "padded" if opset >= 24 else "broadcast"),
+              "ok" if err is not None and err < 1e-5 else "FAIL %s" % proc.stderr)
     # Opset 23: the same short mask is an error.
     path = os.path.join(work, "static23.onnx")
     model(path, 23, {"Q": [1, 2, 3, 8], "K": [1, 2, 6, 8], "V": [1, 2, 6, 8],
@@ -149,6 +166,10 @@ if __name__ == "__main__":
 # CHECK: static bool causal ok
 # CHECK: static float ok
 # CHECK: static float causal ok
+# CHECK: opset 24 bool column padded ok
+# CHECK: opset 24 float column padded ok
+# CHECK: opset 23 bool column broadcast ok
+# CHECK: opset 23 float column broadcast ok
 # CHECK: opset 23 short: rc 1 output False
 # CHECK: static23.onnx:0:0: error: ONNX node 'attn' (Attention, opset 23): attn_mask covers 4 keys, the attention has 6 (past and new); opset 24 pads shorter masks
 # CHECK: dynamic bool mask of 7 keys for 7 ok

@@ -514,8 +514,12 @@ Value Importer::fitMaskToKeys(const onnx::NodeProto &n, Value mask, Value k,
                               int64_t keyDim, bool additive) {
   auto mt = cast<RankedTensorType>(mask.getType());
   int64_t r = mt.getRank();
-  if (r == 0 || mt.getDimSize(r - 1) == 1)
-    return mask; // broadcast along the keys
+  // One column broadcasts along the keys at opset 23 (the mask need only
+  // broadcast to the scores). Opset 24 pads a shorter mask with masked
+  // columns, one column too: the ONNX reference pads whenever the mask is
+  // shorter than the keys, so only its first key keeps the mask's value.
+  if (r == 0 || (mt.getDimSize(r - 1) == 1 && opset < 24))
+    return mask;
   OpFoldResult have = dimOf(mask, r - 1), want = dimOf(k, keyDim);
   if (isEqualConstantIntOrValue(have, want))
     return mask;
