@@ -36,6 +36,27 @@ using namespace attnrt;
 
 namespace {
 
+/// The most threads --threads accepts (OpenMP would start them all).
+constexpr int kMaxThreads = 4096;
+
+/// --print-signature: the signature, then one line per group of dynamic
+/// input dims that the module needs equal ("input 0 dim 1 = input 2 dim
+/// 0"), which the signature's "?" cannot show.
+void printSignature(const std::string &entry, const FunctionSignature &sig) {
+  std::printf("@%s %s\n", entry.c_str(), sig.describe().c_str());
+  std::map<int, std::string> groups;
+  for (size_t i = 0; i < sig.inputs.size(); ++i)
+    for (size_t d = 0; d < sig.inputs[i].sameAs.size(); ++d)
+      if (int id = sig.inputs[i].sameAs[d]; id > 0) {
+        std::string &g = groups[id];
+        g += (g.empty() ? "" : " = ") + std::string("input ") +
+             std::to_string(i) + " dim " + std::to_string(d);
+      }
+  for (auto &[id, g] : groups)
+    if (g.find(" = ") != std::string::npos)
+      std::printf("  equal sizes: %s\n", g.c_str());
+}
+
 /// Everything the command line sets.
 struct Options {
   std::string inputFile;
@@ -379,8 +400,9 @@ int main(int argc, char **argv) {
     }
     if (value.empty() || value.size() > 4 ||
         value.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(value) < 1)
-      return fail("--threads expects a positive integer, got '" + value + "'");
+        std::stoi(value) < 1 || std::stoi(value) > kMaxThreads)
+      return fail("--threads expects an integer from 1 to " +
+                  std::to_string(kMaxThreads) + ", got '" + value + "'");
     opts.threads = std::stoi(value);
   }
   int exitCode = 0;
@@ -397,6 +419,17 @@ int main(int argc, char **argv) {
                 "--inline-constants-below") != opts.compileOptionsGiven.end())
     return fail("--inline-constants-below applies to --target cpu only (a "
                 "cuda module's host code keeps its constants)");
+
+  if (opts.compileOnly && (!opts.inputs.empty() || !opts.outputs.empty()))
+    return fail("--compile-only runs nothing: it takes no --input or "
+                "--output");
+  // Before anything runs: a result that could not be written would waste
+  // the run (and two results for one file would lose one).
+  if (Status s = checkOutputPaths(opts.outputs); !s)
+    return fail(s.message());
+  if (!opts.emitSharedObject.empty())
+    if (Status s = checkOutputPaths({opts.emitSharedObject}); !s)
+      return fail("--emit-shared-object " + s.message());
 
   // Repeated runs reuse their buffers instead of page-faulting fresh ones,
   // and so does the compile, which copies constant weights (ONNX parse,
@@ -472,7 +505,7 @@ int main(int argc, char **argv) {
         FunctionSignature sig;
         if (Status s = jit->signature(entry, sig); !s)
           return fail(s.message());
-        std::printf("@%s %s\n", entry.c_str(), sig.describe().c_str());
+        printSignature(entry, sig);
       }
       return 0;
     }
@@ -492,7 +525,7 @@ int main(int argc, char **argv) {
   if (Status s = module->signature(entry, sig); !s)
     return fail(s.message());
   if (opts.printSignature) {
-    std::printf("@%s %s\n", entry.c_str(), sig.describe().c_str());
+    printSignature(entry, sig);
     // Asked for the signature and given no inputs: that is the answer (it
     // is how a user learns what to pass), not a run missing its inputs.
     if (opts.inputs.empty() && !sig.inputs.empty())
@@ -600,10 +633,12 @@ int main(int argc, char **argv) {
                 ms.back());
   }
 
-  // 4. Outputs.
+  // 4. Outputs, all or none.
+  std::vector<const Tensor *> written;
   for (size_t i = 0; i < opts.outputs.size(); ++i)
-    if (Status s = writeNpyAtomic(opts.outputs[i], results[i]); !s)
-      return fail(s.message());
+    written.push_back(&results[i]);
+  if (Status s = writeNpyFiles(opts.outputs, written); !s)
+    return fail(s.message());
   if (opts.outputs.empty())
     for (size_t i = 0; i < results.size(); ++i)
       std::printf("result %zu: %s\n", i, results[i].describe().c_str());

@@ -5,6 +5,8 @@
 #include "attnrt/Npy.h"
 #include "attnrt/attnrt.h"
 
+#include <climits>
+#include <cstdint>
 #include <string>
 
 using namespace attnrt;
@@ -71,13 +73,27 @@ int attnrt_num_outputs(attnrt_module *m, const char *entry) {
 attnrt_tensor *attnrt_tensor_create(attnrt_dtype dtype, int64_t rank,
                                     const int64_t *shape) {
   if (rank < 0 || (rank > 0 && !shape) || dtype < ATTNRT_F32 ||
-      dtype > ATTNRT_I32)
+      dtype > ATTNRT_I32) {
+    fail("attnrt_tensor_create: invalid dtype, rank or null shape");
     return nullptr;
+  }
   std::vector<int64_t> s(shape, shape + rank);
+  // The byte count, rounded up to the 64-byte alignment, must fit.
+  int64_t bytes = static_cast<int64_t>(dtypeSize(static_cast<DType>(dtype)));
   for (int64_t d : s)
-    if (d < 0)
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes) ||
+        bytes > INT64_MAX - 64) {
+      fail("attnrt_tensor_create: " +
+           std::string(d < 0 ? "a negative dim" : "the size overflows"));
       return nullptr;
-  return new attnrt_tensor{Tensor(static_cast<DType>(dtype), s)};
+    }
+  Tensor t(static_cast<DType>(dtype), s);
+  if (!t.data()) {
+    fail("attnrt_tensor_create: cannot allocate " + std::to_string(bytes) +
+         " bytes");
+    return nullptr;
+  }
+  return new attnrt_tensor{std::move(t)};
 }
 
 void attnrt_tensor_free(attnrt_tensor *t) { delete t; }
@@ -93,6 +109,8 @@ int64_t attnrt_tensor_dim(const attnrt_tensor *t, int64_t i) {
   return t->impl.shape()[i];
 }
 attnrt_dtype attnrt_tensor_dtype(const attnrt_tensor *t) {
+  if (!t)
+    return ATTNRT_F32; // (documented: the dtype of a null tensor is F32)
   return static_cast<attnrt_dtype>(t->impl.dtype());
 }
 

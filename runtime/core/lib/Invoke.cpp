@@ -152,6 +152,8 @@ Status checkTensor(const Tensor &t, const TensorSpec &spec,
                            " is 0; empty tensors are not supported (" +
                            t.describe() + ")");
   }
+  if (!t.data())
+    return Status::error(what + ": has no buffer (" + t.describe() + ")");
   if (reinterpret_cast<uintptr_t>(t.data()) % 64 != 0)
     return Status::error(what + ": buffer is not 64-byte aligned");
   if (spec.valueRange)

@@ -9,10 +9,14 @@
 #include "attnrt/Npy.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace attnrt {
@@ -234,9 +238,13 @@ Status readNpy(const std::string &path, Tensor &out) {
   // The header first, then the payload straight into the tensor: the
   // file's bytes are never held a second time (a whole-file buffer would
   // double the memory of a large mask or activation while it is read).
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return Status::error(path + ": is a directory, not a .npy file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return Status::error(path + ": cannot open for reading");
+    return Status::error(path +
+                         ": cannot open for reading: " + std::strerror(errno));
   in.seekg(0, std::ios::end);
   std::streamoff fileSize = in.tellg();
   in.seekg(0, std::ios::beg);
@@ -291,32 +299,151 @@ std::string serializeNpy(const Tensor &t0) {
   return out;
 }
 
-Status writeNpyAtomic(const std::string &path, const Tensor &t) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return Status::error(path + ": cannot open for writing");
-    // The header, then the tensor's own bytes (no serialized copy of them);
-    // bf16 is converted to f32 first.
-    Tensor f32;
-    const Tensor &src =
-        t.dtype() == DType::BF16 ? (f32 = convertFloat(t, DType::F32)) : t;
-    std::string header = npyHeader(src);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(static_cast<const char *>(src.data()),
-              static_cast<std::streamsize>(src.byteSize()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Status::error(path + ": write failed");
-    }
+namespace {
+std::string errnoText() { return std::strerror(errno); }
+
+/// Where writing `path` ends up: the target of a symbolic link (a chain of
+/// them, relative ones against their own directory), else `path`.
+std::string followLinks(std::string path) {
+  for (int hop = 0; hop < 40; ++hop) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
+      return path;
+    std::vector<char> buf(PATH_MAX + 1);
+    ssize_t n = ::readlink(path.c_str(), buf.data(), PATH_MAX);
+    if (n <= 0)
+      return path;
+    std::string target(buf.data(), static_cast<size_t>(n));
+    size_t slash = path.rfind('/');
+    if (target[0] != '/' && slash != std::string::npos)
+      target = path.substr(0, slash + 1) + target;
+    path = target;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::error(path + ": cannot rename the temporary file into place");
+  return path;
+}
+
+std::string directoryOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// The destination with its directory made absolute and free of links, to
+/// compare destinations; "" where the directory does not resolve.
+std::string canonicalDestination(const std::string &path) {
+  std::string dest = followLinks(path);
+  char *dir = ::realpath(directoryOf(dest).c_str(), nullptr);
+  if (!dir)
+    return "";
+  std::string out = std::string(dir) + "/" + dest.substr(dest.rfind('/') + 1);
+  std::free(dir);
+  return out;
+}
+
+bool isStream(const std::string &dest) {
+  struct stat st;
+  return ::stat(dest.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+         !S_ISDIR(st.st_mode);
+}
+
+/// Writes the header and the tensor's own bytes (no serialized copy of
+/// them; bf16 is converted to f32 first) to `file`.
+Status writeTo(const std::string &file, const std::string &what,
+               const Tensor &t) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return Status::error(what + ": cannot open for writing: " + errnoText());
+  Tensor f32;
+  const Tensor &src =
+      t.dtype() == DType::BF16 ? (f32 = convertFloat(t, DType::F32)) : t;
+  std::string header = npyHeader(src);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  out.write(static_cast<const char *>(src.data()),
+            static_cast<std::streamsize>(src.byteSize()));
+  out.flush();
+  if (!out)
+    return Status::error(what + ": write failed: " + errnoText());
+  return Status::ok();
+}
+} // namespace
+
+Status checkOutputPaths(const std::vector<std::string> &paths) {
+  std::vector<std::string> seen;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string &path = paths[i];
+    if (path.empty())
+      return Status::error("an output path is empty");
+    std::string dest = followLinks(path);
+    struct stat st;
+    if (::stat(dest.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      return Status::error(path + ": is a directory, not a file to write");
+    std::string dir = directoryOf(dest);
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return Status::error(path + ": cannot write there: directory " + dir +
+                           (::stat(dir.c_str(), &st) != 0
+                                ? ": " + errnoText()
+                                : std::string(" is not a directory")));
+    std::string canonical = canonicalDestination(path);
+    for (size_t j = 0; j < seen.size(); ++j)
+      if (!canonical.empty() && seen[j] == canonical)
+        return Status::error(path + ": output " + std::to_string(i) +
+                             " names the same file as output " +
+                             std::to_string(j) + " (" + paths[j] + ")");
+    seen.push_back(canonical);
   }
   return Status::ok();
+}
+
+Status writeNpyFiles(const std::vector<std::string> &paths,
+                     const std::vector<const Tensor *> &tensors) {
+  if (paths.size() != tensors.size())
+    return Status::error("writeNpyFiles: " + std::to_string(paths.size()) +
+                         " paths for " + std::to_string(tensors.size()) +
+                         " tensors");
+  if (Status s = checkOutputPaths(paths); !s)
+    return s;
+  // Short temporary names (a long destination name plus a suffix could
+  // pass NAME_MAX), hidden, unique per process and output.
+  std::vector<std::string> temps(paths.size());
+  auto removeTemps = [&] {
+    for (const std::string &t : temps)
+      if (!t.empty())
+        std::remove(t.c_str());
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::string dest = followLinks(paths[i]);
+    if (isStream(dest))
+      continue;
+    temps[i] = directoryOf(dest) + "/.attn-" + std::to_string(::getpid()) +
+               "-" + std::to_string(i) + ".npy.tmp";
+    if (Status s = writeTo(temps[i], paths[i], *tensors[i]); !s) {
+      removeTemps();
+      return s;
+    }
+  }
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (temps[i].empty())
+      if (Status s = writeTo(paths[i], paths[i], *tensors[i]); !s) {
+        removeTemps();
+        return s;
+      }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (temps[i].empty())
+      continue;
+    if (std::rename(temps[i].c_str(), followLinks(paths[i]).c_str()) != 0) {
+      std::string why = errnoText();
+      removeTemps();
+      return Status::error(paths[i] + ": cannot rename the temporary file " +
+                           "into place: " + why);
+    }
+    temps[i].clear();
+  }
+  return Status::ok();
+}
+
+Status writeNpyAtomic(const std::string &path, const Tensor &t) {
+  return writeNpyFiles({path}, {&t});
 }
 
 } // namespace attnrt

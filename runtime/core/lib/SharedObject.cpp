@@ -22,6 +22,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -40,7 +41,8 @@ Status checkElfExtent(const std::string &file, const std::string &path) {
   if (!in)
     return Status::error(path +
                          ": cannot load compiled module: cannot open it for "
-                         "reading");
+                         "reading: " +
+                         std::strerror(errno));
   in.seekg(0, std::ios::end);
   std::streamoff end = in.tellg();
   if (end < 0)

@@ -51,6 +51,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -133,6 +134,22 @@ std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
     } else if (auto c = dyn_cast<tensor::ConcatOp>(def);
                c && d != static_cast<int64_t>(c.getDim())) {
       v = c.getInputs().front();
+    } else if (auto h = dyn_cast<attn::SplitHeadsOp>(def)) {
+      // [..., T, H*d] -> [..., H, T, d]: the batch dims and T.
+      int64_t r = h.getType().getRank();
+      if (d == r - 2)
+        d = r - 3;
+      else if (d >= r - 3)
+        return {v, -1};
+      v = h.getInput();
+    } else if (auto m = dyn_cast<attn::MergeHeadsOp>(def)) {
+      // [..., H, T, d] -> [..., T, H*d]: the batch dims and T.
+      int64_t r = m.getType().getRank();
+      if (d == r - 2)
+        d = r - 1;
+      else if (d == r - 1)
+        return {v, -1};
+      v = m.getInput();
     } else if (auto e = dyn_cast<tensor::EmptyOp>(def)) {
       // An empty tensor sized by `tensor.dim %x, c` (a transpose's init).
       if (!e.getType().isDynamicDim(d))
@@ -437,10 +454,59 @@ void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
       }
       return;
     }
+    // The projected forms read d_in from the input's last dim and every
+    // weight's rows; the query and key widths meet in Q K^T; each bias is
+    // as long as its weight is wide; out_proj reads the merged heads.
+    auto projections = [&](auto p) {
+      Value x = p.getInput(), wq = p.getWQuery(), wk = p.getWKey(),
+            wv = p.getWValue();
+      int64_t r = cast<RankedTensorType>(x.getType()).getRank();
+      for (Value w : {wq, wk, wv})
+        groups.unite(x, r - 1, w, 0);
+      groups.unite(wq, 1, wk, 1);
+      for (auto [b, w] :
+           {std::make_pair(p.getBQuery(), wq), std::make_pair(p.getBKey(), wk),
+            std::make_pair(p.getBValue(), wv)})
+        if (b)
+          groups.unite(b, 0, w, 1);
+    };
+    if (auto c = dyn_cast<attn::CausalAttentionOp>(op))
+      return projections(c);
+    if (auto m = dyn_cast<attn::MultiHeadAttentionOp>(op)) {
+      projections(m);
+      groups.unite(m.getWQuery(), 1, m.getWValue(), 1);
+      if (Value wo = m.getWOut()) {
+        groups.unite(wo, 0, m.getWValue(), 1);
+        if (Value bo = m.getBOut())
+          groups.unite(bo, 0, wo, 1);
+      }
+      return;
+    }
     // A transpose writes its whole init: the input's dims, permuted.
     if (auto t = dyn_cast<linalg::TransposeOp>(op)) {
       for (auto [d, p] : llvm::enumerate(t.getPermutation()))
         groups.unite(t.getInit(), d, t.getInput(), p);
+      return;
+    }
+    // Any other linalg op (a matmul, a generic) runs each loop over the
+    // operand dims its indexing maps give that loop, without checking
+    // that they agree: every such dim is one size.
+    if (auto l = dyn_cast<linalg::LinalgOp>(op)) {
+      std::map<unsigned, std::pair<Value, int64_t>> firstOfLoop;
+      for (OpOperand &o : op->getOpOperands()) {
+        if (!isa<RankedTensorType>(o.get().getType()))
+          continue;
+        AffineMap map = l.getMatchingIndexingMap(&o);
+        for (auto [d, e] : llvm::enumerate(map.getResults())) {
+          auto loop = dyn_cast<AffineDimExpr>(e);
+          if (!loop)
+            continue;
+          auto [it, fresh] = firstOfLoop.try_emplace(
+              loop.getPosition(), o.get(), static_cast<int64_t>(d));
+          if (!fresh)
+            groups.unite(it->second.first, it->second.second, o.get(), d);
+        }
+      }
       return;
     }
     // A concatenation's inputs agree on every other dim (tensor.concat
@@ -509,12 +575,14 @@ LogicalResult entrySignature(func::FuncOp fn, bool gpu,
           std::abs(range[0]) < kMaxRangeBound &&
           std::abs(range[1]) < kMaxRangeBound)
         sig.inputs.back().valueRange = std::make_pair(range[0], range[1]);
-    // Names (from ONNX graph inputs) let users bind inputs by name; only
-    // names that cannot clash with the signature syntax are kept.
+    // Names (from ONNX graph inputs, tf2onnx's "input:0" too) let users
+    // bind inputs by name (NAME=PATH: no '='); only names that cannot
+    // clash with the signature syntax (brackets, braces, "->") are kept.
     if (auto name = fn.getArgAttrOfType<StringAttr>(i, "onnx.name"))
       if (!name.getValue().empty() && llvm::all_of(name.getValue(), [](char c) {
-            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-                   c == '.' || c == '-' || c == '/';
+            auto u = static_cast<unsigned char>(c);
+            return (u >= 0x20 && u != 0x7f) &&
+                   !llvm::is_contained(llvm::StringRef("[]{}>="), c);
           }))
         sig.inputs.back().name = name.getValue().str();
   }
@@ -967,6 +1035,14 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     if (failed(entrySignature(fn, gpu, sig)))
       return Status::error(path + ": unsupported entry point signature");
     std::string name = fn.getSymName().str();
+    // The entry list is comma-separated; symbol names become C symbols.
+    if (llvm::any_of(name, [](char c) {
+          return c == ',' || static_cast<unsigned char>(c) < 0x20;
+        }))
+      return Status::error(path + ": entry point @\"" + name +
+                           "\": a comma or a control character in its name " +
+                           "(the runtime lists entry points separated by " +
+                           "commas); rename it or make it private");
     entryList += (entryList.empty() ? "" : ",") + name;
     signatures.emplace_back(name, formatSignature(sig));
   }
@@ -1139,13 +1215,16 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (!sharedObjectPath.empty()) {
     // Object file -> shared object, both next to the target, renamed into
     // place only when the link succeeded.
-    std::string tag = ".tmp." + std::to_string(::getpid());
-    std::string obj = sharedObjectPath + tag + ".o";
-    std::string so = sharedObjectPath + tag;
+    // (Short names: the target's name plus a suffix could pass NAME_MAX.)
+    llvm::StringRef dir = llvm::sys::path::parent_path(sharedObjectPath);
+    std::string tag = (dir.empty() ? std::string(".") : dir.str()) + "/.attn-" +
+                      std::to_string(::getpid());
+    std::string obj = tag + ".o";
+    std::string so = tag + ".so.tmp";
     // The externalized constants: an assembly file that includes their
     // bytes from a data file (both removed after the link).
-    std::string constantsAsm = sharedObjectPath + tag + ".constants.s";
-    std::string constantsData = sharedObjectPath + tag + ".constants.bin";
+    std::string constantsAsm = tag + ".constants.s";
+    std::string constantsData = tag + ".constants.bin";
     auto removeTemporaries = [&] {
       std::remove(obj.c_str());
       if (!constants.empty()) {
@@ -1160,7 +1239,12 @@ Status compileFile(const std::string &path, const CompileOptions &options,
         removeTemporaries();
         return s;
       }
-    out->engine_->dumpToObjectFile(obj);
+    out->engine_->dumpToObjectFile(obj); // (reports no failure itself)
+    if (!llvm::sys::fs::exists(obj)) {
+      removeTemporaries();
+      return Status::error(sharedObjectPath + ": cannot write the object " +
+                           "file " + obj + " beside it");
+    }
     llvm::ErrorOr<std::string> cc = std::errc::no_such_file_or_directory;
     for (const char *name : {"cc", "clang-22", "clang", "gcc"})
       if ((cc = llvm::sys::findProgramByName(name)))
@@ -1190,8 +1274,10 @@ Status compileFile(const std::string &path, const CompileOptions &options,
                            std::to_string(rc) + "): " + msg);
     }
     if (std::rename(so.c_str(), sharedObjectPath.c_str()) != 0) {
+      std::string why = std::strerror(errno);
       std::remove(so.c_str());
-      return Status::error(sharedObjectPath + ": cannot move into place");
+      return Status::error(sharedObjectPath +
+                           ": cannot move into place: " + why);
     }
   }
   return Status::ok();

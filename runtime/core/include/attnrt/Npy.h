@@ -14,6 +14,7 @@
 #include "attnrt/Tensor.h"
 
 #include <string>
+#include <vector>
 
 namespace attnrt {
 
@@ -26,8 +27,21 @@ Status readNpy(const std::string &path, Tensor &out);
 /// Serialises a tensor (bf16 is written as f32).
 std::string serializeNpy(const Tensor &t);
 
-/// Writes a .npy file atomically: a temporary file in the same directory is
-/// renamed over `path`, so a failed run never leaves a partial file.
+/// Checks that files can be written at `paths` (before any is): no path is
+/// empty, a directory or in a missing directory, and no two name the same
+/// file (also through symbolic links).
+Status checkOutputPaths(const std::vector<std::string> &paths);
+
+/// Writes `tensors[i]` to `paths[i]`, all or none: each goes to a temporary
+/// file beside its destination (beside a symbolic link's target), and the
+/// temporary files are renamed into place once all are written, so a failed
+/// write leaves no file of the set. A destination that is not a regular
+/// file (a FIFO, /dev/stdout) is written in place, after the others were
+/// written and before they are renamed.
+Status writeNpyFiles(const std::vector<std::string> &paths,
+                     const std::vector<const Tensor *> &tensors);
+
+/// writeNpyFiles of one tensor.
 Status writeNpyAtomic(const std::string &path, const Tensor &t);
 
 } // namespace attnrt

@@ -41,10 +41,13 @@ const char *attnrt_module_target(attnrt_module *m);
 int attnrt_num_inputs(attnrt_module *m, const char *entry);
 int attnrt_num_outputs(attnrt_module *m, const char *entry);
 
-/* A zero-filled, 64-byte aligned tensor. */
+/* A zero-filled, 64-byte aligned tensor; NULL (with attnrt_last_error) for
+   an invalid dtype or shape, a size that overflows, or a failed
+   allocation. */
 attnrt_tensor *attnrt_tensor_create(attnrt_dtype dtype, int64_t rank,
                                     const int64_t *shape);
 void attnrt_tensor_free(attnrt_tensor *t);
+/* Of a NULL tensor: NULL, rank -1, dim -1, dtype ATTNRT_F32. */
 void *attnrt_tensor_data(attnrt_tensor *t);
 int64_t attnrt_tensor_rank(const attnrt_tensor *t);
 int64_t attnrt_tensor_dim(const attnrt_tensor *t, int64_t i);
