@@ -538,6 +538,10 @@ int main(int argc, char **argv) {
   size_t next = 0;
   for (const std::string &spec : opts.inputs) {
     std::string path = spec;
+    // A positional input takes the next argument not bound by index or
+    // name yet (--input 1=k.npy --input q.npy --input v.npy: q is 0, v 2).
+    while (next < bound.size() && bound[next])
+      ++next;
     size_t index = next;
     // "argN=PATH" / "N=PATH" / "NAME=PATH" (an ONNX input name) bind by
     // index or name; anything else is a path (which may contain '=').
