@@ -236,6 +236,14 @@ LogicalResult SdpaOp::verify() {
   if (k.getRank() != r || v.getRank() != r)
     return emitOpError() << "query, key and value must have the same rank, got "
                          << r << ", " << k.getRank() << " and " << v.getRank();
+  // An empty head dim would make the default scale 1/sqrt(0), and the
+  // lowerings' tiles assume at least one element per dim.
+  for (auto [name, t] : {std::make_pair("query", q), std::make_pair("key", k),
+                         std::make_pair("value", v)})
+    for (int64_t i = 0; i < r; ++i)
+      if (t.getDimSize(i) == 0)
+        return emitOpError() << name << " dim " << i
+                             << " is 0: empty operands are not supported";
   // The mask's element type follows its kind, not the operands'.
   if (Value m = getMask()) {
     auto mt = cast<RankedTensorType>(m.getType());
@@ -339,8 +347,10 @@ LogicalResult CausalAttentionOp::verify() {
   if (failed(expectDim(*this, "w_query", wq, 1, "w_key", wk, 1,
                        "query/key width (d_out)")))
     return failure();
-  if (ShapedType::isDynamic(wq.getDimSize(1)) && !getScale())
-    return emitOpError() << "needs a static d_out or an explicit scale";
+  if (ShapedType::isDynamic(wq.getDimSize(1)) &&
+      ShapedType::isDynamic(wk.getDimSize(1)) && !getScale())
+    return emitOpError() << "needs a static d_out (w_query's or w_key's "
+                            "second dim) or an explicit scale";
   if (failed(verifyBias(*this, "b_query", getBQuery(), wq.getDimSize(1),
                         "w_query's d_out")) ||
       failed(verifyBias(*this, "b_key", getBKey(), wk.getDimSize(1),
@@ -367,8 +377,12 @@ LogicalResult MultiHeadAttentionOp::verify() {
       failed(expectDim(*this, "w_query", wq, 1, "w_value", wv, 1, "d_out")))
     return failure();
   int64_t dOut = wq.getDimSize(1);
-  if (ShapedType::isDynamic(dOut))
-    return emitOpError() << "needs a static d_out (w_query's second dim)";
+  for (auto [name, w] :
+       {std::make_pair("w_query", wq), std::make_pair("w_key", wk),
+        std::make_pair("w_value", wv)})
+    if (ShapedType::isDynamic(w.getDimSize(1)))
+      return emitOpError() << "needs a static d_out (" << name
+                           << "'s second dim), to split into heads";
   int64_t heads = getNumHeads();
   if (dOut % heads != 0)
     return emitOpError() << "d_out (" << dOut

@@ -128,7 +128,11 @@ struct CausalAttentionLowering : OpConversionPattern<CausalAttentionOp> {
     Value v = buildProjection(rewriter, loc, x, f(a.getWValue()), f(a.getBValue()));
     SdpaConfig cfg;
     cfg.causal = CausalKind::top_left;
-    int64_t dOut = op.getWKey().getType().getDimSize(1);
+    // d_out from whichever of w_query and w_key has it static (the
+    // verifier asks for a scale where neither does).
+    int64_t dOut = op.getWQuery().getType().getDimSize(1);
+    if (ShapedType::isDynamic(dOut))
+      dOut = op.getWKey().getType().getDimSize(1);
     cfg.scale = scaleOr(op, 1.0 / std::sqrt(double(dOut)));
     setDropout(cfg, op);
     replaceWithResult(rewriter, op, buildSdpa(rewriter, loc, q, k, v, {}, cfg));

@@ -174,6 +174,17 @@ func.func @causal_attention(%x: tensor<2x6x3xf32>, %w: tensor<3x2xf32>, %b: tens
 
 // -----
 
+// d_out from w_query when only w_key's width is dynamic: scale 1/sqrt(4)
+// (it was taken from w_key's dynamic width: NaN).
+// CHECK-LABEL: func.func @causal_dynamic_key_width
+// CHECK: arith.constant 5.000000e-01 : f32
+func.func @causal_dynamic_key_width(%x: tensor<6x3xf32>, %wq: tensor<3x4xf32>, %wk: tensor<3x?xf32>) -> tensor<6x4xf32> {
+  %0 = attn.causal_attention %x weights(%wq, %wk, %wq) : (tensor<6x3xf32>, tensor<3x4xf32>, tensor<3x?xf32>, tensor<3x4xf32>) -> tensor<6x4xf32>
+  return %0 : tensor<6x4xf32>
+}
+
+// -----
+
 // split_heads / merge_heads: views plus one transpose each.
 // CHECK-LABEL: func.func @heads
 // CHECK: %[[E:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [1, %{{.*}}, 12, 64] : tensor<1x?x768xf32> into tensor<1x?x12x64xf32>

@@ -98,7 +98,7 @@ func.func @sdpa_gqa_not_multiple(%q: tensor<6x8x16xf32>, %k: tensor<4x8x16xf32>)
 // -----
 
 func.func @sdpa_zero_kv_heads(%q: tensor<2x8x16xf32>, %k: tensor<0x8x16xf32>) -> tensor<2x8x16xf32> {
-  // expected-error @+1 {{query heads (2) must be a multiple of key/value heads (0)}}
+  // expected-error @+1 {{key dim 0 is 0: empty operands are not supported}}
   %0 = attn.sdpa %q, %k, %k : tensor<2x8x16xf32>, tensor<0x8x16xf32>, tensor<0x8x16xf32> -> tensor<2x8x16xf32>
   return %0 : tensor<2x8x16xf32>
 }
@@ -258,7 +258,7 @@ func.func @causal_qk_width(%x: tensor<6x3xf32>, %w: tensor<3x2xf32>, %w4: tensor
 // -----
 
 func.func @causal_dynamic_dout(%x: tensor<6x3xf32>, %w: tensor<3x?xf32>) -> tensor<6x?xf32> {
-  // expected-error @+1 {{needs a static d_out or an explicit scale}}
+  // expected-error @+1 {{needs a static d_out (w_query's or w_key's second dim) or an explicit scale}}
   %0 = attn.causal_attention %x weights(%w, %w, %w) : (tensor<6x3xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>) -> tensor<6x?xf32>
   return %0 : tensor<6x?xf32>
 }
@@ -322,7 +322,7 @@ func.func @mha_value_width(%x: tensor<1x6x8xf32>, %w: tensor<8x8xf32>, %wv: tens
 // -----
 
 func.func @mha_dynamic_dout(%x: tensor<1x6x8xf32>, %w: tensor<8x?xf32>) -> tensor<1x6x?xf32> {
-  // expected-error @+1 {{needs a static d_out (w_query's second dim)}}
+  // expected-error @+1 {{needs a static d_out (w_query's second dim), to split into heads}}
   %0 = attn.multi_head_attention %x weights(%w, %w, %w) {num_heads = 2 : i64} : (tensor<1x6x8xf32>, tensor<8x?xf32>, tensor<8x?xf32>, tensor<8x?xf32>) -> tensor<1x6x?xf32>
   return %0 : tensor<1x6x?xf32>
 }
@@ -429,4 +429,28 @@ func.func @merge_heads_result(%x: tensor<12x4x64xf32>) -> tensor<4x64xf32> {
   // expected-error @+1 {{result shape [4, 64] does not match the expected shape [4, 768]}}
   %0 = attn.merge_heads %x : tensor<12x4x64xf32> -> tensor<4x64xf32>
   return %0 : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @sdpa_empty_head_dim(%q: tensor<4x0xf32>, %v: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{query dim 1 is 0: empty operands are not supported}}
+  %0 = attn.sdpa %q, %q, %v : tensor<4x0xf32>, tensor<4x0xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @sdpa_empty_value_dim(%q: tensor<4x8xf32>, %v: tensor<4x0xf32>) -> tensor<4x0xf32> {
+  // expected-error @+1 {{value dim 1 is 0: empty operands are not supported}}
+  %0 = attn.sdpa %q, %q, %v : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x0xf32> -> tensor<4x0xf32>
+  return %0 : tensor<4x0xf32>
+}
+
+// -----
+
+func.func @mha_dynamic_value_width(%x: tensor<1x6x8xf32>, %w: tensor<8x4xf32>, %wv: tensor<8x?xf32>) -> tensor<1x6x4xf32> {
+  // expected-error @+1 {{needs a static d_out (w_value's second dim), to split into heads}}
+  %0 = attn.multi_head_attention %x weights(%w, %w, %wv) {num_heads = 2 : i64} : (tensor<1x6x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x?xf32>) -> tensor<1x6x4xf32>
+  return %0 : tensor<1x6x4xf32>
 }
