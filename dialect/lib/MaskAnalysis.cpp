@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include <cmath>
+
 namespace mlir::attn {
 
 std::optional<MaskGrid> readMask(DenseElementsAttr attr, MaskKind kind,
@@ -30,6 +32,8 @@ std::optional<MaskGrid> readMask(DenseElementsAttr attr, MaskKind kind,
         bool m = v * scale <= kMaskedAdditive;
         if (!m && v != 0.0)
           return std::nullopt; // a real bias, not a mask
+        if (m && !std::isinf(v))
+          g.finiteMasked = true;
         if (p == 0)
           g.masked[e] = m;
         else if (g.masked[e] != m)
@@ -50,6 +54,17 @@ std::optional<MaskGrid> readMask(DenseElementsAttr attr, MaskKind kind,
         return std::nullopt;
     }
   return g;
+}
+
+bool MaskGrid::hasFullyMaskedRow() const {
+  for (int64_t i = 0; i < rows; ++i) {
+    bool all = true;
+    for (int64_t j = 0; all && j < cols; ++j)
+      all = at(i, j);
+    if (all)
+      return true;
+  }
+  return false;
 }
 
 bool isTriangle(const MaskGrid &g, int64_t offset) {

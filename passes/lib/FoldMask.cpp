@@ -40,12 +40,36 @@ namespace mlir::attn {
 namespace {
 
 /// A scalar while evaluating a mask computation: integers (i1, index, iN)
-/// as int64, floats as double.
+/// as int64, sign-extended from their width as getSExtValue reads
+/// constants (i1 true is -1), floats as double.
 struct Scalar {
   bool isFloat = false;
   int64_t i = 0;
   double f = 0;
 };
+
+/// The width of integer (or index) type `t`, 64 for anything else.
+unsigned widthOf(Type t) {
+  if (auto it = dyn_cast<IntegerType>(t))
+    return std::min(it.getWidth(), 64u);
+  return 64;
+}
+
+/// `v` wrapped to `width` bits and sign-extended back.
+int64_t wrapSigned(int64_t v, unsigned width) {
+  if (width >= 64)
+    return v;
+  unsigned shift = 64 - width;
+  return static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
+}
+
+/// `v` wrapped to `width` bits, as an unsigned value.
+int64_t wrapUnsigned(int64_t v, unsigned width) {
+  if (width >= 64)
+    return v;
+  return static_cast<int64_t>(static_cast<uint64_t>(v) &
+                              ((uint64_t(1) << width) - 1));
+}
 
 /// Evaluates the body of a mask computation (a linalg.generic with no
 /// inputs, or a tensor.generate) at one index tuple. Only the pure index
@@ -68,7 +92,7 @@ std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
       if (auto fa = dyn_cast<FloatAttr>(a))
         return Scalar{true, 0, fa.getValueAsDouble()};
       if (auto ba = dyn_cast<BoolAttr>(a))
-        return Scalar{false, ba.getValue(), 0};
+        return Scalar{false, ba.getValue() ? -1 : 0, 0};
     }
     return std::nullopt;
   };
@@ -99,32 +123,44 @@ std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
       return std::nullopt;
     Scalar r;
     if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      // (Sign-extended values keep the unsigned order of their width.)
       int64_t a = in[0].i, b = in[1].i;
+      uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
       using P = arith::CmpIPredicate;
+      bool t = false;
       switch (cmp.getPredicate()) {
       case P::eq:
-        r.i = a == b;
+        t = a == b;
         break;
       case P::ne:
-        r.i = a != b;
+        t = a != b;
         break;
       case P::slt:
+        t = a < b;
+        break;
       case P::ult:
-        r.i = a < b;
+        t = ua < ub;
         break;
       case P::sle:
+        t = a <= b;
+        break;
       case P::ule:
-        r.i = a <= b;
+        t = ua <= ub;
         break;
       case P::sgt:
+        t = a > b;
+        break;
       case P::ugt:
-        r.i = a > b;
+        t = ua > ub;
         break;
       case P::sge:
+        t = a >= b;
+        break;
       case P::uge:
-        r.i = a >= b;
+        t = ua >= ub;
         break;
       }
+      r.i = t ? -1 : 0; // i1, sign-extended
     } else if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
       double a = in[0].f, b = in[1].f;
       using P = arith::CmpFPredicate;
@@ -156,6 +192,7 @@ std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
       default:
         return std::nullopt;
       }
+      r.i = r.i ? -1 : 0; // i1, sign-extended
     } else if (isa<arith::SelectOp>(op)) {
       r = in[0].i ? in[1] : in[2];
     } else if (isa<arith::AddIOp>(op)) {
@@ -170,11 +207,16 @@ std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
       r.i = in[0].i | in[1].i;
     } else if (isa<arith::XOrIOp>(op)) {
       r.i = in[0].i ^ in[1].i;
-    } else if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
-                   arith::ExtSIOp>(op)) {
+    } else if (isa<arith::IndexCastOp, arith::ExtSIOp, arith::TruncIOp>(op)) {
       r = in[0];
-    } else if (isa<arith::SIToFPOp, arith::UIToFPOp>(op)) {
+    } else if (isa<arith::IndexCastUIOp, arith::ExtUIOp>(op)) {
+      r.i = wrapUnsigned(in[0].i, widthOf(op.getOperand(0).getType()));
+    } else if (isa<arith::SIToFPOp>(op)) {
       r = Scalar{true, 0, static_cast<double>(in[0].i)};
+    } else if (isa<arith::UIToFPOp>(op)) {
+      r = Scalar{true, 0,
+                 static_cast<double>(static_cast<uint64_t>(wrapUnsigned(
+                     in[0].i, widthOf(op.getOperand(0).getType()))))};
     } else if (isa<arith::NegFOp>(op)) {
       r = Scalar{true, 0, -in[0].f};
     } else if (isa<arith::AddFOp>(op)) {
@@ -186,6 +228,9 @@ std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
     } else {
       return std::nullopt;
     }
+    // Integers wrap at their width, sign-extended (i1 true is -1).
+    if (!r.isFloat)
+      r.i = wrapSigned(r.i, widthOf(op.getResult(0).getType()));
     env[op.getResult(0)] = r;
   }
   return std::nullopt;
@@ -302,6 +347,11 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
     std::optional<MaskGrid> grid = readMask(attr, op.getMaskKind());
     if (!grid)
       return rw.notifyMatchFailure(op, "constant is not a pure 0/masked grid");
+    // A row masked entirely by a finite value keeps softmax(s) (a uniform
+    // shift); as an attribute it would be a row of zeros.
+    if (grid->finiteMasked && grid->hasFullyMaskedRow())
+      return rw.notifyMatchFailure(op, "a row is masked entirely by a finite "
+                                       "additive value");
 
     auto qt = op.getQuery().getType();
     int64_t tq = qt.getDimSize(op.getSeqDimIndex());
@@ -322,6 +372,12 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
         folded = CausalKind::bottom_right;
     } else if (fullGrid && !originSlice && !ShapedType::isDynamic(tq) &&
                !ShapedType::isDynamic(tk) && isTriangle(*grid, tk - tq)) {
+      // Windows lean on the causal diagonal: without a causal attribute on
+      // the top-left one, which bottom-right alignment would move.
+      if (tq != tk && op.getCausal() == CausalKind::none &&
+          (op.getWindowLeft() || op.getWindowRight()))
+        return rw.notifyMatchFailure(op, "a bottom-right triangle would move "
+                                         "the window's diagonal");
       folded = CausalKind::bottom_right;
     } else if (fullGrid && !originSlice && op.getCausal() == CausalKind::none &&
                !op.getWindowLeft() && !op.getWindowRight() &&

@@ -217,3 +217,77 @@ func.func @not_a_band(%q: tensor<3x8xf32>) -> tensor<3x8xf32> {
   %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x3xi1> -> tensor<3x8xf32>
   return %0 : tensor<3x8xf32>
 }
+
+// -----
+
+// Index masks evaluate with the integers' own semantics: an unsigned
+// compare sees i - j < 0 as huge, so (i - j) <u 3 is a causal window of 2
+// (read as signed it was a window without the causal limit); i1 true is
+// all ones, so xori with it is NOT (read as +-1 it made a mask of only
+// "true" values, dropped as masking nothing).
+// CHECK-LABEL: func.func @unsigned_band
+// CHECK-NOT: mask(
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} causal(top_left) {window_left = 2 : i64}
+func.func @unsigned_band(%q: tensor<1x2x9x16xf32>) -> tensor<1x2x9x16xf32> {
+  %c3 = arith.constant 3 : index
+  %m = tensor.generate {
+  ^bb0(%i: index, %j: index):
+    %d = arith.subi %i, %j : index
+    %in = arith.cmpi ult, %d, %c3 : index
+    tensor.yield %in : i1
+  } : tensor<9x9xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : attend_where_true) : tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>, tensor<9x9xi1> -> tensor<1x2x9x16xf32>
+  return %0 : tensor<1x2x9x16xf32>
+}
+// CHECK-LABEL: func.func @not_of_band
+// CHECK-NOT: mask(
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} causal(top_left) {window_left = 2 : i64}
+func.func @not_of_band(%q: tensor<1x2x9x16xf32>) -> tensor<1x2x9x16xf32> {
+  %true = arith.constant true
+  %c2 = arith.constant 2 : index
+  %m = tensor.generate {
+  ^bb0(%i: index, %j: index):
+    %future = arith.cmpi sgt, %j, %i : index
+    %lo = arith.subi %i, %c2 : index
+    %old = arith.cmpi slt, %j, %lo : index
+    %hidden = arith.ori %future, %old : i1
+    %visible = arith.xori %hidden, %true : i1
+    tensor.yield %visible : i1
+  } : tensor<9x9xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : attend_where_true) : tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>, tensor<9x9xi1> -> tensor<1x2x9x16xf32>
+  return %0 : tensor<1x2x9x16xf32>
+}
+
+// -----
+
+// A bottom-right triangle (Tq = 3 < Tk = 5) on an op with a window and no
+// causal attribute stays a mask: the window leans on the top-left
+// diagonal, which causal(bottom_right) would move.
+// CHECK-LABEL: func.func @bottom_right_with_window
+// CHECK: attn.sdpa %{{.*}} mask(%{{.*}} : masked_where_true) {window_left = 2 : i64}
+func.func @bottom_right_with_window(%q: tensor<1x1x3x8xf32>, %k: tensor<1x1x5x8xf32>) -> tensor<1x1x3x8xf32> {
+  %m = arith.constant dense<[[false, false, false, true, true], [false, false, false, false, true], [false, false, false, false, false]]> : tensor<3x5xi1>
+  %0 = attn.sdpa %q, %k, %k mask(%m : masked_where_true) {window_left = 2 : i64} : tensor<1x1x3x8xf32>, tensor<1x1x5x8xf32>, tensor<1x1x5x8xf32>, tensor<3x5xi1> -> tensor<1x1x3x8xf32>
+  return %0 : tensor<1x1x3x8xf32>
+}
+
+// -----
+
+// Tq = 4 > Tk = 2 bottom-right: rows 0 and 1 see no key. Masked by -1e4
+// (finite) they keep softmax(s), a uniform shift: the mask stays. Masked
+// by -inf they are rows of zeros either way: it folds.
+// CHECK-LABEL: func.func @finite_fully_masked_rows
+// CHECK: attn.sdpa %{{.*}} mask(%{{.*}} : additive)
+// CHECK-LABEL: func.func @infinite_fully_masked_rows
+// CHECK-NOT: mask(
+// CHECK: causal(bottom_right)
+func.func @finite_fully_masked_rows(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x2x8xf32>) -> tensor<1x1x4x8xf32> {
+  %m = arith.constant dense<[[-1.0e+04, -1.0e+04], [-1.0e+04, -1.0e+04], [0.0, -1.0e+04], [0.0, 0.0]]> : tensor<4x2xf32>
+  %0 = attn.sdpa %q, %k, %k mask(%m : additive) : tensor<1x1x4x8xf32>, tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>, tensor<4x2xf32> -> tensor<1x1x4x8xf32>
+  return %0 : tensor<1x1x4x8xf32>
+}
+func.func @infinite_fully_masked_rows(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x2x8xf32>) -> tensor<1x1x4x8xf32> {
+  %m = arith.constant dense<[[0xFF800000, 0xFF800000], [0xFF800000, 0xFF800000], [0.0, 0xFF800000], [0.0, 0.0]]> : tensor<4x2xf32>
+  %0 = attn.sdpa %q, %k, %k mask(%m : additive) : tensor<1x1x4x8xf32>, tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>, tensor<4x2xf32> -> tensor<1x1x4x8xf32>
+  return %0 : tensor<1x1x4x8xf32>
+}

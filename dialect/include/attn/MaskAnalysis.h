@@ -27,7 +27,13 @@ constexpr double kMaskedAdditive = -1.0e4;
 struct MaskGrid {
   int64_t rows = 0, cols = 0;
   std::vector<bool> masked;
+  /// An additive mask masks some key by a finite value (-1e4, finfo.min),
+  /// not -inf: a row it masks entirely is a uniform shift of the scores,
+  /// softmax(s), not a row of zeros.
+  bool finiteMasked = false;
   bool at(int64_t i, int64_t j) const { return masked[i * cols + j]; }
+  /// Some row masks every key.
+  bool hasFullyMaskedRow() const;
 };
 
 /// The grid of `attr` applied as a `kind` mask, or nothing if it is not a
