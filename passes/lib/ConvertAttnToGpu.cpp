@@ -948,7 +948,20 @@ Value FlashKernelBuilder::applyMask(Value x, Value row, Value key) {
   if (op.getMaskKind() == MaskKind::additive) {
     if (!m.getType().isF32())
       m = arith::ExtFOp::create(b, loc, b.getF32Type(), m);
-    m = arith::MulFOp::create(b, loc, m, cF32(static_cast<float>(M_LOG2E)));
+    // Into the kernel's base-2 scores. finfo(f32).min times log2(e)
+    // overflows to -inf, which would make a row that such a mask hides
+    // entirely a row of zeros; it stays the most negative finite value (the
+    // row's equal scores then weigh uniformly, as on the CPU and in torch).
+    // -inf stays -inf.
+    Value scaled =
+        arith::MulFOp::create(b, loc, m, cF32(static_cast<float>(M_LOG2E)));
+    Value ninf = cF32(-std::numeric_limits<float>::infinity());
+    Value overflowed = arith::AndIOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, scaled, ninf),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, m, ninf));
+    m = arith::SelectOp::create(
+        b, loc, overflowed, cF32(-std::numeric_limits<float>::max()), scaled);
   }
   return detail::buildApplyMask(b, loc, x, m, op.getMaskKind());
 }

@@ -1215,17 +1215,40 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, minusInf);
     return arith::SelectOp::create(b, loc, none, zeroVec, m);
   };
-  SmallVector<Value> mNew, negM2, alphas;
+  // A row whose |m log2(e)| is huge (all its keys so far masked by
+  // finfo.min, -1e30 or -1e10 additive masks; or an enormous scale) has an
+  // m2 whose rounding alone exceeds 2^7, or overflows to -inf: its weights
+  // would overflow to inf and NaN. Such rows take exact differences
+  // instead, p = 2^((s - m) log2(e)) (a fully masked row's equal scores
+  // then weigh 1 each, as in the plain lowering and torch), in a second
+  // copy of the weight loop that runs only for blocks that hold one.
+  Value hugeExponent = splat(static_cast<float>(1 << 26));
+  SmallVector<Value> mNew, mSafe, negM2, alphas, huge;
+  Value anyHuge;
   for (int64_t i = 0; i < qVecs; ++i) {
     Value m = runningMax(state[i], blockMax[i]);
-    Value m2 = arith::MulFOp::create(b, loc, safeMax(m), log2e);
+    Value sm = safeMax(m);
+    Value m2 = arith::MulFOp::create(b, loc, sm, log2e);
+    Value h =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGE,
+                              math::AbsFOp::create(b, loc, m2), hugeExponent);
     // The previous block's m2 (-inf before the first key: alpha = 0).
     Value m2Old = arith::MulFOp::create(b, loc, state[i], log2e);
-    Value a = exp2(arith::SubFOp::create(b, loc, m2Old, m2));
+    Value a = exp2(arith::SelectOp::create(
+        b, loc, h,
+        arith::MulFOp::create(
+            b, loc, arith::SubFOp::create(b, loc, state[i], sm), log2e),
+        arith::SubFOp::create(b, loc, m2Old, m2)));
     storeVec(a, alpha, {cIdx(i * kLanes)});
     mNew.push_back(m);
+    mSafe.push_back(sm);
     negM2.push_back(arith::NegFOp::create(b, loc, m2));
     alphas.push_back(a);
+    huge.push_back(h);
+    Value rowHuge =
+        vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, h);
+    anyHuge =
+        anyHuge ? arith::OrIOp::create(b, loc, anyHuge, rowHuge) : rowHuge;
   }
   // P = 2^(St log2(e) - m2) in place, with its row sums.
   SmallVector<Value> sumInit(qVecs, zeroVec);
@@ -1236,42 +1259,62 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
         b, loc,
         DenseElementsAttr::get(pairType(),
                                b.getFloatAttr(b.getBF16Type(), 1.0)));
-  SmallVector<Value> sums = loop(
-      cIdx(0), nkTiles, bf16 ? 2 : 1, sumInit, [&](Value j, ValueRange part) {
-        SmallVector<Value> next;
-        for (int64_t i = 0; i < qVecs; ++i) {
-          SmallVector<Value> ps;
-          for (int64_t e = 0; e < (bf16 ? 2 : 1); ++e) {
-            Value row = add(j, e);
-            // bf16: P is rounded to bf16 for P V and the row sums.
-            ps.push_back(
-                exp2(fma(loadVec(st, {row, cIdx(i * kLanes)}), log2e, negM2[i]),
-                     /*roundedToBf16=*/bf16));
-          }
-          if (!bf16) {
-            // l sums every weight; dropout then zeroes some of those that
-            // reach V.
-            next.push_back(arith::AddFOp::create(b, loc, part[i], ps[0]));
+  auto exponent = [&](Value s, int64_t i, bool exact) -> Value {
+    Value fast = fma(s, log2e, negM2[i]);
+    if (!exact)
+      return fast;
+    Value diff = arith::MulFOp::create(
+        b, loc, arith::SubFOp::create(b, loc, s, mSafe[i]), log2e);
+    return arith::SelectOp::create(b, loc, huge[i], diff, fast);
+  };
+  auto weightLoop = [&](bool exact) {
+    return loop(
+        cIdx(0), nkTiles, bf16 ? 2 : 1, sumInit, [&](Value j, ValueRange part) {
+          SmallVector<Value> next;
+          for (int64_t i = 0; i < qVecs; ++i) {
+            SmallVector<Value> ps;
+            for (int64_t e = 0; e < (bf16 ? 2 : 1); ++e) {
+              Value row = add(j, e);
+              // bf16: P is rounded to bf16 for P V and the row sums.
+              ps.push_back(
+                  exp2(exponent(loadVec(st, {row, cIdx(i * kLanes)}), i, exact),
+                       /*roundedToBf16=*/bf16));
+            }
+            if (!bf16) {
+              // l sums every weight; dropout then zeroes some of those that
+              // reach V.
+              next.push_back(arith::AddFOp::create(b, loc, part[i], ps[0]));
+              if (dropBase)
+                ps[0] = dropWeights(ps[0], add(j0, j), i);
+              storeVec(ps[0], st, {j, cIdx(i * kLanes)});
+              continue;
+            }
+            // The weights P V multiplies are bf16, and l sums the same
+            // rounded values: a dot product of the pairs with ones adds both
+            // keys of a row at once (one vdpbf16ps instead of widening each
+            // half back to f32 and adding it). (The guarded path reads P
+            // from the pairs, so St keeps the scores.)
+            Value pairs = roundToPairs(ps[0], ps[1]);
+            next.push_back(dot(part[i], pairs, onePairs));
+            // Dropout: P V takes the pairs of the kept weights.
             if (dropBase)
-              ps[0] = dropWeights(ps[0], add(j0, j), i);
-            storeVec(ps[0], st, {j, cIdx(i * kLanes)});
-            continue;
+              pairs = roundToPairs(dropWeights(ps[0], add(j0, j), i),
+                                   dropWeights(ps[1], add(add(j0, j), 1), i));
+            storeVec(pairs, pPairs, {pairRow(j), cIdx(2 * i * kLanes)});
           }
-          // The weights P V multiplies are bf16, and l sums the same
-          // rounded values: a dot product of the pairs with ones adds both
-          // keys of a row at once (one vdpbf16ps instead of widening each
-          // half back to f32 and adding it). (The guarded path reads P
-          // from the pairs, so St keeps the scores.)
-          Value pairs = roundToPairs(ps[0], ps[1]);
-          next.push_back(dot(part[i], pairs, onePairs));
-          // Dropout: P V takes the pairs of the kept weights.
-          if (dropBase)
-            pairs = roundToPairs(dropWeights(ps[0], add(j0, j), i),
-                                 dropWeights(ps[1], add(add(j0, j), 1), i));
-          storeVec(pairs, pPairs, {pairRow(j), cIdx(2 * i * kLanes)});
-        }
-        return next;
-      });
+          return next;
+        });
+  };
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange(ValueRange(sumInit)), anyHuge,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, weightLoop(/*exact=*/true));
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, weightLoop(/*exact=*/false));
+  }
+  SmallVector<Value> sums(ifOp.getResults());
   emitOutputUpdate(j0, nk, masked);
 
   SmallVector<Value> next = mNew;

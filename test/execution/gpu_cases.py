@@ -20,7 +20,8 @@ TOLERANCE = {"f16": 1e-2, "bf16": 2e-2, "f32": 2e-2}
 class Case:
     def __init__(self, name, B, Hq, Tq, d, dtype, causal="none", Hk=None,
                  Tk=None, dv=None, layout="heads_major", rank=4, scale=None,
-                 window=(None, None), softcap=None, dropout=None, mask=None):
+                 window=(None, None), softcap=None, dropout=None, mask=None,
+                 padding=None):
         self.name, self.B, self.Hq, self.Tq, self.d = name, B, Hq, Tq, d
         self.dtype, self.causal = dtype, causal
         self.Hk = Hq if Hk is None else Hk
@@ -34,6 +35,9 @@ class Case:
         # "attend_where_true", "masked_where_true" (i1) or "additive" whose
         # dims align with the trailing dims of the scores [B, Hq, Tq, Tk].
         self.mask = mask
+        # (value, n): an additive mask that is 0 but for `value` on its
+        # first n keys (a padding mask) instead of random values.
+        self.padding = padding
 
     # Shapes of q, k, v and the result as the module declares them.
     def _shape(self, H, T, width):
@@ -140,6 +144,10 @@ class Case:
             kind, shape = self.mask
             if kind != "additive":
                 out.append(rng.random(shape) < 0.2)
+            elif self.padding is not None:
+                a = np.zeros(shape, np.float32)
+                a[..., :self.padding[1]] = self.padding[0]
+                out.append(self._round(a))
             else:
                 a = rng.standard_normal(shape, dtype=np.float32) * 2
                 a[rng.random(shape) < 0.1] = -np.inf
@@ -187,7 +195,9 @@ class Case:
             m = m.reshape((1,) * (4 - m.ndim) + m.shape)
             m = np.broadcast_to(m, (s.shape[0], self.Hq, self.Tq, self.Tk))[:, :, rows]
             if self.mask[0] == "additive":
-                s = s + m.astype(np.float64)
+                # Added in f32, as the kernels do: a score plus
+                # finfo(f32).min rounds to finfo(f32).min.
+                s = (s.astype(np.float32) + m.astype(np.float32)).astype(np.float64)
             else:
                 s = np.where(m == (self.mask[0] == "attend_where_true"), s, -np.inf)
         s = np.where(self.visible(rows), s, -np.inf)
@@ -283,6 +293,12 @@ CORRECTNESS = [
          mask=("attend_where_true", (90, 1))),
     Case("mask_additive_softcap_dropout_f16", 2, 2, 64, 32, "f16", Tk=96, softcap=5.0,
          dropout=(0.15, 3), mask=("additive", (2, 1, 64, 96))),
+    # Hugging Face's padding mask of finfo(f32).min on the first 20 keys,
+    # causal: rows 0-19 see only padded keys, whose equal scores weigh
+    # uniformly (finfo.min times log2(e) overflowed to -inf: rows of 0).
+    Case("mask_finfo_min_padding_f32", 1, 2, 70, 64, "f32", "top_left",
+         mask=("additive", (1, 1, 1, 70)),
+         padding=(float(np.finfo(np.float32).min), 20)),
 ]
 
 

@@ -4,7 +4,9 @@
 # lowering (attn-fuse-softmax) and attn-vectorize-sdpa (the head dim 16
 # cases with at least 8 query rows), each with default and small blocks: logits of +-1e4 (exp would overflow
 # without max subtraction), -inf inside Q/K, NaN propagation, fully masked
-# rows, T = 1 and Tk = 1. Compared with a float64 reference of the defined
+# rows, T = 1 and Tk = 1, additive padding masks of finfo(f32).min, -1e30
+# and -1e10 (rows that see only padded keys: uniform weights), a scale of
+# 1e10. Compared with a float64 reference of the defined
 # semantics: NaN anywhere in a query row's visible scores makes that row NaN;
 # a key whose weight is exactly 0 (masked, fully skipped) contributes nothing
 # even when its value is NaN or inf. In the sanitizer run of the suite each
@@ -26,23 +28,25 @@ VARIANTS = [("plain", "optimize=false"), ("flash", "vectorize-sdpa=false"),
             ("vector-small-blocks", "sdpa-block-q=16 sdpa-block-kv=3")]
 
 
-def module(tq, tk, d, causal=None, scale=None, softcap=None):
+def module(tq, tk, d, causal=None, scale=None, softcap=None, mask=False):
     ty = lambda t: attn_exec.tensor_type((1, 2, t, d), "f32")
+    mty = attn_exec.tensor_type((1, 1, 1, tk), "f32")
     parts = []
     if scale is not None:
         parts.append("scale = %r : f32" % scale)
     if softcap is not None:
         parts.append("softcap = %r : f32" % softcap)
     attrs = "{%s}" % ", ".join(parts) if parts else ""
-    return ("func.func @main(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
-            "  %%0 = attn.sdpa %%q, %%k, %%v %s%s : %s, %s, %s -> %s\n"
+    return ("func.func @main(%%q: %s, %%k: %s, %%v: %s%s) -> %s {\n"
+            "  %%0 = attn.sdpa %%q, %%k, %%v %s%s%s : %s, %s, %s%s -> %s\n"
             "  return %%0 : %s\n}\n") % (
-        ty(tq), ty(tk), ty(tk), ty(tq),
+        ty(tq), ty(tk), ty(tk), ", %%m: %s" % mty if mask else "", ty(tq),
+        "mask(%m : additive) " if mask else "",
         "causal(%s) " % causal if causal else "", attrs,
-        ty(tq), ty(tk), ty(tk), ty(tq), ty(tq))
+        ty(tq), ty(tk), ty(tk), ", " + mty if mask else "", ty(tq), ty(tq))
 
 
-def reference(q, k, v, causal=None, scale=None, softcap=None):
+def reference(q, k, v, causal=None, scale=None, softcap=None, mask=None):
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     tq, tk, d = q.shape[-2], k.shape[-2], q.shape[-1]
     scale = 1 / np.sqrt(d) if scale is None else scale
@@ -50,6 +54,10 @@ def reference(q, k, v, causal=None, scale=None, softcap=None):
         s = scale * (q @ np.swapaxes(k, -1, -2))
         if softcap is not None:
             s = softcap * np.tanh(s / softcap)
+        if mask is not None:
+            # The mask is added in f32, as every lowering does: a score
+            # plus finfo(f32).min (or -1e10) rounds to the mask's value.
+            s = (s.astype(np.float32) + mask.astype(np.float32)).astype(np.float64)
         if causal:
             off = tk - tq if causal == "bottom_right" else 0
             future = np.arange(tk)[None, :] > np.arange(tq)[:, None] + off
@@ -70,13 +78,16 @@ def main():
     checks = attn_exec.Checks()
     turns = attn_exec.SanitizerTurns(always={"vector"})
 
-    def case(name, q, k, v, causal=None, scale=None, expect_nan=None, softcap=None):
-        want = reference(q, k, v, causal=causal, scale=scale, softcap=softcap)
-        text = module(q.shape[-2], k.shape[-2], q.shape[-1], causal, scale, softcap)
+    def case(name, q, k, v, causal=None, scale=None, expect_nan=None, softcap=None,
+             mask=None):
+        want = reference(q, k, v, causal=causal, scale=scale, softcap=softcap, mask=mask)
+        text = module(q.shape[-2], k.shape[-2], q.shape[-1], causal, scale, softcap,
+                      mask is not None)
+        args = [q, k, v] + ([mask] if mask is not None else [])
         for vname, opts in turns.pick(VARIANTS):
             label = "%s %s" % (name, vname)
             with checks(label):
-                (got,) = attn_exec.run(text, "main", [q, k, v], work,
+                (got,) = attn_exec.run(text, "main", args, work,
                                        extra_args=["--pipeline-options=" + opts])
                 nan_want = np.isnan(want)
                 assert np.array_equal(np.isnan(got), nan_want), (
@@ -118,6 +129,22 @@ def main():
         case("d=%d " % d + "T=1", one(1), one(1), one(1), causal="top_left")
         case("d=%d " % d + "Tk=1", one(7), one(1), one(1))
         case("d=%d " % d + "Tk=1 bottom_right", one(7), one(1), one(1), causal="bottom_right")
+        # Additive key-padding masks of finfo(f32).min, -1e30 and -1e10
+        # (Hugging Face's left padding): causal rows that see only padded
+        # keys have equal scores, uniform weights over them (torch's
+        # answer); the others ignore the padded keys. Their running max
+        # times log2(e) overflows or rounds by more than 2^7, which the
+        # vectorized lowering must not feed to its exponent. Then an
+        # enormous scale (1e10: scores of +-1e10, one-hot weights).
+        qm = rng.standard_normal((1, 2, 24, d)).astype(np.float32)
+        km = rng.standard_normal((1, 2, 24, d)).astype(np.float32)
+        vm = rng.standard_normal((1, 2, 24, d)).astype(np.float32)
+        for big in (np.finfo(np.float32).min, -1e30, -1e10):
+            pad = np.zeros((1, 1, 1, 24), np.float32)
+            pad[..., :5] = big
+            case("d=%d " % d + "padding mask %g causal" % big, qm, km, vm,
+                 causal="top_left", mask=pad, expect_nan=False)
+        case("d=%d " % d + "scale 1e10", qm, km, vm, scale=1e10, expect_nan=False)
     one = lambda t: rng.standard_normal((1, 2, t, 8)).astype(np.float32)
     # Soft-capped scores (c * tanh(s / c)), with and without causal masking.
     q, k, v = one(9), one(9), one(9)

@@ -27,7 +27,8 @@ func.func @key_padding(%q: tensor<2x4x128x64xf16>, %k: tensor<2x4x128x64xf16>, %
 }
 
 // An additive rank-2 mask [Tq, Tk] under causal masking: in the log2
-// domain the entry is added times log2(e). Rows past Tq read the last row
+// domain the entry is added times log2(e) (a finite entry that overflows
+// there, finfo(f32).min, stays the most negative finite value). Rows past Tq read the last row
 // (99); in the masked tiles (the diagonal, the end of the keys) keys past
 // Tk read the last key, and the end-of-keys and causal predicates then
 // hide them.
@@ -40,7 +41,11 @@ func.func @key_padding(%q: tensor<2x4x128x64xf16>, %k: tensor<2x4x128x64xf16>, %
 // CHECK: %[[U:.*]] = memref.load %[[BM]][%[[ROWA]], %{{.*}}] : memref<100x100xbf16>
 // CHECK-NEXT: %[[UF:.*]] = arith.extf %[[U]] : bf16 to f32
 // CHECK-NEXT: %[[UL:.*]] = arith.mulf %[[UF]], %[[LOG2E]] : f32
-// CHECK-NEXT: arith.addf %{{.*}}, %[[UL]] : f32
+// CHECK-NEXT: %[[OVER:.*]] = arith.cmpf oeq, %[[UL]], %[[NINF:.*]] : f32
+// CHECK-NEXT: %[[FINITE:.*]] = arith.cmpf one, %[[UF]], %[[NINF]] : f32
+// CHECK-NEXT: %[[CLAMP:.*]] = arith.andi %[[OVER]], %[[FINITE]] : i1
+// CHECK-NEXT: %[[UM:.*]] = arith.select %[[CLAMP]], %[[FMIN:.*]], %[[UL]] : f32
+// CHECK-NEXT: arith.addf %{{.*}}, %[[UM]] : f32
 // CHECK: scf.for
 // CHECK: arith.mulf %{{.*}}, %[[L2S]] : f32
 // CHECK-NEXT: %[[KEY:.*]] = arith.addi
