@@ -673,6 +673,23 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
   if (!q || !kT)
     return std::nullopt;
   ResolvedChain rc;
+  // Masks, fills and scale tensors of a higher rank than Q broadcast the
+  // scores (and the result) to that rank, which attn.sdpa, of Q's rank,
+  // would not: nanoGPT's [1, 1, T, T] buffer on [H, T, d] heads.
+  int64_t rank = typeOf(q).getRank();
+  auto rankOf = [&](const std::string &name) -> int64_t {
+    if (auto v = values.find(name); v != values.end())
+      return typeOf(v->second).getRank();
+    if (auto k = knownInts.find(name); k != knownInts.end())
+      return k->second.scalar ? 0 : 1;
+    return 0;
+  };
+  for (const auto &[name, divides] : c.scaleFactors)
+    if (rankOf(name) > rank)
+      return std::nullopt;
+  for (const AttentionChain::Mask &m : c.masks)
+    if (rankOf(m.name) > rank || (!m.fill.empty() && rankOf(m.fill) > rank))
+      return std::nullopt;
   // Factors in walk order: the first ones found are applied last. Only
   // positive scales: a negative one would turn masked scores into maxima.
   SmallVector<double> factors;

@@ -243,6 +243,31 @@ save("bias_before_scale",
      [vi("O", F, [1, 2, 4, 8])],
      inits=[numpy_helper.from_array((rng_b.standard_normal((4, 4)) * 3).astype(np.float32), "bias"),
             numpy_helper.from_array(np.array(2.0, np.float32), "two")], opset=17)
+# Per-head 3-D Q/K/V [H, T, d] with nanoGPT's 4-D causal buffer [1, 1, T, T]
+# (as torch exports masked_fill: a bool constant), or a [1, 1, 1, 1]
+# temperature: both broadcast the scores, and so the result, to rank 4;
+# the second output flattens it. Raising would keep Q's rank 3 (attn.sdpa
+# does not broadcast to a higher rank): it must not.
+hidden = np.triu(np.ones((4, 4), bool), 1).reshape(1, 1, 4, 4)
+for name, scale_node, scale_init in (
+        ("rank_broadcast_mask", helper.make_node("Mul", ["S", "c"], ["SC"], name="scale"),
+         numpy_helper.from_array(np.array(0.3, np.float32), "c")),
+        ("rank_broadcast_scale", helper.make_node("Div", ["S", "c"], ["SC"], name="scale"),
+         numpy_helper.from_array(np.full((1, 1, 1, 1), 1 / 0.3, np.float32), "c"))):
+    masked = name.endswith("mask")
+    save(name,
+         [helper.make_node("Transpose", ["K"], ["KT"], perm=[0, 2, 1], name="kt"),
+          helper.make_node("MatMul", ["Q", "KT"], ["S"], name="qk"), scale_node]
+         + ([helper.make_node("Where", ["hidden", "ninf", "SC"], ["SM"], name="mask")]
+            if masked else [helper.make_node("Identity", ["SC"], ["SM"], name="id")])
+         + [helper.make_node("Softmax", ["SM"], ["P"], axis=-1, name="softmax"),
+            helper.make_node("MatMul", ["P", "V"], ["O"], name="pv"),
+            helper.make_node("Reshape", ["O", "flat"], ["Y"], name="flatten")],
+         [vi("Q", F, [2, 4, 8]), vi("K", F, [2, 4, 8]), vi("V", F, [2, 4, 8])],
+         [vi("O", F, [1, 2, 4, 8]), vi("Y", F, [64])],
+         inits=[scale_init, numpy_helper.from_array(hidden, "hidden"),
+                numpy_helper.from_array(np.array(-np.inf, np.float32), "ninf"),
+                numpy_helper.from_array(np.array([-1], np.int64), "flat")], opset=17)
 # Truncated and non-ONNX files.
 with open(os.path.join(d, "attention_mask.onnx"), "rb") as f:
     whole = f.read()
