@@ -405,7 +405,8 @@ Value Importer::convertScalar(OpBuilder &nb, Location l, Value x, Type to) {
 void Importer::importCast(const onnx::NodeProto &n) {
   std::optional<Type> to = elemType(intAttr(n, "to", 0));
   if (!to) {
-    nodeError(n) << "unsupported target type " << intAttr(n, "to", 0);
+    nodeError(n) << "casts to an "
+                 << unsupportedTypeText(static_cast<int>(intAttr(n, "to", 0)));
     return;
   }
   // Shape arithmetic stays symbolic between integer types; a constant

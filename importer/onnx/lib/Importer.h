@@ -130,6 +130,8 @@ private:
   std::optional<Type> elemType(int dt);
 
   const onnx::AttributeProto *attr(const onnx::NodeProto &n, StringRef name);
+  /// "unsupported ONNX data type DOUBLE (supported: ...)" for `dt`.
+  static std::string unsupportedTypeText(int dt);
   int64_t intAttr(const onnx::NodeProto &n, StringRef name, int64_t dflt);
   std::optional<float> floatAttr(const onnx::NodeProto &n, StringRef name);
 

@@ -398,6 +398,15 @@ std::optional<Type> Importer::elemType(int dt) {
   }
 }
 
+std::string Importer::unsupportedTypeText(int dt) {
+  std::string name = onnx::TensorProto_DataType_IsValid(dt)
+                         ? onnx::TensorProto_DataType_Name(
+                               static_cast<onnx::TensorProto_DataType>(dt))
+                         : "#" + std::to_string(dt);
+  return "unsupported ONNX data type " + name +
+         " (supported: FLOAT, FLOAT16, BFLOAT16, BOOL, INT64, INT32)";
+}
+
 const onnx::AttributeProto *Importer::attr(const onnx::NodeProto &n,
                                            StringRef name) {
   for (const auto &a : n.attribute())
@@ -861,8 +870,8 @@ std::optional<ElementsAttr>
 Importer::tensorOrWeightAttr(const onnx::TensorProto &t, StringRef weightName) {
   std::optional<Type> elem = elemType(t.data_type());
   if (!elem) {
-    emitError(fileLoc) << "initializer '" << t.name()
-                       << "' has unsupported ONNX data type " << t.data_type();
+    emitError(fileLoc) << "initializer '" << t.name() << "' has "
+                       << unsupportedTypeText(t.data_type());
     return std::nullopt;
   }
   SmallVector<int64_t> shape;
@@ -1004,8 +1013,8 @@ Importer::valueInfoType(const onnx::ValueInfoProto &vi) {
   const auto &tt = vi.type().tensor_type();
   std::optional<Type> elem = elemType(tt.elem_type());
   if (!elem) {
-    emitError(fileLoc) << "graph value '" << vi.name()
-                       << "' has unsupported ONNX data type " << tt.elem_type();
+    emitError(fileLoc) << "graph value '" << vi.name() << "' has "
+                       << unsupportedTypeText(tt.elem_type());
     return std::nullopt;
   }
   if (!tt.has_shape()) {
