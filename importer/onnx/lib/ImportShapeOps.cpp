@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace mlir::attn::onnx_import {
 
@@ -581,6 +582,12 @@ void Importer::importSlice(const onnx::NodeProto &n) {
         return dim; // INT64_MAX: "to the end"
       if (c && *c < 0 && d)
         return b.getIndexAttr(std::max<int64_t>(0, *c + *d));
+      // Constants on a dynamic dim: min(c, dim), or max(dim + c, 0) from
+      // the end, as index expressions that other slices share.
+      if (c && *c >= 0)
+        return foldIndex('m', v, dim);
+      if (c && *c > -kSliceHuge)
+        return foldIndex('M', foldIndex('+', dim, v), b.getIndexAttr(0));
       Value val = indexValue(v);
       if (!knownNonNegative(val)) {
         Value zero = arith::ConstantIndexOp::create(b, fileLoc, 0);
@@ -592,6 +599,24 @@ void Importer::importSlice(const onnx::NodeProto &n) {
       }
       return foldIndex('m', val, dim);
     };
+    // The last T rows of a static table (pe[-T:], T a graph input's
+    // size): rows D - T .. D, T of them, with T accepted up to D (checked
+    // by the runtime), so that the slice keeps T's SSA value.
+    if (auto staticDim = getConstantIntValue(dim)) {
+      auto sub = dyn_cast_if_present<Value>(startsK->elems[i]);
+      auto neg = sub ? sub.getDefiningOp<arith::SubIOp>() : nullptr;
+      auto endC = getConstantIntValue(endsK->elems[i]);
+      std::optional<std::pair<unsigned, int64_t>> input;
+      if (step == 1 && neg && isConstantIntValue(neg.getLhs(), 0) && endC &&
+          (*endC >= kSliceHuge || *endC == *staticDim) &&
+          (input = inputSizeOf(neg.getRhs()))) {
+        boundInputSize(*input, *staticDim);
+        offsets[*axis] = foldIndex('-', dim, neg.getRhs());
+        sizes[*axis] = neg.getRhs();
+        strides[*axis] = b.getIndexAttr(1);
+        continue;
+      }
+    }
     OpFoldResult lo = bound(startsK->elems[i]);
     OpFoldResult hi;
     // An end that is a graph input's size (mask[:T] with T = x.shape[1])
@@ -606,11 +631,19 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     if (!hi)
       hi = bound(endsK->elems[i]);
     // From the origin the length is the (non-negative) end itself, so
-    // mask[:T] keeps T's SSA value; otherwise max(end - start, 0).
+    // mask[:T] keeps T's SSA value; otherwise max(end - start, 0). A
+    // constant start c >= 0 is min(c, dim), and as the end is at most dim,
+    // max(end - min(c, dim), 0) is max(end - c, 0): x[:, 1:] and x[:, :-1]
+    // of a dynamic axis then have one length, max(dim - 1, 0).
+    auto startConst = getConstantIntValue(startsK->elems[i]);
+    OpFoldResult from =
+        startConst && *startConst >= 0 && *startConst < kSliceHuge
+            ? OpFoldResult(b.getIndexAttr(*startConst))
+            : lo;
     OpFoldResult len =
         isConstantIntValue(lo, 0)
             ? hi
-            : foldIndex('M', foldIndex('-', hi, lo), b.getIndexAttr(0));
+            : foldIndex('M', foldIndex('-', hi, from), b.getIndexAttr(0));
     offsets[*axis] = lo;
     // ceil(len / step) elements (a step beyond any size takes one).
     step = std::min(step, kSliceHuge);
@@ -696,6 +729,33 @@ Value Importer::reverseAxes(Location loc, Value x, ArrayRef<int64_t> axes) {
 }
 
 void Importer::importSplit(const onnx::NodeProto &n) {
+  // Split of known integers (torch's repeat_interleave splits its repeat
+  // counts this way): known parts, for the Expand or Reshape they size.
+  if (auto xk = knownInput(n, 0); xk && !xk->scalar) {
+    int64_t size = static_cast<int64_t>(xk->elems.size());
+    int64_t parts = n.output_size();
+    std::optional<SmallVector<int64_t>> lengths;
+    if (n.input_size() > 1 && !n.input(1).empty()) {
+      if (auto lk = knownInput(n, 1))
+        lengths = lk->constants();
+    } else if (parts > 0 && size % parts == 0) {
+      lengths = SmallVector<int64_t>(parts, size / parts);
+    }
+    auto axis = normalizeAxis(intAttr(n, "axis", 0), 1);
+    if (axis && lengths && static_cast<int64_t>(lengths->size()) == parts &&
+        llvm::all_of(*lengths, [](int64_t l) { return l >= 0; }) &&
+        std::accumulate(lengths->begin(), lengths->end(), int64_t(0)) == size) {
+      int64_t at = 0;
+      for (int64_t i = 0; i < parts; ++i) {
+        KnownInts part = *xk;
+        part.elems.assign(xk->elems.begin() + at,
+                          xk->elems.begin() + at + (*lengths)[i]);
+        at += (*lengths)[i];
+        defineKnown(n, i, std::move(part));
+      }
+      return;
+    }
+  }
   Value x = input(n, 0);
   if (failed)
     return;
@@ -754,6 +814,21 @@ void Importer::importSplit(const onnx::NodeProto &n) {
 
 void Importer::importExpand(const onnx::NodeProto &n) {
   auto shapeK = knownInput(n, 1);
+  // Known integers expanded to a known length (torch's repeat_interleave
+  // expands its repeat count to [n]): known too.
+  if (auto xk = knownInput(n, 0);
+      xk && shapeK && !shapeK->scalar && shapeK->elems.size() <= 1) {
+    std::optional<SmallVector<int64_t>> target = shapeK->constants();
+    int64_t have = static_cast<int64_t>(xk->elems.size());
+    int64_t want = target && !target->empty() ? (*target)[0] : 1;
+    if (target && (have == 1 || have == want || want == 1)) {
+      KnownInts out = *xk;
+      out.scalar = xk->scalar && target->empty();
+      if (have == 1 && want > 1)
+        out.elems.assign(want, xk->elems[0]);
+      return defineKnown(n, 0, std::move(out));
+    }
+  }
   Value x = input(n, 0);
   if (failed)
     return;

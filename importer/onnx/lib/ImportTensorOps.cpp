@@ -115,6 +115,14 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   bool arith4 = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
   if (arith4 && importKnownArith(n))
     return;
+  // -x.shape[1] (pe[-T:]): known too.
+  if (op == "Neg" && n.input_size() == 1)
+    if (auto x = knownInput(n, 0)) {
+      KnownInts r = *x;
+      for (OpFoldResult &e : r.elems)
+        e = foldIndex('-', b.getIndexAttr(0), e);
+      return defineKnown(n, 0, r);
+    }
   if (op == "Where" && importKnownWhere(n))
     return;
   SmallVector<Value> ins;

@@ -667,6 +667,30 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
   }
   if (op == '-' && isEqualConstantIntOrValue(a, c))
     return b.getIndexAttr(0);
+  // (p + t) - p is t (arange(P, P + T) counts T, a KV cache step's
+  // positions); (p + t) - t is p.
+  if (op == '-')
+    if (auto v = dyn_cast<Value>(a))
+      if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+        if (isEqualConstantIntOrValue(add.getRhs(), c))
+          return add.getLhs();
+        if (isEqualConstantIntOrValue(add.getLhs(), c))
+          return add.getRhs();
+      }
+  // Clamps at 0 of what is known not to be negative (sizes, max(., 0)).
+  if (op == 'M' && x == 0 && knownNonNegative(c))
+    return c;
+  if (op == 'M' && y == 0 && knownNonNegative(a))
+    return a;
+  if (op == 'm' &&
+      ((x == 0 && knownNonNegative(c)) || (y == 0 && knownNonNegative(a))))
+    return b.getIndexAttr(0);
+  // One form for a constant offset: x + (-k) is x - k, so that a slice's
+  // end -1 (dim + -1) and its start 1 (dim - 1) give one size.
+  if (op == '+' && y && *y < 0 && *y != INT64_MIN)
+    return foldIndex('-', a, b.getIndexAttr(-*y));
+  if (op == '+' && x && *x < 0 && *x != INT64_MIN)
+    return foldIndex('-', c, b.getIndexAttr(-*x));
   if ((op == '*' || op == '/') && y == 1)
     return a;
   if ((op == '+' || op == '-') && y == 0)

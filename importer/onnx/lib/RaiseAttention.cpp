@@ -895,6 +895,10 @@ Importer::triluCausal(const std::string &name, Value q, Value kT,
   if (sub && isEqualConstantIntOrValue(sub.getLhs(), tk) &&
       isEqualConstantIntOrValue(sub.getRhs(), tq))
     return CausalKind::bottom_right;
+  // Tk - Tq in the importer's simplified form (Tk = P + Tq: the past
+  // length P itself).
+  if (isEqualConstantIntOrValue(diag, foldIndex('-', tk, tq)))
+    return CausalKind::bottom_right;
   return std::nullopt;
 }
 
