@@ -8,7 +8,8 @@
 # opsets 10, 11 and 17 with dynamic axes; comparisons, logical ops,
 # amax/amin, max(dim).values and argmax (Less, Greater, LessOrEqual,
 # GreaterOrEqual, And, Or, Xor, Not, ReduceMax, ReduceMin, ArgMax) in one
-# graph at opsets 11 and 17 with dynamic axes; positions counted from an
+# graph at opsets 11 and 17 with dynamic axes; Floor, Ceil, Round, Sign and
+# LeakyRelu in another; positions counted from an
 # attention mask (CumSum, as HF models do) at opsets 11 and 17; then a LLaMA-style
 # block (RMSNorm, rotary embeddings whose cos/sin the graph computes from
 # the positions, causal attention with masked_fill, a SiLU-gated MLP),
@@ -28,6 +29,8 @@
 # CHECK: ok zoo opset 17
 # CHECK: ok mask zoo opset 11
 # CHECK: ok mask zoo opset 17
+# CHECK: ok rounding opset 11
+# CHECK: ok rounding opset 17
 # CHECK: ok position ids opset 11
 # CHECK: ok position ids opset 17
 # CHECK: ok llama block opset 17: raised to attn.sdpa
@@ -54,6 +57,15 @@ class Zoo(nn.Module):
                 + x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + torch.reciprocal(x * x + 1)
                 + torch.sin(x) * torch.cos(z) + (-x) + torch.flip(x, [1])
                 + 0.5 * torch.flip(z, [0, 1]))
+
+
+class Rounding(nn.Module):
+    """Floor, Ceil, Round (halves to even), Sign and LeakyRelu."""
+
+    def forward(self, x, z):
+        return (torch.floor(3 * x) + torch.ceil(3 * z) + torch.round(4 * x)
+                + torch.round(0 * x + 2.5) + torch.round(0 * z - 0.5)
+                + torch.sign(x - z) + F.leaky_relu(x, 0.2) + F.leaky_relu(z))
 
 
 class MaskZoo(nn.Module):
@@ -154,6 +166,8 @@ def main():
         ok &= check_export(work, "zoo", zoo, opset, run, example)
     for opset in (11, 17):
         ok &= check_export(work, "mask zoo", MaskZoo(), opset, run, example)
+    for opset in (11, 17):
+        ok &= check_export(work, "rounding", Rounding(), opset, run, example)
     mask_run = [torch.randn(3, 7), (torch.rand(3, 7) > 0.3).long()]
     mask_example = [torch.randn(2, 5), torch.ones(2, 5, dtype=torch.long)]
     for opset in (11, 17):

@@ -136,8 +136,9 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   bool isFloat = isa<FloatType>(elem);
   // (Neg, Abs, Max, Min and Clip take integers too.)
   static const std::set<std::string> unaryFloatOps = {
-      "Sqrt", "Tanh", "Erf",        "Gelu", "Relu", "Sigmoid",
-      "Exp",  "Log",  "Reciprocal", "Sin",  "Cos"};
+      "Sqrt",    "Tanh",  "Erf",  "Gelu",       "Relu",
+      "Sigmoid", "Exp",   "Log",  "Reciprocal", "Sin",
+      "Cos",     "Floor", "Ceil", "Round",      "LeakyRelu"};
   bool unaryFloat = unaryFloatOps.count(op) != 0;
   bool extremum = op == "Max" || op == "Min";
   // Clip: the bounds are optional inputs from opset 11 and attributes
@@ -168,6 +169,9 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
       }
     }
   }
+  // LeakyRelu's slope for negative inputs (default 0.01).
+  double leakyAlpha =
+      op == "LeakyRelu" ? floatAttr(n, "alpha").value_or(0.01f) : 0.0;
   // Gelu (opset 20, torch.nn.GELU's export from then on): exact (erf) or
   // its tanh approximation.
   std::string approximate = "none";
@@ -239,7 +243,50 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
               a[0]);
         else if (op == "Sin")
           x = math::SinOp::create(nb, l, a[0]);
-        else if (op == "Cos")
+        else if (op == "Floor")
+          x = math::FloorOp::create(nb, l, a[0]);
+        else if (op == "Ceil")
+          x = math::CeilOp::create(nb, l, a[0]);
+        else if (op == "Round") // halves to even, as ONNX specifies
+          x = math::RoundEvenOp::create(nb, l, a[0]);
+        else if (op == "LeakyRelu") { // x < 0 ? alpha x : x (NaN stays)
+          Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
+          Value neg = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
+                                            a[0], zero);
+          Value scaled = arith::MulFOp::create(
+              nb, l, a[0],
+              arith::ConstantOp::create(nb, l,
+                                        nb.getFloatAttr(elem, leakyAlpha)));
+          x = arith::SelectOp::create(nb, l, neg, scaled, a[0]);
+        } else if (op == "Sign") {
+          // -1, 0 or 1 (NaN stays NaN for floats).
+          if (isFloat) {
+            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
+            Value gt = arith::UIToFPOp::create(
+                nb, l, elem,
+                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, a[0],
+                                      zero));
+            Value lt = arith::UIToFPOp::create(
+                nb, l, elem,
+                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, a[0],
+                                      zero));
+            Value s = arith::SubFOp::create(nb, l, gt, lt);
+            // (x - x) is NaN for NaN, 0 otherwise.
+            x = arith::AddFOp::create(nb, l, s,
+                                      arith::SubFOp::create(nb, l, a[0], a[0]));
+          } else {
+            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
+            Value gt = arith::ExtUIOp::create(
+                nb, l, elem,
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, a[0],
+                                      zero));
+            Value lt = arith::ExtUIOp::create(
+                nb, l, elem,
+                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, a[0],
+                                      zero));
+            x = arith::SubIOp::create(nb, l, gt, lt);
+          }
+        } else if (op == "Cos")
           x = math::CosOp::create(nb, l, a[0]);
         else if (extremum) {
           // Max/Min of any number of inputs; NaN propagates (NumPy's

@@ -1371,7 +1371,8 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   static const std::map<std::string, int> since = {
       {"Range", 11},       {"CumSum", 11},         {"Einsum", 12},
       {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Trilu", 14},
-      {"Gelu", 20},        {"Attention", 23}};
+      {"Gelu", 20},        {"Attention", 23},      {"Sign", 9},
+      {"Round", 11}};
   if (auto it = since.find(op); it != since.end() && opset < it->second) {
     nodeError(n) << op << " exists from opset " << it->second
                  << "; the model imports opset " << opset;
@@ -1397,6 +1398,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Range", 3}, {"Gelu", 1}, {"Relu", 1}, {"Sigmoid", 1}, {"Neg", 1},
       {"Exp", 1}, {"Log", 1}, {"Abs", 1}, {"Reciprocal", 1}, {"Sin", 1},
       {"Cos", 1}, {"Max", 1}, {"Min", 1}, {"Clip", 1}, {"Einsum", 1},
+      {"Floor", 1}, {"Ceil", 1}, {"Round", 1}, {"Sign", 1}, {"LeakyRelu", 1},
       {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
       {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
       {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}};
@@ -1447,9 +1449,10 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   if (op == "Constant")
     return importConstant(n);
   static const std::set<std::string> elementwise = {
-      "Add",        "Sub",  "Mul",  "Div",     "Pow", "Where", "Sqrt", "Tanh",
-      "Erf",        "Gelu", "Relu", "Sigmoid", "Neg", "Exp",   "Log",  "Abs",
-      "Reciprocal", "Sin",  "Cos",  "Max",     "Min", "Clip"};
+      "Add",  "Sub",   "Mul",        "Div",   "Pow",     "Where",    "Sqrt",
+      "Tanh", "Erf",   "Gelu",       "Relu",  "Sigmoid", "Neg",      "Exp",
+      "Log",  "Abs",   "Reciprocal", "Sin",   "Cos",     "Max",      "Min",
+      "Clip", "Floor", "Ceil",       "Round", "Sign",    "LeakyRelu"};
   if (elementwise.count(op))
     return importElementwise(n);
   if (op == "MatMul")
