@@ -9,7 +9,7 @@
 # amax/amin, max(dim).values and argmax (Less, Greater, LessOrEqual,
 # GreaterOrEqual, And, Or, Xor, Not, ReduceMax, ReduceMin, ArgMax) in one
 # graph at opsets 11 and 17 with dynamic axes; Floor, Ceil, Round, Sign and
-# LeakyRelu in another; positions counted from an
+# LeakyRelu in another; torch.flatten (Flatten) at three axes; positions counted from an
 # attention mask (CumSum, as HF models do) at opsets 11 and 17; then a LLaMA-style
 # block (RMSNorm, rotary embeddings whose cos/sin the graph computes from
 # the positions, causal attention with masked_fill, a SiLU-gated MLP),
@@ -31,6 +31,8 @@
 # CHECK: ok mask zoo opset 17
 # CHECK: ok rounding opset 11
 # CHECK: ok rounding opset 17
+# CHECK: ok flatten opset 11
+# CHECK: ok flatten opset 17
 # CHECK: ok position ids opset 11
 # CHECK: ok position ids opset 17
 # CHECK: ok llama block opset 17: raised to attn.sdpa
@@ -66,6 +68,15 @@ class Rounding(nn.Module):
         return (torch.floor(3 * x) + torch.ceil(3 * z) + torch.round(4 * x)
                 + torch.round(0 * x + 2.5) + torch.round(0 * z - 0.5)
                 + torch.sign(x - z) + F.leaky_relu(x, 0.2) + F.leaky_relu(z))
+
+
+class Flatten(nn.Module):
+    """torch.flatten at the start, the middle and the end (Flatten)."""
+
+    def forward(self, x):
+        return (torch.flatten(x, 1).sum(-1, keepdim=True)
+                + torch.flatten(x, 0, 1)[: x.shape[0]].sum(-1)[:, None]
+                + torch.flatten(x).sum() + nn.Flatten(2)(x).sum((1, 2))[:, None])
 
 
 class MaskZoo(nn.Module):
@@ -168,6 +179,9 @@ def main():
         ok &= check_export(work, "mask zoo", MaskZoo(), opset, run, example)
     for opset in (11, 17):
         ok &= check_export(work, "rounding", Rounding(), opset, run, example)
+    for opset in (11, 17):
+        ok &= check_export(work, "flatten", Flatten(), opset, [torch.randn(3, 4, 5, 2)],
+                           [torch.randn(2, 3, 5, 2)], names=("x",))
     mask_run = [torch.randn(3, 7), (torch.rand(3, 7) > 0.3).long()]
     mask_example = [torch.randn(2, 5), torch.ones(2, 5, dtype=torch.long)]
     for opset in (11, 17):

@@ -1769,6 +1769,44 @@ void Importer::importTranspose(const onnx::NodeProto &n) {
 /// are matched group by group (equal SSA sizes or equal static products),
 /// so exports' head splits and merges with dynamic batch and sequence dims
 /// become expand/collapse views; anything else is a tensor.reshape.
+void Importer::importFlatten(const onnx::NodeProto &n) {
+  // [d0 .. d(axis-1), d(axis) ..] -> [d0 * .. * d(axis-1), d(axis) * ..]: a
+  // Reshape to those two sizes (its checks and views).
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  int64_t rank = typeOf(x).getRank();
+  int64_t axis = intAttr(n, "axis", 1);
+  if (axis < -rank || axis > rank) {
+    nodeError(n) << "axis " << axis << " is out of range for rank " << rank;
+    return;
+  }
+  if (axis < 0)
+    axis += rank;
+  SmallVector<OpFoldResult> sizes = sizesOf(x);
+  OpFoldResult outer = b.getIndexAttr(1), inner = b.getIndexAttr(1);
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) =
+        foldIndex('*', d < axis ? outer : inner, sizes[d]);
+  std::string shapeName = n.output(0) + " (Flatten's shape)";
+  KnownInts shape;
+  shape.elemType = b.getI64Type();
+  shape.elems = {outer, inner};
+  knownInts[shapeName] = std::move(shape);
+  onnx::NodeProto reshape = n;
+  reshape.set_op_type("Reshape");
+  reshape.clear_attribute();
+  reshape.clear_input();
+  reshape.add_input(n.input(0));
+  reshape.add_input(shapeName);
+  // (A size of 0 is a size, not "copy the input's dim".)
+  onnx::AttributeProto *allowZero = reshape.add_attribute();
+  allowZero->set_name("allowzero");
+  allowZero->set_type(onnx::AttributeProto::INT);
+  allowZero->set_i(1);
+  importReshape(reshape);
+}
+
 void Importer::importReshape(const onnx::NodeProto &n) {
   auto targetK = knownInput(n, 1);
   // Shape arithmetic stays known through a reshape to 1-D (repeat_kv's

@@ -401,6 +401,7 @@ private:
   /// Reshape to a constant shape (0 copies a dim, -1 is inferred), as a
   /// collapse to 1-D and an expand: views, no copy.
   void importReshape(const onnx::NodeProto &n);
+  void importFlatten(const onnx::NodeProto &n);
 
   void importSoftmax(const onnx::NodeProto &n);
 

@@ -1399,6 +1399,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Exp", 1}, {"Log", 1}, {"Abs", 1}, {"Reciprocal", 1}, {"Sin", 1},
       {"Cos", 1}, {"Max", 1}, {"Min", 1}, {"Clip", 1}, {"Einsum", 1},
       {"Floor", 1}, {"Ceil", 1}, {"Round", 1}, {"Sign", 1}, {"LeakyRelu", 1},
+      {"Flatten", 1},
       {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
       {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
       {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}};
@@ -1446,6 +1447,8 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   }
   if (op == "Identity")
     return define(n, 0, input(n, 0));
+  if (op == "Flatten")
+    return importFlatten(n);
   if (op == "Constant")
     return importConstant(n);
   static const std::set<std::string> elementwise = {
