@@ -855,7 +855,12 @@ void Importer::importReduce(const onnx::NodeProto &n) {
     return;
   const std::string &op = n.op_type();
   bool mean = op == "ReduceMean", max = op == "ReduceMax",
-       min = op == "ReduceMin";
+       min = op == "ReduceMin", prod = op == "ReduceProd",
+       squares = op == "ReduceSumSquare" || op == "ReduceL2",
+       abs = op == "ReduceL1", l2 = op == "ReduceL2",
+       logSumExp = op == "ReduceLogSumExp";
+  // (L2 and LogSumExp take floats only, as mean does.)
+  bool floatOnly = mean || l2 || logSumExp;
   auto t = typeOf(x);
   int64_t r = t.getRank();
   SmallVector<bool> reduced(r, false);
@@ -888,8 +893,8 @@ void Importer::importReduce(const onnx::NodeProto &n) {
   }
   Type elem = t.getElementType();
   bool isFloat = isa<FloatType>(elem);
-  if (!isNumber(elem) || (mean && !isFloat)) {
-    nodeError(n) << "expects a float" << (mean ? "" : " or integer")
+  if (!isNumber(elem) || (floatOnly && !isFloat)) {
+    nodeError(n) << "expects a float" << (floatOnly ? "" : " or integer")
                  << " tensor, got " << elem;
     return;
   }
@@ -902,20 +907,85 @@ void Importer::importReduce(const onnx::NodeProto &n) {
     else if (keep)
       sizes.push_back(b.getIndexAttr(1));
   }
-  Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
-  if (max || min) {
-    init = extremeFilled(loc, init, /*lowest=*/max);
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, elem);
+  Value init;
+  if (max || min || logSumExp) {
+    init = extremeFilled(loc, empty, /*lowest=*/max || logSumExp);
+  } else if (prod) {
+    Value one = arith::ConstantOp::create(
+        b, loc,
+        isFloat ? cast<TypedAttr>(b.getFloatAttr(elem, 1.0))
+                : cast<TypedAttr>(b.getIntegerAttr(elem, 1)));
+    init = linalg::FillOp::create(b, loc, one, empty).getResult(0);
   } else {
-    init = zeroFilled(loc, init);
+    init = zeroFilled(loc, empty);
   }
   ReductionLoops loops = reductionLoops(reduced, keep);
+  // LogSumExp: the max first, subtracted before exp (a max that is not
+  // finite is taken as 0, so that all -inf gives log(0) = -inf and +inf
+  // gives +inf, not inf - inf), then log of the sum plus the max.
+  Value rowMax;
+  if (logSumExp) {
+    rowMax =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+            SmallVector<AffineMap>{loops.in, loops.out}, loops.iters,
+            [&](OpBuilder &nb, Location l, ValueRange v) {
+              linalg::YieldOp::create(
+                  nb, l,
+                  ValueRange{arith::MaximumFOp::create(nb, l, v[1], v[0])});
+            })
+            .getResult(0);
+    AffineMap id = b.getMultiDimIdentityMap(typeOf(rowMax).getRank());
+    rowMax =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{rowMax.getType()}, ValueRange{rowMax},
+            ValueRange{empty}, ArrayRef<AffineMap>{id, id},
+            SmallVector<utils::IteratorType>(id.getNumDims(),
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location l, ValueRange v) {
+              Value inf = arith::ConstantOp::create(
+                  nb, l,
+                  nb.getFloatAttr(elem,
+                                  std::numeric_limits<double>::infinity()));
+              Value finite =
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
+                                        math::AbsFOp::create(nb, l, v[0]), inf);
+              Value zero =
+                  arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
+              linalg::YieldOp::create(nb, l,
+                                      ValueRange{arith::SelectOp::create(
+                                          nb, l, finite, v[0], zero)});
+            })
+            .getResult(0);
+    init = zeroFilled(loc, empty);
+  }
+  SmallVector<Value> reduceIns{x};
+  SmallVector<AffineMap> reduceMaps{loops.in};
+  if (rowMax) {
+    reduceIns.push_back(rowMax);
+    reduceMaps.push_back(loops.out);
+  }
+  reduceMaps.push_back(loops.out);
   Value sum =
       linalg::GenericOp::create(
-          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-          SmallVector<AffineMap>{loops.in, loops.out}, loops.iters,
+          b, loc, TypeRange{init.getType()}, reduceIns, ValueRange{init},
+          reduceMaps, loops.iters,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            Value acc = v[1], e = v[0], next;
-            if (max)
+            Value acc = v.back(), e = v[0], next;
+            if (squares)
+              e = isFloat ? Value(arith::MulFOp::create(nb, l, e, e))
+                          : Value(arith::MulIOp::create(nb, l, e, e));
+            else if (abs)
+              e = isFloat ? Value(math::AbsFOp::create(nb, l, e))
+                          : Value(math::AbsIOp::create(nb, l, e));
+            else if (logSumExp)
+              e = math::ExpOp::create(nb, l,
+                                      arith::SubFOp::create(nb, l, e, v[1]));
+            if (prod)
+              next = isFloat ? Value(arith::MulFOp::create(nb, l, acc, e))
+                             : Value(arith::MulIOp::create(nb, l, acc, e));
+            else if (max)
               next = isFloat ? Value(arith::MaximumFOp::create(nb, l, acc, e))
                              : Value(arith::MaxSIOp::create(nb, l, acc, e));
             else if (min)
@@ -927,6 +997,29 @@ void Importer::importReduce(const onnx::NodeProto &n) {
             linalg::YieldOp::create(nb, l, ValueRange{next});
           })
           .getResult(0);
+  if (l2 || logSumExp) {
+    // sqrt(sum), or log(sum) + max.
+    int64_t outRank = typeOf(sum).getRank();
+    AffineMap id = b.getMultiDimIdentityMap(outRank);
+    SmallVector<Value> ins{sum};
+    if (logSumExp)
+      ins.push_back(rowMax);
+    return define(
+        n, 0,
+        linalg::GenericOp::create(
+            b, loc, TypeRange{sum.getType()}, ins, ValueRange{empty},
+            SmallVector<AffineMap>(ins.size() + 1, id),
+            SmallVector<utils::IteratorType>(outRank,
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location l, ValueRange v) {
+              Value r =
+                  l2 ? Value(math::SqrtOp::create(nb, l, v[0]))
+                     : Value(arith::AddFOp::create(
+                           nb, l, math::LogOp::create(nb, l, v[0]), v[1]));
+              linalg::YieldOp::create(nb, l, ValueRange{r});
+            })
+            .getResult(0));
+  }
   if (!mean)
     return define(n, 0, sum);
   OpFoldResult count = b.getIndexAttr(1);

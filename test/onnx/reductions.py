@@ -1,0 +1,94 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2 (F.normalize's norm,
+# QK-norm) and ReduceLogSumExp (torch.logsumexp) at opset 13 (axes as an
+# attribute) and 18 (axes as an input), keepdims on and off, against NumPy
+# in float64: floats, and integers for the three that take them. LogSumExp
+# subtracts its max first: rows of 100-ish values do not overflow, a row of
+# -inf gives -inf and one holding +inf gives +inf.
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+RUN = os.environ["ATTENTION_RUN"]
+work = sys.argv[1]
+os.makedirs(work, exist_ok=True)
+rng = np.random.default_rng(17)
+
+OPS = {
+    "ReduceProd": lambda x, a, k: np.prod(x, axis=a, keepdims=k),
+    "ReduceSumSquare": lambda x, a, k: np.sum(x * x, axis=a, keepdims=k),
+    "ReduceL1": lambda x, a, k: np.sum(np.abs(x), axis=a, keepdims=k),
+    "ReduceL2": lambda x, a, k: np.sqrt(np.sum(x * x, axis=a, keepdims=k)),
+    "ReduceLogSumExp": lambda x, a, k: np.log(np.sum(np.exp(x - np.max(x, axis=a, keepdims=True)),
+                                                     axis=a, keepdims=True)).reshape(
+        np.max(x, axis=a, keepdims=k).shape) + np.max(x, axis=a, keepdims=k),
+}
+
+
+def model(path, op, opset, dtype, axes, keep):
+    nodes, inits = [], []
+    if opset >= 18:
+        inits.append(helper.make_tensor("axes", TensorProto.INT64, [len(axes)], axes))
+        nodes.append(helper.make_node(op, ["x", "axes"], ["y"], keepdims=int(keep)))
+    else:
+        nodes.append(helper.make_node(op, ["x"], ["y"], axes=axes, keepdims=int(keep)))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", dtype, [3, 4, 5])],
+                              [helper.make_tensor_value_info("y", dtype, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+
+
+def run(path, x):
+    np.save(os.path.join(work, "x.npy"), x)
+    out = os.path.join(work, "y.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    proc = subprocess.run([RUN, path, "--input", "x=" + os.path.join(work, "x.npy"),
+                           "--output", out], capture_output=True, text=True)
+    return np.load(out) if proc.returncode == 0 else proc.stderr.strip().splitlines()[-1]
+
+
+xf = (rng.standard_normal((3, 4, 5)) * 0.8).astype(np.float32)
+xi = rng.integers(-3, 4, (3, 4, 5)).astype(np.int64)
+for op, ref in OPS.items():
+    for opset in (13, 18):
+        for axes, keep in (([-1], True), ([0, 2], False)):
+            path = os.path.join(work, "%s_%d.onnx" % (op, opset))
+            model(path, op, opset, TensorProto.FLOAT, axes, keep)
+            got = run(path, xf)
+            want = ref(xf.astype(np.float64), tuple(axes), keep)
+            ok = not isinstance(got, str) and got.shape == want.shape and \
+                np.allclose(got, want, rtol=1e-5, atol=1e-6)
+            print("%s %s opset %d axes %s keepdims %d float" % (
+                "ok" if ok else "FAIL", op, opset, axes, keep), "" if ok else got)
+    if op in ("ReduceProd", "ReduceSumSquare", "ReduceL1"):
+        path = os.path.join(work, "%s_int.onnx" % op)
+        model(path, op, 18, TensorProto.INT64, [1], False)
+        got = run(path, xi)
+        want = ref(xi, (1,), False)
+        ok = not isinstance(got, str) and np.array_equal(got, want)
+        print("%s %s int64" % ("ok" if ok else "FAIL", op), "" if ok else got)
+# LogSumExp: large values, a row of -inf, a row holding +inf.
+x = (rng.standard_normal((3, 4, 5)) + 100).astype(np.float32)
+x[0, 0, :] = -np.inf
+x[0, 1, 2] = np.inf
+path = os.path.join(work, "lse.onnx")
+model(path, "ReduceLogSumExp", 18, TensorProto.FLOAT, [-1], False)
+got = run(path, x)
+print("logsumexp edges:", got[0, 0], got[0, 1], "finite rest",
+      bool(np.allclose(got[1:], np.log(np.exp(x[1:].astype(np.float64) - 100).sum(-1)) + 100,
+                       rtol=1e-6)))
+
+# CHECK-NOT: FAIL
+# CHECK: ok ReduceProd opset 13 axes [-1] keepdims 1 float
+# CHECK: ok ReduceProd int64
+# CHECK: ok ReduceSumSquare opset 18 axes [0, 2] keepdims 0 float
+# CHECK: ok ReduceL1 int64
+# CHECK: ok ReduceL2 opset 18 axes [0, 2] keepdims 0 float
+# CHECK: ok ReduceLogSumExp opset 18 axes [0, 2] keepdims 0 float
+# CHECK: logsumexp edges: -inf inf finite rest True
