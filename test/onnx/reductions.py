@@ -5,7 +5,8 @@
 # attribute) and 18 (axes as an input), keepdims on and off, against NumPy
 # in float64: floats, and integers for the three that take them. LogSumExp
 # subtracts its max first: rows of 100-ish values do not overflow, a row of
-# -inf gives -inf and one holding +inf gives +inf.
+# -inf gives -inf and one holding +inf gives +inf. Then LogSoftmax (x - max
+# - log(sum(exp(x - max)))), at opsets 11 and 13.
 
 import os
 import subprocess
@@ -84,6 +85,30 @@ print("logsumexp edges:", got[0, 0], got[0, 1], "finite rest",
       bool(np.allclose(got[1:], np.log(np.exp(x[1:].astype(np.float64) - 100).sum(-1)) + 100,
                        rtol=1e-6)))
 
+# LogSoftmax along the last axis (opset 13) and, before opset 13, over the
+# dims from the axis on, flattened; large logits and a row of -inf.
+def log_softmax(x, axes):
+    m = np.max(x, axis=axes, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    return x - m - np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True))
+
+
+x = (rng.standard_normal((3, 4, 5)) * 30).astype(np.float32)
+x[2, 3, :] = -np.inf
+for opset, axis, axes in ((13, -1, -1), (11, 1, (1, 2))):
+    path = os.path.join(work, "logsoftmax_%d.onnx" % opset)
+    graph = helper.make_graph([helper.make_node("LogSoftmax", ["x"], ["y"], axis=axis)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+    got = run(path, x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = log_softmax(x.astype(np.float64), axes)  # (the -inf row: NaN)
+    ok = not isinstance(got, str) and got.shape == want.shape and \
+        np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+    print("%s LogSoftmax opset %d axis %d" % ("ok" if ok else "FAIL", opset, axis),
+          "" if ok else got)
+
 # CHECK-NOT: FAIL
 # CHECK: ok ReduceProd opset 13 axes [-1] keepdims 1 float
 # CHECK: ok ReduceProd int64
@@ -92,3 +117,5 @@ print("logsumexp edges:", got[0, 0], got[0, 1], "finite rest",
 # CHECK: ok ReduceL2 opset 18 axes [0, 2] keepdims 0 float
 # CHECK: ok ReduceLogSumExp opset 18 axes [0, 2] keepdims 0 float
 # CHECK: logsumexp edges: -inf inf finite rest True
+# CHECK: ok LogSoftmax opset 13 axis -1
+# CHECK: ok LogSoftmax opset 11 axis 1

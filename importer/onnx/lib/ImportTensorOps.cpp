@@ -2137,6 +2137,80 @@ void Importer::importReshape(const onnx::NodeProto &n) {
 /// axis on)] and each row is normalized (default axis 1): the same thing
 /// when axis is the last dim, otherwise one softmax over all the trailing
 /// dims together, imported as collapse, softmax, expand.
+Value Importer::logSoftmax(Location loc, Value x, Value init, int64_t axis) {
+  // x - m - log(sum(exp(x - m))), m the max along the axis: no exp
+  // overflows. (A max that is not finite is taken as 0, as in
+  // ReduceLogSumExp; a row of -inf is then NaN, as in torch.)
+  auto t = typeOf(x);
+  Type elem = t.getElementType();
+  int64_t rank = t.getRank();
+  SmallVector<AffineExpr> rowDims;
+  SmallVector<OpFoldResult> rowSizes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) {
+      rowDims.push_back(b.getAffineDimExpr(d));
+      rowSizes.push_back(dimOf(x, d));
+    }
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap row = AffineMap::get(rank, 0, rowDims, ctx);
+  SmallVector<utils::IteratorType> reduce(rank, utils::IteratorType::parallel);
+  reduce[axis] = utils::IteratorType::reduction;
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  Value rowEmpty = tensor::EmptyOp::create(b, loc, rowSizes, elem);
+  Value m = linalg::GenericOp::create(
+                b, loc, TypeRange{rowEmpty.getType()}, ValueRange{x},
+                ValueRange{extremeFilled(loc, rowEmpty, /*lowest=*/true)},
+                ArrayRef<AffineMap>{id, row}, reduce,
+                [&](OpBuilder &nb, Location l, ValueRange v) {
+                  linalg::YieldOp::create(
+                      nb, l,
+                      ValueRange{arith::MaximumFOp::create(nb, l, v[1], v[0])});
+                })
+                .getResult(0);
+  Value sum =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{rowEmpty.getType()}, ValueRange{x, m},
+          ValueRange{zeroFilled(loc, rowEmpty)},
+          ArrayRef<AffineMap>{id, row, row}, reduce,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value inf = arith::ConstantOp::create(
+                nb, l,
+                nb.getFloatAttr(elem, std::numeric_limits<double>::infinity()));
+            Value finite =
+                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
+                                      math::AbsFOp::create(nb, l, v[1]), inf);
+            Value shift = arith::SelectOp::create(
+                nb, l, finite, v[1],
+                arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem)));
+            Value e = math::ExpOp::create(
+                nb, l, arith::SubFOp::create(nb, l, v[0], shift));
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], e)});
+          })
+          .getResult(0);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x, m, sum},
+             ValueRange{init}, ArrayRef<AffineMap>{id, row, row, id}, parallel,
+             [&](OpBuilder &nb, Location l, ValueRange v) {
+               Value inf = arith::ConstantOp::create(
+                   nb, l,
+                   nb.getFloatAttr(elem,
+                                   std::numeric_limits<double>::infinity()));
+               Value finite = arith::CmpFOp::create(
+                   nb, l, arith::CmpFPredicate::OLT,
+                   math::AbsFOp::create(nb, l, v[1]), inf);
+               Value shift = arith::SelectOp::create(
+                   nb, l, finite, v[1],
+                   arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem)));
+               Value r = arith::SubFOp::create(
+                   nb, l, arith::SubFOp::create(nb, l, v[0], shift),
+                   math::LogOp::create(nb, l, v[2]));
+               linalg::YieldOp::create(nb, l, ValueRange{r});
+             })
+      .getResult(0);
+}
+
 void Importer::importSoftmax(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   if (failed)
@@ -2162,7 +2236,10 @@ void Importer::importSoftmax(const onnx::NodeProto &n) {
   auto it = typeOf(in);
   Value init =
       tensor::EmptyOp::create(b, loc, sizesOf(in), it.getElementType());
-  Value y = linalg::SoftmaxOp::create(b, loc, TypeRange{it}, in, init, axis)
+  Value y =
+      n.op_type() == "LogSoftmax"
+          ? logSoftmax(loc, in, init, axis)
+          : linalg::SoftmaxOp::create(b, loc, TypeRange{it}, in, init, axis)
                 .getResult()[0];
   if (flattened)
     y = tensor::ExpandShapeOp::create(

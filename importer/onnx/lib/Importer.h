@@ -404,6 +404,8 @@ private:
   void importFlatten(const onnx::NodeProto &n);
 
   void importSoftmax(const onnx::NodeProto &n);
+  /// LogSoftmax of `x` along `axis` into `init`'s shape.
+  Value logSoftmax(Location loc, Value x, Value init, int64_t axis);
 
   // ----- Attention (opset 23-25) ---------------------------------------------
 

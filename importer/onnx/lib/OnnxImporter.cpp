@@ -1401,6 +1401,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Floor", 1}, {"Ceil", 1}, {"Round", 1}, {"Sign", 1}, {"LeakyRelu", 1},
       {"Flatten", 1}, {"ReduceProd", 1}, {"ReduceSumSquare", 1},
       {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSumExp", 1},
+      {"LogSoftmax", 1},
       {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
       {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
       {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}};
@@ -1467,7 +1468,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
     return importTranspose(n);
   if (op == "Reshape")
     return importReshape(n);
-  if (op == "Softmax")
+  if (op == "Softmax" || op == "LogSoftmax")
     return importSoftmax(n);
   static const std::map<std::string,
                         void (Importer::*)(const onnx::NodeProto &)>
