@@ -372,6 +372,180 @@ void Importer::importSqueeze(const onnx::NodeProto &n) {
              unitGroups(t.getRank(), drop)));
 }
 
+void Importer::importTile(const onnx::NodeProto &n) {
+  // x.repeat(r0, r1, ..): each dim repeated r times, out[i] = x[i mod d]
+  // (an affine map where the repeated dims are static).
+  auto repeatsK = knownInput(n, 1);
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  int64_t rank = t.getRank();
+  std::optional<SmallVector<int64_t>> repeats =
+      repeatsK ? repeatsK->constants() : std::nullopt;
+  if (!repeats || static_cast<int64_t>(repeats->size()) != rank) {
+    nodeError(n) << "repeats must be " << rank
+                 << " constants, one per dim of the input";
+    return;
+  }
+  SmallVector<OpFoldResult> sizes;
+  SmallVector<AffineExpr> in;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t r = (*repeats)[d];
+    if (r < 0) {
+      nodeError(n) << "repeat " << r << " on dim " << d << " is negative";
+      return;
+    }
+    if (r == 0) {
+      nodeError(n) << "a repeat of 0 (dim " << d
+                   << ") makes an empty tensor, which is not supported";
+      return;
+    }
+    AffineExpr e = b.getAffineDimExpr(d);
+    if (r != 1) {
+      if (t.isDynamicDim(d)) {
+        nodeError(n) << "repeating dynamic dim " << d
+                     << " is not supported (its size must be static)";
+        return;
+      }
+      e = e % t.getDimSize(d);
+    }
+    in.push_back(e);
+    sizes.push_back(foldIndex('*', dimOf(x, d), b.getIndexAttr(r)));
+  }
+  Location loc = nodeLoc(n);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, in, ctx),
+                              b.getMultiDimIdentityMap(rank)};
+  define(
+      n, 0,
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+          maps,
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            linalg::YieldOp::create(nb, l, ValueRange{v[0]});
+          })
+          .getResult(0));
+}
+
+void Importer::importPad(const onnx::NodeProto &n) {
+  // Constant padding (F.pad's default) with known pads, as tensor.pad;
+  // negative pads crop, as ONNX allows.
+  std::string mode = "constant";
+  if (const auto *a = attr(n, "mode"))
+    mode = a->s();
+  if (mode != "constant") {
+    nodeError(n) << "mode '" << mode
+                 << "' is not supported (only 'constant' padding)";
+    return;
+  }
+  Value x = input(n, 0);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  int64_t rank = t.getRank();
+  std::optional<SmallVector<int64_t>> pads;
+  if (opset < 11) {
+    if (const auto *a = attr(n, "pads"))
+      pads.emplace(a->ints().begin(), a->ints().end());
+  } else if (auto k = knownInput(n, 1)) {
+    pads = k->constants();
+  }
+  if (!pads) {
+    nodeError(n) << "pads must be known while importing";
+    return;
+  }
+  // Opset 18's axes: the pads apply to those dims only.
+  SmallVector<int64_t> axes;
+  if (opset >= 18 && n.input_size() > 3 && !n.input(3).empty()) {
+    auto k = knownInput(n, 3);
+    std::optional<SmallVector<int64_t>> given =
+        k ? k->constants() : std::nullopt;
+    if (!given) {
+      nodeError(n) << "axes must be constant";
+      return;
+    }
+    for (int64_t a : *given) {
+      auto na = normalizeAxis(a, rank);
+      if (!na) {
+        nodeError(n) << "axis " << a << " is out of range";
+        return;
+      }
+      axes.push_back(*na);
+    }
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  }
+  int64_t count = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(pads->size()) != 2 * count) {
+    nodeError(n) << "pads has " << pads->size() << " entries, expected "
+                 << 2 * count << " (begin and end per axis)";
+    return;
+  }
+  Type elem = t.getElementType();
+  Location loc = nodeLoc(n);
+  Value fill;
+  if (opset >= 11 && n.input_size() > 2 && !n.input(2).empty()) {
+    Value v = input(n, 2);
+    if (failed)
+      return;
+    auto vt = typeOf(v);
+    if (vt.getElementType() != elem || !vt.hasStaticShape() ||
+        vt.getNumElements() != 1) {
+      nodeError(n) << "constant_value must be one " << elem << ", got " << vt;
+      return;
+    }
+    fill = tensor::ExtractOp::create(
+        b, loc, v,
+        SmallVector<Value>(vt.getRank(),
+                           arith::ConstantIndexOp::create(b, loc, 0)));
+  } else if (opset < 11) {
+    fill = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(elem, floatAttr(n, "value").value_or(0.0f)));
+  } else {
+    fill =
+        arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+  }
+  // Crops first (negative pads), then the padding.
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      sizes = sizesOf(x), strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> lo(rank, b.getIndexAttr(0)),
+      hi(rank, b.getIndexAttr(0));
+  bool crops = false;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t d = axes[i], before = (*pads)[i], after = (*pads)[i + count];
+    if (before < 0) {
+      offsets[d] = b.getIndexAttr(-before);
+      sizes[d] = foldIndex('-', sizes[d], b.getIndexAttr(-before));
+      crops = true;
+    } else {
+      lo[d] = b.getIndexAttr(before);
+    }
+    if (after < 0) {
+      sizes[d] = foldIndex('-', sizes[d], b.getIndexAttr(-after));
+      crops = true;
+    } else {
+      hi[d] = b.getIndexAttr(after);
+    }
+    if (auto c = getConstantIntValue(sizes[d]); c && *c <= 0) {
+      nodeError(n) << "pads crop dim " << d << " to nothing";
+      return;
+    }
+  }
+  if (crops)
+    x = tensor::ExtractSliceOp::create(b, loc, x, offsets, sizes, strides);
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    auto s = getConstantIntValue(sizes[d]);
+    auto l = getConstantIntValue(lo[d]), h = getConstantIntValue(hi[d]);
+    shape.push_back(s ? *s + *l + *h : ShapedType::kDynamic);
+  }
+  define(n, 0,
+         tensor::PadOp::create(b, loc, RankedTensorType::get(shape, elem), x,
+                               lo, hi, fill));
+}
+
 void Importer::importConcat(const onnx::NodeProto &n) {
   // Shape arithmetic: concatenated known 1-D integer tensors.
   {

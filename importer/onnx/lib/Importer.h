@@ -558,6 +558,8 @@ private:
   void importUnsqueeze(const onnx::NodeProto &n);
   void importSqueeze(const onnx::NodeProto &n);
   void importConcat(const onnx::NodeProto &n);
+  void importTile(const onnx::NodeProto &n);
+  void importPad(const onnx::NodeProto &n);
   void importSlice(const onnx::NodeProto &n);
   void importSplit(const onnx::NodeProto &n);
   void importExpand(const onnx::NodeProto &n);

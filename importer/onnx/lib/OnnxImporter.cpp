@@ -1401,7 +1401,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Floor", 1}, {"Ceil", 1}, {"Round", 1}, {"Sign", 1}, {"LeakyRelu", 1},
       {"Flatten", 1}, {"ReduceProd", 1}, {"ReduceSumSquare", 1},
       {"ReduceL1", 1}, {"ReduceL2", 1}, {"ReduceLogSumExp", 1},
-      {"LogSoftmax", 1},
+      {"LogSoftmax", 1}, {"Tile", 2}, {"Pad", 1},
       {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
       {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
       {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}};
@@ -1477,6 +1477,8 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
                    {"Unsqueeze", &Importer::importUnsqueeze},
                    {"Squeeze", &Importer::importSqueeze},
                    {"Concat", &Importer::importConcat},
+                   {"Tile", &Importer::importTile},
+                   {"Pad", &Importer::importPad},
                    {"Slice", &Importer::importSlice},
                    {"Split", &Importer::importSplit},
                    {"Expand", &Importer::importExpand},

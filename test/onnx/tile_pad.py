@@ -1,0 +1,89 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# Tile (x.repeat, nn.MultiheadAttention's add_bias_kv) and constant Pad
+# (F.pad): against NumPy's tile and pad. Tile repeats static dims (a
+# dynamic dim may keep a repeat of 1); Pad takes its pads as an attribute
+# before opset 11 and as an input from 11 (negative pads crop), a
+# constant_value input, opset 18's axes. Reflect padding, a repeat of a
+# dynamic dim and a repeat of 0 are errors naming the node.
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RUN = os.environ["ATTENTION_RUN"]
+work = sys.argv[1]
+os.makedirs(work, exist_ok=True)
+F = TensorProto.FLOAT
+rng = np.random.default_rng(23)
+x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+
+
+def save(name, nodes, shape, inits=(), opset=17):
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, shape)],
+                              [helper.make_tensor_value_info("y", F, None)], list(inits))
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+    return path
+
+
+def run(path, a):
+    np.save(os.path.join(work, "x.npy"), a)
+    out = os.path.join(work, "y.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    proc = subprocess.run([RUN, path, "--input", "x=" + os.path.join(work, "x.npy"),
+                           "--output", out], capture_output=True, text=True)
+    if proc.returncode == 0:
+        return np.load(out)
+    return [l for l in proc.stderr.splitlines() if "error:" in l][0]
+
+
+def check(label, got, want):
+    ok = not isinstance(got, str) and got.shape == want.shape and np.array_equal(got, want)
+    print("%s %s" % ("ok" if ok else "FAIL", label), "" if ok else got)
+
+
+ints = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)
+path = save("tile", [helper.make_node("Tile", ["x", "r"], ["y"])], [2, 3, 4],
+            [ints("r", [2, 1, 3])])
+check("tile [2, 1, 3]", run(path, x), np.tile(x, (2, 1, 3)))
+path = save("tile_dyn", [helper.make_node("Tile", ["x", "r"], ["y"])], ["b", 3, 4],
+            [ints("r", [1, 2, 1])])
+check("tile dynamic batch kept", run(path, x), np.tile(x, (1, 2, 1)))
+path = save("tile_dyn_bad", [helper.make_node("Tile", ["x", "r"], ["y"], name="rep")],
+            ["b", 3, 4], [ints("r", [2, 1, 1])])
+print(run(path, x))
+path = save("pad11", [helper.make_node("Pad", ["x", "p", "v"], ["y"])], [2, 3, 4],
+            [ints("p", [0, 1, 2, 1, 0, 3]),
+             numpy_helper.from_array(np.array(-5.0, np.float32), "v")], opset=11)
+check("pad opset 11 value -5", run(path, x),
+      np.pad(x, ((0, 1), (1, 0), (2, 3)), constant_values=-5))
+path = save("pad_crop", [helper.make_node("Pad", ["x", "p"], ["y"])], ["b", 3, 4],
+            [ints("p", [0, -1, 1, 0, 0, -2])])
+check("pad crop and pad, dynamic batch", run(path, x), np.pad(x[:, 1:, :2], ((0, 0), (0, 0), (1, 0))))
+path = save("pad10", [helper.make_node("Pad", ["x"], ["y"], pads=[1, 0, 0, 0, 2, 1], value=0.5)],
+            [2, 3, 4], opset=10)
+check("pad opset 10 attributes", run(path, x),
+      np.pad(x, ((1, 0), (0, 2), (0, 1)), constant_values=0.5))
+path = save("pad18", [helper.make_node("Pad", ["x", "p", "", "a"], ["y"])], [2, 3, 4],
+            [ints("p", [2, 1]), ints("a", [-1])], opset=18)
+check("pad opset 18 axes [-1]", run(path, x), np.pad(x, ((0, 0), (0, 0), (2, 1))))
+path = save("pad_reflect", [helper.make_node("Pad", ["x", "p"], ["y"], mode="reflect",
+                                             name="mirror")], [2, 3, 4],
+            [ints("p", [0, 0, 1, 0, 0, 1])])
+print(run(path, x))
+
+# CHECK: ok tile [2, 1, 3]
+# CHECK: ok tile dynamic batch kept
+# CHECK: error: ONNX node 'rep' (Tile, opset 17): repeating dynamic dim 0 is not supported (its size must be static)
+# CHECK: ok pad opset 11 value -5
+# CHECK: ok pad crop and pad, dynamic batch
+# CHECK: ok pad opset 10 attributes
+# CHECK: ok pad opset 18 axes [-1]
+# CHECK: error: ONNX node 'mirror' (Pad, opset 17): mode 'reflect' is not supported (only 'constant' padding)
+# CHECK-NOT: FAIL
