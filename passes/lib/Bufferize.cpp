@@ -25,6 +25,12 @@ struct AttnBufferizePass : impl::AttnBufferizePassBase<AttnBufferizePass> {
     options.bufferizeFunctionBoundaries = true;
     options.setFunctionBoundaryTypeConversion(
         bufferization::LayoutMapOption::IdentityLayoutMap);
+    // A loop whose body makes a new tensor each iteration (an attn.sdpa or
+    // a linalg op into a fresh tensor.empty inside scf.for / scf.while)
+    // yields a new buffer; without this, one-shot bufferization refuses
+    // the loop ("Yield operand #0 is not equivalent to the corresponding
+    // iter bbArg").
+    options.allowReturnAllocsFromLoops = true;
     options.memCpyFn = [](OpBuilder &b, Location loc, Value from,
                           Value to) -> LogicalResult {
       linalg::CopyOp::create(b, loc, from, to);

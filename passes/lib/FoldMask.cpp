@@ -460,9 +460,22 @@ struct FoldRenormalizedSoftmax : OpRewritePattern<linalg::DivOp> {
         reduce.getInputs()[0] != num ||
         reduce.getDimensions() != ArrayRef<int64_t>{last})
       return rw.notifyMatchFailure(div, "denominator is not rowsum(numerator)");
+    // A sum from zero: the combiner adds the element to the accumulator,
+    // and the accumulator starts as a fill of 0 (a fill of 1 would add 1
+    // to every row's sum).
     Block &body = reduce.getCombiner().front();
-    if (body.getOperations().size() != 2 || !isa<arith::AddFOp>(body.front()))
+    auto addOp = dyn_cast<arith::AddFOp>(body.front());
+    if (body.getOperations().size() != 2 || !addOp ||
+        body.getNumArguments() != 2 ||
+        !((addOp.getLhs() == body.getArgument(0) &&
+           addOp.getRhs() == body.getArgument(1)) ||
+          (addOp.getLhs() == body.getArgument(1) &&
+           addOp.getRhs() == body.getArgument(0))) ||
+        body.getTerminator()->getOperand(0) != addOp.getResult())
       return rw.notifyMatchFailure(div, "reduction is not a sum");
+    auto fill = reduce.getInits()[0].getDefiningOp<linalg::FillOp>();
+    if (!fill || !matchPattern(fill.getInputs()[0], m_AnyZeroFloat()))
+      return rw.notifyMatchFailure(div, "the row sum does not start at 0");
     Value w, t;
     for (int side = 0; side < 2; ++side) {
       Value a = mul.getDpsInputs()[side], b = mul.getDpsInputs()[1 - side];

@@ -15,3 +15,28 @@ func.func @concat(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) -> tensor<2x8xf32> {
   %0 = tensor.concat dim(1) %a, %b : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
+
+// A loop whose body writes a new tensor each iteration (an op into a fresh
+// tensor.empty) yields a new buffer (it was refused: "Yield operand #0 is
+// not equivalent to the corresponding iter bbArg").
+// CHECK-LABEL: func.func @fresh_tensor_per_iteration(
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (memref<4xf32>)
+// CHECK: %[[NEW:.*]] = memref.alloc() {{.*}} : memref<4xf32>
+// CHECK: linalg.add ins(%[[ACC]], %[[ACC]] : memref<4xf32>, memref<4xf32>) outs(%[[NEW]] : memref<4xf32>)
+// CHECK: scf.yield %[[NEW]] : memref<4xf32>
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %python -c "import numpy as np; np.save('%t/x.npy', np.arange(4, dtype=np.float32))"
+// RUN: attention-run %s --entry fresh_tensor_per_iteration --input %t/x.npy --output %t/y.npy
+// RUN: %python -c "import numpy as np; print('times 8', np.array_equal(np.load('%t/y.npy'), 8 * np.arange(4, dtype=np.float32)))" | FileCheck %s --check-prefix=NUM
+// NUM: times 8 True
+func.func @fresh_tensor_per_iteration(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%a = %x) -> tensor<4xf32> {
+    %e = tensor.empty() : tensor<4xf32>
+    %0 = linalg.add ins(%a, %a : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %0 : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
