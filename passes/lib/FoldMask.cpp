@@ -195,12 +195,13 @@ std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
       r.i = r.i ? -1 : 0; // i1, sign-extended
     } else if (isa<arith::SelectOp>(op)) {
       r = in[0].i ? in[1] : in[2];
-    } else if (isa<arith::AddIOp>(op)) {
-      r.i = in[0].i + in[1].i;
-    } else if (isa<arith::SubIOp>(op)) {
-      r.i = in[0].i - in[1].i;
-    } else if (isa<arith::MulIOp>(op)) {
-      r.i = in[0].i * in[1].i;
+    } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp>(op)) {
+      // Two's complement arithmetic, wrapped to the width below.
+      uint64_t a = static_cast<uint64_t>(in[0].i),
+               c = static_cast<uint64_t>(in[1].i);
+      r.i = static_cast<int64_t>(isa<arith::AddIOp>(op)   ? a + c
+                                 : isa<arith::SubIOp>(op) ? a - c
+                                                          : a * c);
     } else if (isa<arith::AndIOp>(op)) {
       r.i = in[0].i & in[1].i;
     } else if (isa<arith::OrIOp>(op)) {
@@ -228,9 +229,17 @@ std::optional<Scalar> evalBody(Block &body, ArrayRef<int64_t> idx,
     } else {
       return std::nullopt;
     }
-    // Integers wrap at their width, sign-extended (i1 true is -1).
+    // Integers wrap at their width, sign-extended (i1 true is -1); floats
+    // round to their type (f32 arithmetic is not double arithmetic: 3 *
+    // 0.1f < 0.3f differs).
     if (!r.isFloat)
       r.i = wrapSigned(r.i, widthOf(op.getResult(0).getType()));
+    else if (auto ft = dyn_cast<FloatType>(op.getResult(0).getType())) {
+      APFloat v(r.f);
+      bool lost = false;
+      v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      r.f = v.convertToDouble();
+    }
     env[op.getResult(0)] = r;
   }
   return std::nullopt;

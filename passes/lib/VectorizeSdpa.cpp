@@ -1234,11 +1234,28 @@ SmallVector<Value> CpuFlashBuilder::emitKeyBlock(Value j0, ValueRange state,
                               math::AbsFOp::create(b, loc, m2), hugeExponent);
     // The previous block's m2 (-inf before the first key: alpha = 0).
     Value m2Old = arith::MulFOp::create(b, loc, state[i], log2e);
-    Value a = exp2(arith::SelectOp::create(
-        b, loc, h,
+    // alpha is 2^(old shift - new shift), each block's own: m2 for a fast
+    // block, exactly m log2(e) for a huge one. Between two fast blocks that
+    // is m2Old - m2. Where either is huge (a row crossing 2^26, or -inf
+    // before the first key), (mOld - m) log2(e) plus the fast shifts'
+    // rounding, c = m2 - m log2(e) (exact: -fma(m, log2(e), -m2)).
+    Value hOld = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGE,
+                                       math::AbsFOp::create(b, loc, m2Old),
+                                       hugeExponent);
+    auto rounding = [&](Value mv, Value mv2, Value isHuge) -> Value {
+      Value c = arith::NegFOp::create(
+          b, loc, fma(mv, log2e, arith::NegFOp::create(b, loc, mv2)));
+      return arith::SelectOp::create(b, loc, isHuge, zeroVec, c);
+    };
+    Value mixed = arith::AddFOp::create(
+        b, loc,
         arith::MulFOp::create(
             b, loc, arith::SubFOp::create(b, loc, state[i], sm), log2e),
-        arith::SubFOp::create(b, loc, m2Old, m2)));
+        arith::SubFOp::create(b, loc, rounding(state[i], m2Old, hOld),
+                              rounding(sm, m2, h)));
+    Value eitherHuge = arith::OrIOp::create(b, loc, h, hOld);
+    Value a = exp2(arith::SelectOp::create(
+        b, loc, eitherHuge, mixed, arith::SubFOp::create(b, loc, m2Old, m2)));
     storeVec(a, alpha, {cIdx(i * kLanes)});
     mNew.push_back(m);
     mSafe.push_back(sm);

@@ -291,3 +291,27 @@ func.func @infinite_fully_masked_rows(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x2x
   %0 = attn.sdpa %q, %k, %k mask(%m : additive) : tensor<1x1x4x8xf32>, tensor<1x1x2x8xf32>, tensor<1x1x2x8xf32>, tensor<4x2xf32> -> tensor<1x1x4x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// Float arithmetic evaluates in the mask's own type: in f32, 3 * 0.1 is
+// 0.3 exactly (in double it is below 0.3), so keys 3 or more ahead are
+// masked: a window of 2 to the right, not 3.
+// CHECK-LABEL: func.func @f32_arithmetic
+// CHECK-NOT: mask(
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {window_right = 2 : i64}
+func.func @f32_arithmetic(%q: tensor<1x2x9x16xf32>) -> tensor<1x2x9x16xf32> {
+  %tenth = arith.constant 0.1 : f32
+  %limit = arith.constant 0.3 : f32
+  %m = tensor.generate {
+  ^bb0(%i: index, %j: index):
+    %d = arith.subi %j, %i : index
+    %di = arith.index_cast %d : index to i64
+    %f = arith.sitofp %di : i64 to f32
+    %s = arith.mulf %f, %tenth : f32
+    %far = arith.cmpf oge, %s, %limit : f32
+    tensor.yield %far : i1
+  } : tensor<9x9xi1>
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>, tensor<1x2x9x16xf32>, tensor<9x9xi1> -> tensor<1x2x9x16xf32>
+  return %0 : tensor<1x2x9x16xf32>
+}

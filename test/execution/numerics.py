@@ -145,6 +145,18 @@ def main():
             case("d=%d " % d + "padding mask %g causal" % big, qm, km, vm,
                  causal="top_left", mask=pad, expect_nan=False)
         case("d=%d " % d + "scale 1e10", qm, km, vm, scale=1e10, expect_nan=False)
+        # A row whose max crosses the 2^26 bound between two key blocks (of
+        # the vectorized lowering's 128 keys): block 0's weights took the
+        # fast exponent, block 1's the exact one; its rescale must agree
+        # with both (0.982, not 0.950).
+        qx = np.zeros((1, 2, 16, d), np.float32)
+        qx[..., 0] = 1
+        kx = np.zeros((1, 2, 256, d), np.float32)
+        kx[..., :128, 0] = 46516316
+        kx[..., 128:, 0] = 46516320
+        vx = np.zeros((1, 2, 256, d), np.float32)
+        vx[..., 128:, :] = 1
+        case("d=%d " % d + "max crossing 2^26", qx, kx, vx, scale=1.0, expect_nan=False)
     one = lambda t: rng.standard_normal((1, 2, t, 8)).astype(np.float32)
     # Soft-capped scores (c * tanh(s / c)), with and without causal masking.
     q, k, v = one(9), one(9), one(9)

@@ -62,12 +62,14 @@ class Zoo(nn.Module):
 
 
 class Rounding(nn.Module):
-    """Floor, Ceil, Round (halves to even), Sign and LeakyRelu."""
+    """Floor, Ceil, Round (halves to even), Sign (also of +-inf and of
+    integers) and LeakyRelu."""
 
     def forward(self, x, z):
         return (torch.floor(3 * x) + torch.ceil(3 * z) + torch.round(4 * x)
                 + torch.round(0 * x + 2.5) + torch.round(0 * z - 0.5)
-                + torch.sign(x - z) + F.leaky_relu(x, 0.2) + F.leaky_relu(z))
+                + torch.sign(x - z) + F.leaky_relu(x, 0.2) + F.leaky_relu(z)
+                + torch.sign(x * float("inf")) + torch.sign((3 * z).long()).float())
 
 
 class Flatten(nn.Module):

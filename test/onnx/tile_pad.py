@@ -4,8 +4,8 @@
 # (F.pad): against NumPy's tile and pad. Tile repeats static dims (a
 # dynamic dim may keep a repeat of 1); Pad takes its pads as an attribute
 # before opset 11 and as an input from 11 (negative pads crop), a
-# constant_value input, opset 18's axes. Reflect padding, a repeat of a
-# dynamic dim and a repeat of 0 are errors naming the node.
+# constant_value input, opset 18's axes. Reflect padding, a crop of a
+# dynamic dim and a repeat of a dynamic dim are errors naming the node.
 
 import os
 import subprocess
@@ -73,6 +73,9 @@ check("pad opset 10 attributes", run(path, x),
 path = save("pad18", [helper.make_node("Pad", ["x", "p", "", "a"], ["y"])], [2, 3, 4],
             [ints("p", [2, 1]), ints("a", [-1])], opset=18)
 check("pad opset 18 axes [-1]", run(path, x), np.pad(x, ((0, 0), (0, 0), (2, 1))))
+path = save("pad_crop_dynamic", [helper.make_node("Pad", ["x", "p"], ["y"], name="crop")],
+            ["b", 3, 4], [ints("p", [-1, 0, 0, 0, 0, 0])])
+print(run(path, x))
 path = save("pad_reflect", [helper.make_node("Pad", ["x", "p"], ["y"], mode="reflect",
                                              name="mirror")], [2, 3, 4],
             [ints("p", [0, 0, 1, 0, 0, 1])])
@@ -85,5 +88,6 @@ print(run(path, x))
 # CHECK: ok pad crop and pad, dynamic batch
 # CHECK: ok pad opset 10 attributes
 # CHECK: ok pad opset 18 axes [-1]
+# CHECK: error: ONNX node 'crop' (Pad, opset 17): negative pads (a crop) on dynamic dim 0 are not supported (its size is only known while running)
 # CHECK: error: ONNX node 'mirror' (Pad, opset 17): mode 'reflect' is not supported (only 'constant' padding)
 # CHECK-NOT: FAIL

@@ -515,6 +515,12 @@ void Importer::importPad(const onnx::NodeProto &n) {
   bool crops = false;
   for (int64_t i = 0; i < count; ++i) {
     int64_t d = axes[i], before = (*pads)[i], after = (*pads)[i + count];
+    if ((before < 0 || after < 0) && t.isDynamicDim(d)) {
+      nodeError(n) << "negative pads (a crop) on dynamic dim " << d
+                   << " are not supported (its size is only known while "
+                      "running)";
+      return;
+    }
     if (before < 0) {
       offsets[d] = b.getIndexAttr(-before);
       sizes[d] = foldIndex('-', sizes[d], b.getIndexAttr(-before));
@@ -995,7 +1001,7 @@ void Importer::importExpand(const onnx::NodeProto &n) {
     std::optional<SmallVector<int64_t>> target = shapeK->constants();
     int64_t have = static_cast<int64_t>(xk->elems.size());
     int64_t want = target && !target->empty() ? (*target)[0] : 1;
-    if (target && (have == 1 || have == want || want == 1)) {
+    if (target && want >= 1 && (have == 1 || have == want || want == 1)) {
       KnownInts out = *xk;
       out.scalar = xk->scalar && target->empty();
       if (have == 1 && want > 1)

@@ -271,9 +271,9 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
                 arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, a[0],
                                       zero));
             Value s = arith::SubFOp::create(nb, l, gt, lt);
-            // (x - x) is NaN for NaN, 0 otherwise.
-            x = arith::AddFOp::create(nb, l, s,
-                                      arith::SubFOp::create(nb, l, a[0], a[0]));
+            Value nan = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO,
+                                              a[0], a[0]);
+            x = arith::SelectOp::create(nb, l, nan, a[0], s);
           } else {
             Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
             Value gt = arith::ExtUIOp::create(

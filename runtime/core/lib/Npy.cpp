@@ -9,11 +9,13 @@
 #include "attnrt/Npy.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -341,17 +343,66 @@ std::string canonicalDestination(const std::string &path) {
   return out;
 }
 
-bool isStream(const std::string &dest) {
+/// Whether `path` is written in place rather than through a temporary
+/// file and a rename: what it leads to is not a regular file (a FIFO, a
+/// device, a socket), or it goes through /proc or /dev/fd (/dev/stdout is
+/// a link to /proc/self/fd/1, whose target, "pipe:[N]" or a file opened
+/// for appending, is no path to rename over).
+bool writeInPlace(const std::string &path) {
   struct stat st;
-  return ::stat(dest.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
-         !S_ISDIR(st.st_mode);
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
+      !S_ISDIR(st.st_mode))
+    return true;
+  std::string p = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    if (p.rfind("/proc/", 0) == 0 || p.rfind("/dev/fd/", 0) == 0)
+      return true;
+    struct stat lst;
+    if (::lstat(p.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode))
+      return false;
+    std::vector<char> buf(PATH_MAX + 1);
+    ssize_t n = ::readlink(p.c_str(), buf.data(), PATH_MAX);
+    if (n <= 0)
+      return false;
+    std::string target(buf.data(), static_cast<size_t>(n));
+    size_t slash = p.rfind('/');
+    p = target[0] != '/' && slash != std::string::npos
+            ? p.substr(0, slash + 1) + target
+            : target;
+  }
+  return false;
+}
+
+/// Creates a temporary file beside `dest` under a new, short name
+/// (".attn-<pid>-<n>.tmp": a long destination name plus a suffix could
+/// pass NAME_MAX) that no other call of this process or another one uses
+/// (exclusive creation); "" if none can be created.
+std::string createTemporaryBeside(const std::string &dest) {
+  static std::atomic<unsigned long> counter{0};
+  std::string dir = directoryOf(dest);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = dir + "/.attn-" + std::to_string(::getpid()) + "-" +
+                       std::to_string(counter.fetch_add(1)) + ".tmp";
+    int fd =
+        ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      return name;
+    }
+    if (errno != EEXIST)
+      return "";
+  }
+  return "";
 }
 
 /// Writes the header and the tensor's own bytes (no serialized copy of
-/// them; bf16 is converted to f32 first) to `file`.
+/// them; bf16 is converted to f32 first) to `file`: a new file, or one
+/// written in place (`append`: after what is there, as a stream or a file
+/// redirected as stdout with >> expects it).
 Status writeTo(const std::string &file, const std::string &what,
-               const Tensor &t) {
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+               const Tensor &t, bool append = false) {
+  std::ofstream out(file, std::ios::binary |
+                              (append ? std::ios::app : std::ios::trunc));
   if (!out)
     return Status::error(what + ": cannot open for writing: " + errnoText());
   Tensor f32;
@@ -384,6 +435,24 @@ Status checkOutputPaths(const std::vector<std::string> &paths) {
                            (::stat(dir.c_str(), &st) != 0
                                 ? ": " + errnoText()
                                 : std::string(" is not a directory")));
+    // An existing file that cannot be replaced (another user's, in a
+    // sticky directory; a read-only one), or a directory that takes no
+    // new file: refused now, before any output is written.
+    if (!writeInPlace(path)) {
+      if (::access(dir.c_str(), W_OK) != 0)
+        return Status::error(path + ": cannot write there: directory " + dir +
+                             ": " + errnoText());
+      struct stat dirStat;
+      bool sticky = ::stat(dir.c_str(), &dirStat) == 0 &&
+                    (dirStat.st_mode & S_ISVTX) != 0;
+      bool exists = ::stat(dest.c_str(), &st) == 0;
+      bool othersInSticky =
+          exists && sticky && st.st_uid != ::geteuid() && ::geteuid() != 0;
+      if (exists && (::access(dest.c_str(), W_OK) != 0 || othersInSticky))
+        return Status::error(path + ": cannot replace the existing file (" +
+                             "not writable by this user, or another " +
+                             "user's in a sticky directory)");
+    }
     std::string canonical = canonicalDestination(path);
     for (size_t j = 0; j < seen.size(); ++j)
       if (!canonical.empty() && seen[j] == canonical)
@@ -403,8 +472,6 @@ Status writeNpyFiles(const std::vector<std::string> &paths,
                          " tensors");
   if (Status s = checkOutputPaths(paths); !s)
     return s;
-  // Short temporary names (a long destination name plus a suffix could
-  // pass NAME_MAX), hidden, unique per process and output.
   std::vector<std::string> temps(paths.size());
   auto removeTemps = [&] {
     for (const std::string &t : temps)
@@ -412,11 +479,15 @@ Status writeNpyFiles(const std::vector<std::string> &paths,
         std::remove(t.c_str());
   };
   for (size_t i = 0; i < paths.size(); ++i) {
-    std::string dest = followLinks(paths[i]);
-    if (isStream(dest))
+    if (writeInPlace(paths[i]))
       continue;
-    temps[i] = directoryOf(dest) + "/.attn-" + std::to_string(::getpid()) +
-               "-" + std::to_string(i) + ".npy.tmp";
+    temps[i] = createTemporaryBeside(followLinks(paths[i]));
+    if (temps[i].empty()) {
+      std::string why = errnoText();
+      removeTemps();
+      return Status::error(paths[i] + ": cannot create a temporary file " +
+                           "beside it: " + why);
+    }
     if (Status s = writeTo(temps[i], paths[i], *tensors[i]); !s) {
       removeTemps();
       return s;
@@ -424,7 +495,9 @@ Status writeNpyFiles(const std::vector<std::string> &paths,
   }
   for (size_t i = 0; i < paths.size(); ++i)
     if (temps[i].empty())
-      if (Status s = writeTo(paths[i], paths[i], *tensors[i]); !s) {
+      if (Status s = writeTo(paths[i], paths[i], *tensors[i],
+                             /*append=*/true);
+          !s) {
         removeTemps();
         return s;
       }

@@ -1217,8 +1217,11 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     // place only when the link succeeded.
     // (Short names: the target's name plus a suffix could pass NAME_MAX.)
     llvm::StringRef dir = llvm::sys::path::parent_path(sharedObjectPath);
+    // (Unique per call too: compiles of one process may save at once.)
+    static std::atomic<unsigned long> saves{0};
     std::string tag = (dir.empty() ? std::string(".") : dir.str()) + "/.attn-" +
-                      std::to_string(::getpid());
+                      std::to_string(::getpid()) + "-" +
+                      std::to_string(saves.fetch_add(1));
     std::string obj = tag + ".o";
     std::string so = tag + ".so.tmp";
     // The externalized constants: an assembly file that includes their

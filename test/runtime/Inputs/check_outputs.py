@@ -33,7 +33,7 @@ def same(a, b):
 # The reference: three results into plain files.
 rc, _ = attention_run("twice", [p("r0.npy"), p("r1.npy"), p("r2.npy")])
 print("reference rc", rc)
-# One unwritable path among four: nothing is written.
+# One unwritable path among three: nothing is written.
 rc, msg = attention_run("twice", [p("a0.npy"), p("a1.npy"), p("missing/a2.npy")])
 print("missing directory rc", rc, "files", [os.path.exists(p(n)) for n in ("a0.npy", "a1.npy")])
 print(msg)
@@ -60,6 +60,25 @@ with open(p("from_fifo.npy"), "wb") as f:
     f.write(got.get("b", b""))
 print("fifo rc", rc, "still a fifo", not os.path.isfile(p("fifo.npy")),
       "bits", same(p("from_fifo.npy"), p("r1.npy")) and same(p("f2.npy"), p("r2.npy")))
+# /dev/stdout: a link into /proc, written in place (to a pipe, and appended
+# to a file that stdout is redirected to with >>).
+proc = subprocess.run([run, module, "--entry", "twice", "--input", x, "--output", p("s0.npy"),
+                       "--output", "/dev/stdout", "--output", p("s2.npy")],
+                      capture_output=True)
+import io  # noqa: E402
+print("stdout pipe rc", proc.returncode, "bits",
+      proc.returncode == 0 and bool(np.array_equal(np.load(io.BytesIO(proc.stdout)),
+                                                   np.load(p("r1.npy")))))
+with open(p("log.txt"), "wb") as log:
+    log.write(b"first line\n")
+with open(p("log.txt"), "ab") as log:
+    rc = subprocess.run([run, module, "--entry", "twice", "--input", x, "--output", p("t0.npy"),
+                         "--output", "/dev/stdout", "--output", p("t2.npy")],
+                        stdout=log, stderr=subprocess.DEVNULL).returncode
+data = open(p("log.txt"), "rb").read()
+print("stdout appended rc", rc, "kept", data.startswith(b"first line\n"), "bits",
+      bool(np.array_equal(np.load(io.BytesIO(data[len(b"first line\n"):])),
+                          np.load(p("r1.npy")))))
 # A name of 250 characters (with a suffix, a temporary name would pass
 # NAME_MAX).
 long_name = p("o" * 246 + ".npy")

@@ -28,16 +28,20 @@ Status readNpy(const std::string &path, Tensor &out);
 std::string serializeNpy(const Tensor &t);
 
 /// Checks that files can be written at `paths` (before any is): no path is
-/// empty, a directory or in a missing directory, and no two name the same
-/// file (also through symbolic links).
+/// empty, a directory, in a missing or unwritable directory, or an existing
+/// file this user may not replace, and no two name the same file (also
+/// through symbolic links).
 Status checkOutputPaths(const std::vector<std::string> &paths);
 
 /// Writes `tensors[i]` to `paths[i]`, all or none: each goes to a temporary
-/// file beside its destination (beside a symbolic link's target), and the
-/// temporary files are renamed into place once all are written, so a failed
-/// write leaves no file of the set. A destination that is not a regular
-/// file (a FIFO, /dev/stdout) is written in place, after the others were
-/// written and before they are renamed.
+/// file beside its destination (beside a symbolic link's target; a name no
+/// other call uses), and the temporary files are renamed into place once
+/// all are written, so a failed write leaves no file of the set. (The
+/// renames themselves were checked possible beforehand; one that still
+/// fails, the file system changing meanwhile, leaves the earlier ones
+/// done.) A destination that is not a regular file (a FIFO, a device,
+/// /dev/stdout or anything else under /proc or /dev/fd) is written in
+/// place, after the others were written and before they are renamed.
 Status writeNpyFiles(const std::vector<std::string> &paths,
                      const std::vector<const Tensor *> &tensors);
 
