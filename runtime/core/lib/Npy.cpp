@@ -305,23 +305,38 @@ namespace {
 std::string errnoText() { return std::strerror(errno); }
 
 /// Where writing `path` ends up: the target of a symbolic link (a chain of
-/// them, relative ones against their own directory), else `path`.
-std::string followLinks(std::string path) {
+/// them, relative ones against their own directory), else `path`; and
+/// whether the chain passes through /proc or /dev/fd (/dev/stdout is a link
+/// to /proc/self/fd/1, whose target, "pipe:[N]" or a file opened for
+/// appending, is no path to write a file beside and rename over).
+struct LinkTarget {
+  std::string path;
+  bool throughProc = false;
+};
+LinkTarget resolveLinks(std::string path) {
+  LinkTarget r;
   for (int hop = 0; hop < 40; ++hop) {
+    if (path.rfind("/proc/", 0) == 0 || path.rfind("/dev/fd/", 0) == 0)
+      r.throughProc = true;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
-      return path;
+      break;
     std::vector<char> buf(PATH_MAX + 1);
     ssize_t n = ::readlink(path.c_str(), buf.data(), PATH_MAX);
     if (n <= 0)
-      return path;
+      break;
     std::string target(buf.data(), static_cast<size_t>(n));
     size_t slash = path.rfind('/');
     if (target[0] != '/' && slash != std::string::npos)
       target = path.substr(0, slash + 1) + target;
     path = target;
   }
-  return path;
+  r.path = path;
+  return r;
+}
+
+std::string followLinks(const std::string &path) {
+  return resolveLinks(path).path;
 }
 
 std::string directoryOf(const std::string &path) {
@@ -345,32 +360,13 @@ std::string canonicalDestination(const std::string &path) {
 
 /// Whether `path` is written in place rather than through a temporary
 /// file and a rename: what it leads to is not a regular file (a FIFO, a
-/// device, a socket), or it goes through /proc or /dev/fd (/dev/stdout is
-/// a link to /proc/self/fd/1, whose target, "pipe:[N]" or a file opened
-/// for appending, is no path to rename over).
+/// device, a socket), or it goes through /proc or /dev/fd.
 bool writeInPlace(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
       !S_ISDIR(st.st_mode))
     return true;
-  std::string p = path;
-  for (int hop = 0; hop < 40; ++hop) {
-    if (p.rfind("/proc/", 0) == 0 || p.rfind("/dev/fd/", 0) == 0)
-      return true;
-    struct stat lst;
-    if (::lstat(p.c_str(), &lst) != 0 || !S_ISLNK(lst.st_mode))
-      return false;
-    std::vector<char> buf(PATH_MAX + 1);
-    ssize_t n = ::readlink(p.c_str(), buf.data(), PATH_MAX);
-    if (n <= 0)
-      return false;
-    std::string target(buf.data(), static_cast<size_t>(n));
-    size_t slash = p.rfind('/');
-    p = target[0] != '/' && slash != std::string::npos
-            ? p.substr(0, slash + 1) + target
-            : target;
-  }
-  return false;
+  return resolveLinks(path).throughProc;
 }
 
 /// Creates a temporary file beside `dest` under a new, short name
