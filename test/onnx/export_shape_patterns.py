@@ -12,6 +12,11 @@
 # - pe[-T:] of a static table with T = x.shape[1]: Neg of a known size,
 #   and the slice keeps T itself, T accepted up to the table's rows (a
 #   longer T is refused before the call, as torch would fail);
+# - BART/Whisper-style attention: heads reshaped to [B * H, -1, d] for
+#   torch.bmm, the key length read back with k.size(1) and the mask added
+#   on the [B, H, T, S] view: the -1 is T itself, the product B * H
+#   cancelling against the input's B and H (it was an opaque quotient,
+#   and the mask's add could not tell whether T broadcasts);
 # - a KV cache step's positions, wpe(arange(P, P + T)): Range counts
 #   (P + T) - P = T elements (it was an opaque size); positions past the
 #   table fail the call at the Gather's index check.
@@ -47,6 +52,24 @@ class Tail(nn.Module):
 
     def forward(self, x):
         return x + self.pe[-x.shape[1]:]
+
+
+class BartAttention(nn.Module):
+    def __init__(self, e=16, h=2):
+        super().__init__()
+        self.h, self.d = h, e // h
+        self.q, self.k, self.v = nn.Linear(e, e), nn.Linear(e, e), nn.Linear(e, e)
+
+    def forward(self, x, mask):
+        b, t, e = x.size()
+        split = lambda y: y.view(b, -1, self.h, self.d).transpose(1, 2).reshape(
+            b * self.h, -1, self.d)
+        q, k, v = split(self.q(x) * self.d ** -0.5), split(self.k(x)), split(self.v(x))
+        s = k.size(1)
+        w = (torch.bmm(q, k.transpose(1, 2)).view(b, self.h, t, s) + mask).view(
+            b * self.h, t, s)
+        o = torch.bmm(F.softmax(w, dim=-1), v)
+        return o.view(b, self.h, t, self.d).transpose(1, 2).reshape(b, t, e)
 
 
 class Positions(nn.Module):
@@ -100,6 +123,14 @@ def main():
                       {"x": {0: "b", 1: "t"}, "y": {0: "b", 1: "t"}})
         for T in (3, 9):
             check(work, "%s_T%d" % (name, T), path, m, (t(2, T, 4),), ["x"])
+    m = BartAttention()
+    path = export(work, "bart", m, (t(2, 6, 16), torch.zeros(2, 1, 6, 6)), ["x", "mask"],
+                  {"x": {0: "b", 1: "t"}, "mask": {0: "b", 2: "t", 3: "t"},
+                   "y": {0: "b", 1: "t"}})
+    for B, T in ((1, 3), (3, 9)):
+        mask = torch.zeros(B, 1, T, T)
+        mask[..., :, :1] = -1e4  # the first key padded
+        check(work, "bart_B%d_T%d" % (B, T), path, m, (t(B, T, 16), mask), ["x", "mask"])
     m = Positions()
     path = export(work, "positions", m, (t(2, 3, 8), t(2, 4, 5, 8)), ["x", "past"],
                   {"x": {0: "b", 1: "t"}, "past": {0: "b", 2: "p"}, "y": {0: "b", 1: "t"}})
@@ -130,6 +161,8 @@ if __name__ == "__main__":
 # CHECK: ok shift_T9 shape [2, 8, 4]
 # CHECK: ok tail_T3 shape [2, 3, 4]
 # CHECK: ok tail_T9 shape [2, 9, 4]
+# CHECK: ok bart_B1_T3 shape [1, 3, 16]
+# CHECK: ok bart_B3_T9 shape [3, 9, 16]
 # CHECK: ok positions_T3_P5 shape [2, 3, 8]
 # CHECK: ok positions_T1_P1 shape [2, 1, 8]
 # CHECK: ok positions_T4_P28 shape [2, 4, 8]

@@ -10,6 +10,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 namespace mlir::attn::onnx_import {
@@ -1950,8 +1951,23 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     out.push_back(e);
   }
   // Element counts as (static product, dynamic factors); equal SSA factors
-  // cancel, so [B, T, 12, 64] -> [B, T, -1] infers a static 768.
+  // cancel, so [B, T, 12, 64] -> [B, T, -1] infers a static 768. A size
+  // computed as a product (BART's reshape to [B * H, -1, d]) counts as its
+  // factors, so B cancels against the input's B and -1 is T itself.
   bool overflow = false;
+  std::function<void(Value, int64_t &, SmallVector<Value> &, int)> addFactor =
+      [&](Value v, int64_t &c, SmallVector<Value> &dyn, int depth) {
+        if (auto k = getConstantIntValue(v)) {
+          overflow |= llvm::MulOverflow(c, *k, c);
+          return;
+        }
+        if (auto mul = v.getDefiningOp<arith::MulIOp>(); mul && depth < 8) {
+          addFactor(mul.getLhs(), c, dyn, depth + 1);
+          addFactor(mul.getRhs(), c, dyn, depth + 1);
+          return;
+        }
+        dyn.push_back(v);
+      };
   auto factor = [&](ArrayRef<OpFoldResult> sizes, int64_t skip, int64_t &c,
                     SmallVector<Value> &dyn) {
     c = 1;
@@ -1961,7 +1977,7 @@ void Importer::importReshape(const onnx::NodeProto &n) {
       if (auto k = getConstantIntValue(s))
         overflow |= llvm::MulOverflow(c, *k, c);
       else
-        dyn.push_back(cast<Value>(s));
+        addFactor(cast<Value>(s), c, dyn, 0);
     }
   };
   int64_t inC, outC;
