@@ -22,12 +22,19 @@ void Importer::importAttention(const onnx::NodeProto &n) {
   Value pastK = input(n, 4), pastV = input(n, 5);
   if (failed)
     return;
-  if (!!pastK != !!pastV ||
-      ((wantsOutput(n, 1) || wantsOutput(n, 2)) && !pastK)) {
-    nodeError(n) << "past_key and past_value (and the present outputs) go "
-                    "together";
+  if (!!pastK != !!pastV) {
+    nodeError(n) << "past_key and past_value go together";
     return;
   }
+  // Opset 25's windows do not exist before it (ONNX Runtime refuses such a
+  // model too): dropping them would run full attention.
+  if (opset < 25)
+    for (const char *w : {"left_window_size", "right_window_size"})
+      if (attr(n, w)) {
+        nodeError(n) << w << " exists from opset 25; the model imports opset "
+                     << opset;
+        return;
+      }
   Value nonpad = input(n, 6);
   if (failed)
     return;
@@ -95,10 +102,36 @@ void Importer::importAttention(const onnx::NodeProto &n) {
       layout = HeadLayout::heads_major;
       transposedOut = true;
     }
+    // The cache and the new keys must agree on all but the length: the
+    // concatenation would not verify (or, dynamic, read out of bounds).
+    for (auto [name, past, fresh] : {std::make_tuple("past_key", pastK, k),
+                                     std::make_tuple("past_value", pastV, v)}) {
+      auto pt = cast<RankedTensorType>(past.getType());
+      auto ft = cast<RankedTensorType>(fresh.getType());
+      for (int64_t d : {0, 1, 3})
+        if (!pt.isDynamicDim(d) && !ft.isDynamicDim(d) &&
+            pt.getDimSize(d) != ft.getDimSize(d)) {
+          nodeError(n) << name << " has "
+                       << (d == 0   ? "batch "
+                           : d == 1 ? "kv heads "
+                                    : "head size ")
+                       << pt.getDimSize(d) << ", the new "
+                       << (fresh == k ? "keys " : "values ")
+                       << ft.getDimSize(d);
+          return;
+        }
+    }
     k = tensor::ConcatOp::create(b, loc, /*dim=*/2, ValueRange{pastK, k});
     v = tensor::ConcatOp::create(b, loc, /*dim=*/2, ValueRange{pastV, v});
     define(n, 1, k);
     define(n, 2, v);
+  } else if (wantsOutput(n, 1) || wantsOutput(n, 2)) {
+    // No cache yet (the first, prefill step): present is the new keys and
+    // values, in the cache's heads-major layout [B, Hkv, S, D].
+    define(n, 1,
+           layout == HeadLayout::seq_major ? swapHeadsAndTokens(loc, k) : k);
+    define(n, 2,
+           layout == HeadLayout::seq_major ? swapHeadsAndTokens(loc, v) : v);
   }
   auto q4 = cast<RankedTensorType>(q.getType());
   auto v4 = cast<RankedTensorType>(v.getType());
@@ -189,6 +222,15 @@ void Importer::importAttention(const onnx::NodeProto &n) {
     // they become one explicit mask, combined with attn_mask.
     if (layout == HeadLayout::seq_major) {
       nodeError(n) << "nonpad_kv_seqlen with 3-D inputs is not supported yet";
+      return;
+    }
+    auto lt = cast<RankedTensorType>(nonpad.getType());
+    int64_t batch = cast<RankedTensorType>(q.getType()).getDimSize(0);
+    if (lt.getRank() != 1 ||
+        (!lt.isDynamicDim(0) && !ShapedType::isDynamic(batch) &&
+         lt.getDimSize(0) != batch)) {
+      nodeError(n) << "nonpad_kv_seqlen must be [batch] = [" << batch
+                   << "], got " << lt;
       return;
     }
     mask = buildBandMask(loc, q, k, nonpad, /*pastLen=*/0, mask, maskKind,

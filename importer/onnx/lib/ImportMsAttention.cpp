@@ -116,17 +116,16 @@ void Importer::importMsMultiHeadAttention(const onnx::NodeProto &n) {
     if (failed)
       return;
   }
-  int64_t past = 0;
   if (pastK) {
+    // (A dynamic past length, as exported decoders declare it, is fine:
+    // the concatenation and the bottom-right diagonal take it as it is.)
     auto pk = typeOf(pastK), pv = typeOf(pastV);
-    if (pk.getRank() != 4 || pv.getRank() != 4 || pk.isDynamicDim(2) ||
-        pk.getDimSize(1) != heads) {
-      nodeError(n) << "past_key/past_value must be [B, num_heads, past, head] "
-                      "with a static past length, got "
+    if (pk.getRank() != 4 || pv.getRank() != 4 || pk.getDimSize(1) != heads) {
+      nodeError(n) << "past_key/past_value must be [B, num_heads, past, head], "
+                      "got "
                    << pk << " and " << pv;
       return;
     }
-    past = pk.getDimSize(2);
     k = tensor::ConcatOp::create(b, loc, /*dim=*/2, ValueRange{pastK, k});
     v = tensor::ConcatOp::create(b, loc, /*dim=*/2, ValueRange{pastV, v});
   }
@@ -142,9 +141,12 @@ void Importer::importMsMultiHeadAttention(const onnx::NodeProto &n) {
   // that is the bottom-right diagonal only when this step's query and key
   // lengths agree.
   CausalKind causal = CausalKind::none;
-  if (intAttr(n, "unidirectional", 0)) {
+  // (ONNX Runtime applies the causal mask only to a query of more than one
+  // token: one token sees every key, also without a past.)
+  bool oneQueryToken = isConstantIntValue(dimOf(q, 2), 1);
+  if (intAttr(n, "unidirectional", 0) && !oneQueryToken) {
     causal = CausalKind::top_left;
-    if (past) {
+    if (pastK) {
       auto s = dimOf(q, 2), l = dimOf(key ? key : query, 1);
       if (!isEqualConstantIntOrValue(s, l)) {
         nodeError(n) << "unidirectional with a past needs equal query and key "
