@@ -14,14 +14,15 @@
 #   new keys', a nonpad_kv_seqlen of another batch.
 
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-RUN = os.environ["ATTENTION_RUN"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from run_model import run_model  # noqa: E402
+
 work = sys.argv[1]
 os.makedirs(work, exist_ok=True)
 F = TensorProto.FLOAT
@@ -44,21 +45,7 @@ def save(name, node, inputs, outputs, opset, ms=False):
 
 
 def run(path, feeds, n_out):
-    cmd = [RUN, path]
-    for name, a in feeds.items():
-        p = os.path.join(work, "in_%s.npy" % name)
-        np.save(p, a)
-        cmd += ["--input", "%s=%s" % (name, p)]
-    outs = [os.path.join(work, "out%d.npy" % i) for i in range(n_out)]
-    for p in outs:
-        if os.path.exists(p):
-            os.remove(p)
-        cmd += ["--output", p]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode:
-        return [l for l in proc.stderr.splitlines() if "error:" in l][0]
-    return [np.load(p) for p in outs]
-
+    return run_model(work, path, feeds, n_out)
 
 def sdpa(q, k, v, causal_offset=None):
     s = np.einsum("bhqd,bhkd->bhqk", q, k) / np.sqrt(q.shape[-1])

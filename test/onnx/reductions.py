@@ -9,14 +9,15 @@
 # - log(sum(exp(x - max)))), at opsets 11 and 13.
 
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-RUN = os.environ["ATTENTION_RUN"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from run_model import run_model  # noqa: E402
+
 work = sys.argv[1]
 os.makedirs(work, exist_ok=True)
 rng = np.random.default_rng(17)
@@ -45,14 +46,8 @@ def model(path, op, opset, dtype, axes, keep):
 
 
 def run(path, x):
-    np.save(os.path.join(work, "x.npy"), x)
-    out = os.path.join(work, "y.npy")
-    if os.path.exists(out):
-        os.remove(out)
-    proc = subprocess.run([RUN, path, "--input", "x=" + os.path.join(work, "x.npy"),
-                           "--output", out], capture_output=True, text=True)
-    return np.load(out) if proc.returncode == 0 else proc.stderr.strip().splitlines()[-1]
-
+    got = run_model(work, path, {"x": x})
+    return got if isinstance(got, str) else got[0]
 
 xf = (rng.standard_normal((3, 4, 5)) * 0.8).astype(np.float32)
 xi = rng.integers(-3, 4, (3, 4, 5)).astype(np.int64)
