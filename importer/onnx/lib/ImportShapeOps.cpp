@@ -372,6 +372,23 @@ void Importer::importSqueeze(const onnx::NodeProto &n) {
              unitGroups(t.getRank(), drop)));
 }
 
+Value Importer::gatherCopy(Location loc, Value x, ArrayRef<OpFoldResult> sizes,
+                           AffineMap read) {
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizes, typeOf(x).getElementType());
+  int64_t rank = static_cast<int64_t>(sizes.size());
+  SmallVector<AffineMap> maps{read, b.getMultiDimIdentityMap(rank)};
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             maps,
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, a[0]);
+             })
+      .getResult(0);
+}
+
 void Importer::importTile(const onnx::NodeProto &n) {
   // x.repeat(r0, r1, ..): each dim repeated r times, out[i] = x[i mod d]
   // (an affine map where the repeated dims are static).
@@ -413,20 +430,8 @@ void Importer::importTile(const onnx::NodeProto &n) {
     in.push_back(e);
     sizes.push_back(foldIndex('*', dimOf(x, d), b.getIndexAttr(r)));
   }
-  Location loc = nodeLoc(n);
-  Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
-  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, in, ctx),
-                              b.getMultiDimIdentityMap(rank)};
-  define(
-      n, 0,
-      linalg::GenericOp::create(
-          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-          maps,
-          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-          [&](OpBuilder &nb, Location l, ValueRange v) {
-            linalg::YieldOp::create(nb, l, ValueRange{v[0]});
-          })
-          .getResult(0));
+  define(n, 0,
+         gatherCopy(nodeLoc(n), x, sizes, AffineMap::get(rank, 0, in, ctx)));
 }
 
 void Importer::importPad(const onnx::NodeProto &n) {
@@ -1053,20 +1058,9 @@ void Importer::importExpand(const onnx::NodeProto &n) {
       inExprs.push_back(xUnit ? b.getAffineConstantExpr(0)
                               : b.getAffineDimExpr(d));
   }
-  Location loc = nodeLoc(n);
-  Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
-  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, inExprs, ctx),
-                              b.getMultiDimIdentityMap(rank)};
   define(
       n, 0,
-      linalg::GenericOp::create(
-          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-          maps,
-          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-          [&](OpBuilder &nb, Location l, ValueRange a) {
-            linalg::YieldOp::create(nb, l, a[0]);
-          })
-          .getResult(0));
+      gatherCopy(nodeLoc(n), x, sizes, AffineMap::get(rank, 0, inExprs, ctx)));
 }
 
 void Importer::importConstantOfShape(const onnx::NodeProto &n) {

@@ -260,33 +260,29 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
                                         nb.getFloatAttr(elem, leakyAlpha)));
           x = arith::SelectOp::create(nb, l, neg, scaled, a[0]);
         } else if (op == "Sign") {
-          // -1, 0 or 1 (NaN stays NaN for floats).
-          if (isFloat) {
-            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
-            Value gt = arith::UIToFPOp::create(
-                nb, l, elem,
-                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, a[0],
-                                      zero));
-            Value lt = arith::UIToFPOp::create(
-                nb, l, elem,
-                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, a[0],
-                                      zero));
-            Value s = arith::SubFOp::create(nb, l, gt, lt);
-            Value nan = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO,
-                                              a[0], a[0]);
-            x = arith::SelectOp::create(nb, l, nan, a[0], s);
-          } else {
-            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
-            Value gt = arith::ExtUIOp::create(
-                nb, l, elem,
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, a[0],
-                                      zero));
-            Value lt = arith::ExtUIOp::create(
-                nb, l, elem,
-                arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, a[0],
-                                      zero));
-            x = arith::SubIOp::create(nb, l, gt, lt);
-          }
+          // 1 above 0, -1 below; otherwise x itself (0, -0 or NaN for
+          // floats; 0 for integers).
+          auto c = [&](int64_t v) -> Value {
+            return arith::ConstantOp::create(
+                nb, l,
+                isFloat ? cast<TypedAttr>(nb.getFloatAttr(elem, double(v)))
+                        : cast<TypedAttr>(nb.getIntegerAttr(elem, v)));
+          };
+          auto cmp = [&](bool above) -> Value {
+            if (isFloat)
+              return arith::CmpFOp::create(nb, l,
+                                           above ? arith::CmpFPredicate::OGT
+                                                 : arith::CmpFPredicate::OLT,
+                                           a[0], c(0));
+            return arith::CmpIOp::create(nb, l,
+                                         above ? arith::CmpIPredicate::sgt
+                                               : arith::CmpIPredicate::slt,
+                                         a[0], c(0));
+          };
+          x = arith::SelectOp::create(
+              nb, l, cmp(true), c(1),
+              arith::SelectOp::create(nb, l, cmp(false), c(-1),
+                                      isFloat ? a[0] : c(0)));
         } else if (op == "Cos")
           x = math::CosOp::create(nb, l, a[0]);
         else if (extremum) {

@@ -350,6 +350,10 @@ private:
   /// 2-D right operand is shared by every batch).
   /// `init` filled with zeros (the start of a sum).
   Value zeroFilled(Location loc, Value init);
+  /// A tensor of `sizes` whose element at index i is x's at read(i) (an
+  /// affine map: Expand's broadcasts, Tile's repeats).
+  Value gatherCopy(Location loc, Value x, ArrayRef<OpFoldResult> sizes,
+                   AffineMap read);
   /// `init` filled with -inf (`lowest`) or +inf, or an integer type's
   /// bounds: the start of a max (min).
   Value extremeFilled(Location loc, Value init, bool lowest);
