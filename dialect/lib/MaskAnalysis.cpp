@@ -93,4 +93,24 @@ Value peelOriginSlices(Value mask, bool &sliced) {
   return mask;
 }
 
+void clipToSlice(MaskGrid &g, Type sliced) {
+  auto type = dyn_cast<ShapedType>(sliced);
+  if (!type || !type.hasRank() || type.getRank() < 2)
+    return;
+  auto clip = [](int64_t size, int64_t limit) {
+    return ShapedType::isDynamic(size) ? limit : std::min(size, limit);
+  };
+  int64_t rows = clip(type.getDimSize(type.getRank() - 2), g.rows);
+  int64_t cols = clip(type.getDimSize(type.getRank() - 1), g.cols);
+  if (rows == g.rows && cols == g.cols)
+    return;
+  std::vector<bool> masked(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      masked[i * cols + j] = g.at(i, j);
+  g.rows = rows;
+  g.cols = cols;
+  g.masked = std::move(masked);
+}
+
 } // namespace mlir::attn

@@ -339,6 +339,7 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
     // The seed slices its registered buffer: mask[:T, :T] at the origin
     // keeps a top-left triangle top-left whatever T is.
     bool originSlice = false;
+    Type slicedType = mask.getType();
     mask = peelOriginSlices(mask, originSlice);
     if (!mask)
       return rw.notifyMatchFailure(op, "mask is a slice away from the origin");
@@ -356,6 +357,7 @@ struct FoldConstantMask : OpRewritePattern<SdpaOp> {
     std::optional<MaskGrid> grid = readMask(attr, op.getMaskKind());
     if (!grid)
       return rw.notifyMatchFailure(op, "constant is not a pure 0/masked grid");
+    clipToSlice(*grid, slicedType);
     // A row masked entirely by a finite value keeps softmax(s) (a uniform
     // shift); as an attribute it would be a row of zeros.
     if (grid->finiteMasked && grid->hasFullyMaskedRow())

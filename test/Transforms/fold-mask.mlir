@@ -145,6 +145,48 @@ func.func @slice_off_origin(%q: tensor<2x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
+// An origin slice one row high broadcasts that row (key 0 only) over every
+// query: not the triangle its source is.
+// CHECK-LABEL: func.func @slice_one_row
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : masked_where_true) :
+func.func @slice_one_row(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %buf = arith.constant dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]> : tensor<4x4xi1>
+  %m = tensor.extract_slice %buf[0, 0] [1, 4] [1, 1] : tensor<4x4xi1> to tensor<1x4xi1>
+  %0 = attn.sdpa %q, %k, %k mask(%m : masked_where_true) : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x4xi1> -> tensor<1x1x4x8xf32>
+  return %0 : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// One column of the triangle masks nothing (column 0 is all false): the
+// mask goes and no causal attribute comes.
+// CHECK-LABEL: func.func @slice_one_column
+// CHECK-NOT: mask(
+// CHECK-NOT: causal
+// CHECK: return
+func.func @slice_one_column(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %buf = arith.constant dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]> : tensor<4x4xi1>
+  %m = tensor.extract_slice %buf[0, 0] [4, 1] [1, 1] : tensor<4x4xi1> to tensor<4x1xi1>
+  %0 = attn.sdpa %q, %k, %k mask(%m : masked_where_true) : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<4x1xi1> -> tensor<1x1x4x8xf32>
+  return %0 : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// The first two rows of a 4 x 4 triangle, for 2 queries and 4 keys, are
+// still top-left causal.
+// CHECK-LABEL: func.func @slice_two_rows
+// CHECK-NOT: mask(
+// CHECK: attn.sdpa {{.*}} causal(top_left) :
+func.func @slice_two_rows(%q: tensor<1x1x2x8xf32>, %k: tensor<1x1x4x8xf32>) -> tensor<1x1x2x8xf32> {
+  %buf = arith.constant dense<[[false, true, true, true], [false, false, true, true], [false, false, false, true], [false, false, false, false]]> : tensor<4x4xi1>
+  %m = tensor.extract_slice %buf[0, 0] [2, 4] [1, 1] : tensor<4x4xi1> to tensor<2x4xi1>
+  %0 = attn.sdpa %q, %k, %k mask(%m : masked_where_true) : tensor<1x1x2x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<2x4xi1> -> tensor<1x1x2x8xf32>
+  return %0 : tensor<1x1x2x8xf32>
+}
+
+// -----
+
 // Masks computed from indices: a linalg.generic comparing linalg.index
 // values (j > i: masked) and a tensor.generate selecting -inf above the
 // diagonal.

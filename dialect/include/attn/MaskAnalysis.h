@@ -51,6 +51,12 @@ bool isTriangle(const MaskGrid &g, int64_t offset);
 /// slice starts elsewhere.
 Value peelOriginSlices(Value mask, bool &sliced);
 
+/// `g`, read from the source of origin slices, cut to the part the sliced
+/// mask of type `sliced` covers: a static size below the grid's keeps the
+/// first rows or keys (a [1, T] slice of a triangle is its first row, which
+/// broadcasts over every query; not a triangle). Dynamic sizes keep the grid.
+void clipToSlice(MaskGrid &g, Type sliced);
+
 } // namespace mlir::attn
 
 #endif // ATTN_MASKANALYSIS_H

@@ -437,12 +437,15 @@ bool Importer::isCausalTriangle(Value mask, MaskKind kind, double post) {
   // sliced at the origin, identical across leading dims. Masked additive
   // entries must stay masked after the scale applied with the scores.
   bool sliced = false;
+  Type slicedType = mask.getType();
   mask = peelOriginSlices(mask, sliced);
   std::optional<DenseElementsAttr> attr = constantElements(mask);
   // A uniform mask is no triangle (and may be huge: do not walk it).
   if (!attr || attr->isSplat())
     return false;
   std::optional<MaskGrid> grid = readMask(*attr, kind, post);
+  if (grid)
+    clipToSlice(*grid, slicedType);
   return grid && grid->rows >= 2 && grid->cols >= 2 && isTriangle(*grid, 0);
 }
 

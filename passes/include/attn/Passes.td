@@ -187,7 +187,8 @@ def AttnFoldMaskPass : Pass<"attn-fold-mask", "mlir::ModuleOp"> {
     triangle and replaces it by `causal(top_left)` or `causal(bottom_right)`:
 
     - bool `triu(ones, 1)` with true = masked (the seed's buffer), also
-      sliced at the origin (`mask[:T, :T]`, any T);
+      sliced at the origin (`mask[:T, :T]`, any T; a slice one row or one
+      column wide broadcasts that row or column, which is no triangle);
     - bool `tril(ones)` with true = attend;
     - additive constants with 0 below and -inf, -1e4, -1e9 or finfo(f32).min
       above the diagonal;

@@ -268,6 +268,28 @@ for name, scale_node, scale_init in (
          inits=[scale_init, numpy_helper.from_array(hidden, "hidden"),
                 numpy_helper.from_array(np.array(-np.inf, np.float32), "ninf"),
                 numpy_helper.from_array(np.array([-1], np.int64), "flat")], opset=17)
+# A causal buffer sliced at the origin to one row (or one column): the
+# [1, 4] row broadcasts over every query (key 0 only), the [4, 1] column
+# masks nothing. Neither is the triangle of its source.
+for name, ends in (("sliced_row_mask", [1, 4]), ("sliced_column_mask", [4, 1])):
+    save(name,
+         [helper.make_node("Transpose", ["K"], ["KT"], perm=[0, 1, 3, 2], name="kt"),
+          helper.make_node("MatMul", ["Q", "KT"], ["S"], name="qk"),
+          helper.make_node("Mul", ["S", "c"], ["SC"], name="scale"),
+          helper.make_node("Slice", ["buffer", "starts", "ends", "axes"], ["hidden"],
+                           name="slice"),
+          helper.make_node("Where", ["hidden", "ninf", "SC"], ["SM"], name="mask"),
+          helper.make_node("Softmax", ["SM"], ["P"], axis=-1, name="softmax"),
+          helper.make_node("MatMul", ["P", "V"], ["O"], name="pv")],
+         [vi("Q", F, [1, 2, 4, 8]), vi("K", F, [1, 2, 4, 8]), vi("V", F, [1, 2, 4, 8])],
+         [vi("O", F, [1, 2, 4, 8])],
+         inits=[numpy_helper.from_array(np.array(0.3, np.float32), "c"),
+                numpy_helper.from_array(np.triu(np.ones((4, 4), bool), 1), "buffer"),
+                numpy_helper.from_array(np.array([0, 0], np.int64), "starts"),
+                numpy_helper.from_array(np.array(ends, np.int64), "ends"),
+                numpy_helper.from_array(np.array([0, 1], np.int64), "axes"),
+                numpy_helper.from_array(np.array(-np.inf, np.float32), "ninf")],
+         opset=17)
 # Truncated and non-ONNX files.
 with open(os.path.join(d, "attention_mask.onnx"), "rb") as f:
     whole = f.read()
