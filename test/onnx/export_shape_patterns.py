@@ -19,7 +19,12 @@
 #   and the mask's add could not tell whether T broadcasts);
 # - a KV cache step's positions, wpe(arange(P, P + T)): Range counts
 #   (P + T) - P = T elements (it was an opaque size); positions past the
-#   table fail the call at the Gather's index check.
+#   table fail the call at the Gather's index check;
+# - the rows of a KV step's positions in a static table, cos[P:P + T]
+#   (rotary embeddings): the end is a sum of sizes, which the module checks
+#   against the table's rows on each call, and the start P one of its
+#   terms, so the slice has T rows (it was "cannot tell whether dim 1
+#   broadcasts").
 
 import os
 import subprocess
@@ -80,6 +85,16 @@ class Positions(nn.Module):
     def forward(self, x, past):
         p, t = past.shape[2], x.shape[1]
         return x + self.wpe(torch.arange(p, p + t, dtype=torch.long))
+
+
+class RotaryRows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cos", torch.randn(32, 8))
+
+    def forward(self, x, past):
+        p, t = past.shape[2], x.shape[1]
+        return x * self.cos[p:p + t]
 
 
 def export(work, name, model, args, names, dynamic):
@@ -145,6 +160,18 @@ def main():
                           capture_output=True, text=True)
     print("positions 30..32: exit %d: %s" % (proc.returncode,
                                             proc.stderr.strip().splitlines()[-1]))
+    m = RotaryRows()
+    path = export(work, "rotary", m, (t(2, 3, 8), t(2, 4, 5, 8)), ["x", "past"],
+                  {"x": {0: "b", 1: "t"}, "past": {0: "b", 2: "p"}, "y": {0: "b", 1: "t"}})
+    for T, P in ((3, 5), (1, 1), (4, 28)):
+        check(work, "rotary_T%d_P%d" % (T, P), path, m, (t(2, T, 8), t(2, 4, P, 8)),
+              ["x", "past"])
+    proc = subprocess.run([RUN, path, "--input", "x=" + os.path.join(work, "x3.npy"),
+                           "--input", "past=" + os.path.join(work, "past30.npy"),
+                           "--output", os.path.join(work, "rotary_late_y.npy")],
+                          capture_output=True, text=True)
+    print("rotary 30..32: exit %d: %s" % (proc.returncode,
+                                         proc.stderr.strip().splitlines()[-1]))
     # T = 17 rows of a 16-row table: refused before the call.
     np.save(os.path.join(work, "long.npy"), np.zeros((1, 17, 4), np.float32))
     proc = subprocess.run([RUN, os.path.join(work, "tail.onnx"), "--input",
@@ -167,5 +194,9 @@ if __name__ == "__main__":
 # CHECK: ok positions_T1_P1 shape [2, 1, 8]
 # CHECK: ok positions_T4_P28 shape [2, 4, 8]
 # CHECK: positions 30..32: exit 1: {{.*}}(Gather, indices '/Range_output_0'): index 32 is outside [-32, 32)
+# CHECK: ok rotary_T3_P5 shape [2, 3, 8]
+# CHECK: ok rotary_T1_P1 shape [2, 1, 8]
+# CHECK: ok rotary_T4_P28 shape [2, 4, 8]
+# CHECK: rotary 30..32: exit 1: {{.*}}rotary.onnx: '/Slice' (Slice, the end of axis 0, a sum of input sizes, against its 32 elements): 33, more than 32; the call returned no result
 # CHECK: tail T=17: exit 1: {{.*}}dim 1 is 17 but the module accepts at most 16
 # CHECK-NOT: FAIL

@@ -813,8 +813,25 @@ void Importer::importSlice(const onnx::NodeProto &n) {
       boundInputSize(*input, *staticDim);
       hi = endsK->elems[i];
     }
+    // The same for a sum of input sizes (a KV step's past + T, as in
+    // bias[:, :, Tk - T:Tk, :Tk] of a static table), which the signature
+    // cannot bound: checked by the module on each call instead.
+    if (!hi && staticDim && step == 1 && isSumOfInputSizes(endsK->elems[i])) {
+      std::string slot =
+          indexErrorSlot(n, "the end of axis " + std::to_string(*axis) +
+                                ", a sum of input sizes, against its " +
+                                std::to_string(*staticDim) + " elements");
+      checkAtMost(b, fileLoc, slot, indexValue(endsK->elems[i]),
+                  arith::ConstantIndexOp::create(b, fileLoc, *staticDim));
+      hi = endsK->elems[i];
+    }
     if (!hi)
       hi = bound(endsK->elems[i]);
+    // A start that is one term of such an end (Tk - T of Tk = past + T,
+    // folded to past) lies in [0, end]: no clamp, and the length folds to
+    // the other term.
+    if (hi == endsK->elems[i] && isTermOfSum(startsK->elems[i], hi))
+      lo = startsK->elems[i];
     // From the origin the length is the (non-negative) end itself, so
     // mask[:T] keeps T's SSA value; otherwise max(end - start, 0). A
     // constant start c >= 0 is min(c, dim), and as the end is at most dim,

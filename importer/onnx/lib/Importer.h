@@ -77,6 +77,9 @@ inline std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
 /// of these with a constant operand of 2^32 or more (a sum or product
 /// could wrap).
 bool knownNonNegative(OpFoldResult v, int depth = 0);
+/// `term` is known to be one addend of `sum` (an arith.addi of it and a
+/// value known not to be negative): 0 <= term <= sum when term >= 0.
+bool isTermOfSum(OpFoldResult term, OpFoldResult sum);
 
 /// A small integer tensor (rank 0 or 1) known element by element while
 /// importing: each element a constant or an index value.
@@ -287,6 +290,13 @@ private:
   /// triangle: a constant, possibly sliced at the origin.
   /// `post` scales additive values (a scale applied after the mask).
   bool isCausalTriangle(Value mask, MaskKind kind, double post = 1.0);
+  /// Whether `mask` is the rows Tk - Tq .. Tk and the first Tk keys of a
+  /// constant top-left triangle (Hugging Face GPT-2's
+  /// bias[:, :, Tk - T:Tk, :Tk] with a KV cache), or that slice folded to a
+  /// constant by a static export: the bottom-right triangle, for
+  /// q [.., Tq, d] and kT [.., d, Tk].
+  bool isSlicedBottomRightTriangle(Value mask, MaskKind kind, double post,
+                                   Value q, Value kT);
 
   /// A chain's scale and masks on the imported values: a causal triangle
   /// becomes `causal`, at most one other mask stays an operand.
@@ -511,6 +521,9 @@ private:
   /// The (argument, dim) whose size `v` is, if it is a graph input's
   /// dynamic size.
   std::optional<std::pair<unsigned, int64_t>> inputSizeOf(OpFoldResult v);
+  /// `v` adds two or more graph input sizes and non-negative constants
+  /// (past + T).
+  bool isSumOfInputSizes(OpFoldResult v, int depth = 0);
   /// Descriptions of the sites checked while running (Gather indices,
   /// Attention mask lengths; indexErrorSlot), in slot order: the module's
   /// `attnrt.index_checks`.

@@ -622,6 +622,30 @@ Importer::inputSizeOf(OpFoldResult v) {
   return std::make_pair(arg.getArgNumber(), *index);
 }
 
+bool Importer::isSumOfInputSizes(OpFoldResult v, int depth) {
+  auto value = dyn_cast<Value>(v);
+  auto add = value ? value.getDefiningOp<arith::AddIOp>() : nullptr;
+  if (!add || depth > 8)
+    return false;
+  auto leaf = [&](Value x) {
+    if (auto c = getConstantIntValue(x))
+      return *c >= 0 && *c < (int64_t(1) << 32);
+    return inputSizeOf(x).has_value() || isSumOfInputSizes(x, depth + 1);
+  };
+  return leaf(add.getLhs()) && leaf(add.getRhs());
+}
+
+bool isTermOfSum(OpFoldResult term, OpFoldResult sum) {
+  auto value = dyn_cast<Value>(sum);
+  auto add = value ? value.getDefiningOp<arith::AddIOp>() : nullptr;
+  if (!add || !knownNonNegative(term))
+    return false;
+  return (isEqualConstantIntOrValue(add.getLhs(), term) &&
+          knownNonNegative(add.getRhs())) ||
+         (isEqualConstantIntOrValue(add.getRhs(), term) &&
+          knownNonNegative(add.getLhs()));
+}
+
 bool knownNonNegative(OpFoldResult v, int depth) {
   // Inside a sum or product (depth > 0) a huge constant, such as Slice's
   // INT64_MAX for "to the end", could make the result wrap.

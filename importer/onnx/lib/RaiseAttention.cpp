@@ -449,6 +449,49 @@ bool Importer::isCausalTriangle(Value mask, MaskKind kind, double post) {
   return grid && grid->rows >= 2 && grid->cols >= 2 && isTriangle(*grid, 0);
 }
 
+bool Importer::isSlicedBottomRightTriangle(Value mask, MaskKind kind,
+                                           double post, Value q, Value kT) {
+  int64_t r = typeOf(q).getRank();
+  auto mt = dyn_cast<RankedTensorType>(mask.getType());
+  if (!mt || mt.getRank() < 2)
+    return false;
+  // The slice the op reads has Tq rows and Tk keys (no broadcast).
+  OpFoldResult tq = dimOf(q, r - 2), tk = dimOf(kT, r - 1);
+  if (!isEqualConstantIntOrValue(dimOf(mask, mt.getRank() - 2), tq) ||
+      !isEqualConstantIntOrValue(dimOf(mask, mt.getRank() - 1), tk))
+    return false;
+  // Rank-keeping unit-stride slices, offset only along the rows: their
+  // row offsets add up.
+  OpFoldResult rowOffset = b.getIndexAttr(0);
+  while (auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>()) {
+    int64_t rank = slice.getSourceType().getRank();
+    if (slice.getResultType().getRank() != rank ||
+        !llvm::all_of(slice.getMixedStrides(),
+                      [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
+      return false;
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != rank - 2 && !isConstantIntValue(offsets[d], 0))
+        return false;
+    rowOffset = foldIndex('+', rowOffset, offsets[rank - 2]);
+    mask = slice.getSource();
+  }
+  std::optional<DenseElementsAttr> attr = constantElements(mask);
+  if (!attr || attr->isSplat())
+    return false;
+  std::optional<MaskGrid> grid = readMask(*attr, kind, post);
+  if (!grid || grid->rows < 2 || grid->cols < 2)
+    return false;
+  // A static export folds the slice: the constant is the triangle itself.
+  auto ctq = getConstantIntValue(tq), ctk = getConstantIntValue(tk);
+  if (isConstantIntValue(rowOffset, 0) && ctq && ctk && *ctq != *ctk &&
+      grid->rows == *ctq && grid->cols == *ctk)
+    return isTriangle(*grid, *ctk - *ctq);
+  // Row Tk - Tq + i of the triangle shows keys j <= Tk - Tq + i.
+  return isTriangle(*grid, 0) &&
+         isEqualConstantIntOrValue(rowOffset, foldIndex('-', tk, tq));
+}
+
 std::string Importer::describeRaise(ArrayRef<const onnx::NodeProto *> nodes,
                                     StringRef opName) {
   std::string text;
@@ -737,6 +780,8 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
     std::optional<CausalKind> causal;
     if (isCausalTriangle(mv, kind, post))
       causal = CausalKind::top_left;
+    else if (isSlicedBottomRightTriangle(mv, kind, post, q, kT))
+      causal = CausalKind::bottom_right;
     else if (kind == MaskKind::additive)
       causal = shapeCausalMask(m.name, q, kT, post);
     else
