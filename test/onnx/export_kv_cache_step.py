@@ -33,15 +33,15 @@
 # Hugging Face GPT-2's form: a bool tril buffer of n_positions rows,
 # sliced bias[:, :, Tk - T:Tk, :Tk] (the rows of the past + new positions)
 # and applied by torch.where with finfo.min. The slice's ends are past + T,
-# which the module checks against the buffer's 64 rows on each call; its
-# rows start at Tk - T, so it is the bottom-right triangle.
+# which the signature bounds by the buffer's 64 rows (checked before the
+# call); its rows start at Tk - T, so it is the bottom-right triangle.
 # CHECK-LABEL: model hf-bias-slice
 # CHECK: import: attn.sdpa causal(bottom_right), no mask operand, no Trilu ops left
 # CHECK: remark: raised 5 ONNX nodes to attn.sdpa
 # CHECK: step past=10 T=1: y max_abs_err {{.*}} ok, present_key ok, present_value ok
 # CHECK: step past=33 T=3: y max_abs_err {{.*}} ok, present_key ok, present_value ok
 # CHECK: step past=60 T=4: y max_abs_err {{.*}} ok, present_key ok, present_value ok
-# CHECK: step past=61 T=4: attention-run exit 1: attention-run: error: @main: {{.*}}.onnx: '/Slice_2' (Slice, the end of axis 2, a sum of input sizes, against its 64 elements): 65, more than 64; the call returned no result
+# CHECK: step past=61 T=4: attention-run exit 1: attention-run: error: @main: input 1 (past_key) dim 2 + input 0 (x) dim 1 <= 64 is needed, but the inputs give 61 + 4 = 65
 # CHECK-LABEL: model hf-bias-slice static
 # CHECK: import: attn.sdpa causal(bottom_right), no mask operand, no Trilu ops left
 # CHECK: step past=33 T=3: y max_abs_err {{.*}} ok, present_key ok, present_value ok

@@ -21,10 +21,10 @@
 #   (P + T) - P = T elements (it was an opaque size); positions past the
 #   table fail the call at the Gather's index check;
 # - the rows of a KV step's positions in a static table, cos[P:P + T]
-#   (rotary embeddings): the end is a sum of sizes, which the module checks
-#   against the table's rows on each call, and the start P one of its
-#   terms, so the slice has T rows (it was "cannot tell whether dim 1
-#   broadcasts").
+#   (rotary embeddings): the end is a sum of sizes, which the signature
+#   bounds by the table's rows (checked before the call), and the start P
+#   one of its terms, so the slice has T rows (it was "cannot tell whether
+#   dim 1 broadcasts").
 
 import os
 import subprocess
@@ -197,6 +197,6 @@ if __name__ == "__main__":
 # CHECK: ok rotary_T3_P5 shape [2, 3, 8]
 # CHECK: ok rotary_T1_P1 shape [2, 1, 8]
 # CHECK: ok rotary_T4_P28 shape [2, 4, 8]
-# CHECK: rotary 30..32: exit 1: {{.*}}rotary.onnx: '/Slice' (Slice, the end of axis 0, a sum of input sizes, against its 32 elements): 33, more than 32; the call returned no result
+# CHECK: rotary 30..32: exit 1: attention-run: error: @main: input 1 (past) dim 2 + input 0 (x) dim 1 <= 32 is needed, but the inputs give 30 + 3 = 33
 # CHECK: tail T=17: exit 1: {{.*}}dim 1 is 17 but the module accepts at most 16
 # CHECK-NOT: FAIL

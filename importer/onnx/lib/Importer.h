@@ -521,9 +521,13 @@ private:
   /// The (argument, dim) whose size `v` is, if it is a graph input's
   /// dynamic size.
   std::optional<std::pair<unsigned, int64_t>> inputSizeOf(OpFoldResult v);
-  /// `v` adds two or more graph input sizes and non-negative constants
-  /// (past + T).
-  bool isSumOfInputSizes(OpFoldResult v, int depth = 0);
+  /// If `v` adds two or more graph input sizes and non-negative constants
+  /// (past + T): records that the module accepts inputs only where it is at
+  /// most `most` (a bound on a sum in the signature) and returns true.
+  bool boundSumOfInputSizes(OpFoldResult v, int64_t most);
+  /// The bounds boundSumOfInputSizes recorded, as the entry point's
+  /// attnrt.sum_max: [most, constant, argument, dim, ...] each.
+  std::vector<SmallVector<int64_t>> sumBounds;
   /// Descriptions of the sites checked while running (Gather indices,
   /// Attention mask lengths; indexErrorSlot), in slot order: the module's
   /// `attnrt.index_checks`.

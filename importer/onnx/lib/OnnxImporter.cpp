@@ -622,17 +622,32 @@ Importer::inputSizeOf(OpFoldResult v) {
   return std::make_pair(arg.getArgNumber(), *index);
 }
 
-bool Importer::isSumOfInputSizes(OpFoldResult v, int depth) {
+bool Importer::boundSumOfInputSizes(OpFoldResult v, int64_t most) {
   auto value = dyn_cast<Value>(v);
-  auto add = value ? value.getDefiningOp<arith::AddIOp>() : nullptr;
-  if (!add || depth > 8)
+  if (!value || !value.getDefiningOp<arith::AddIOp>())
     return false;
-  auto leaf = [&](Value x) {
-    if (auto c = getConstantIntValue(x))
-      return *c >= 0 && *c < (int64_t(1) << 32);
-    return inputSizeOf(x).has_value() || isSumOfInputSizes(x, depth + 1);
-  };
-  return leaf(add.getLhs()) && leaf(add.getRhs());
+  SmallVector<int64_t> bound = {most, 0};
+  SmallVector<Value> pending = {value};
+  while (!pending.empty()) {
+    Value x = pending.pop_back_val();
+    if (auto c = getConstantIntValue(x)) {
+      if (*c < 0 || *c >= (int64_t(1) << 32))
+        return false;
+      bound[1] += *c;
+    } else if (auto input = inputSizeOf(x)) {
+      bound.append({int64_t(input->first), input->second});
+    } else if (auto add = x.getDefiningOp<arith::AddIOp>();
+               add && bound.size() < 34) {
+      pending.append({add.getRhs(), add.getLhs()}); // lhs first
+    } else {
+      return false;
+    }
+  }
+  if (bound[1] > most)
+    return false; // never within the axis: ONNX clamps
+  if (!llvm::is_contained(sumBounds, bound))
+    sumBounds.push_back(bound);
+  return true;
 }
 
 bool isTermOfSum(OpFoldResult term, OpFoldResult sum) {
@@ -1253,6 +1268,12 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
       if (any)
         fn.setArgAttr(i, "attnrt.dim_max", b.getDenseI64ArrayAttr(bounds));
     }
+    if (!sumBounds.empty())
+      fn->setAttr("attnrt.sum_max",
+                  b.getArrayAttr(llvm::map_to_vector(
+                      sumBounds, [&](const SmallVector<int64_t> &bound) {
+                        return Attribute(b.getDenseI64ArrayAttr(bound));
+                      })));
     for (auto [arg, range] : indexRanges)
       fn.setArgAttr(arg, "attnrt.value_range",
                     b.getDenseI64ArrayAttr({range.first, range.second}));

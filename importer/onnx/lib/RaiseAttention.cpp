@@ -482,9 +482,15 @@ bool Importer::isSlicedBottomRightTriangle(Value mask, MaskKind kind,
   std::optional<MaskGrid> grid = readMask(*attr, kind, post);
   if (!grid || grid->rows < 2 || grid->cols < 2)
     return false;
+  // With Tq > Tk the top rows see no key: softmax(s) under a finite fill,
+  // zeros under the attribute (as attn-fold-mask).
+  if (grid->finiteMasked && grid->hasFullyMaskedRow())
+    return false;
   // A static export folds the slice: the constant is the triangle itself.
   auto ctq = getConstantIntValue(tq), ctk = getConstantIntValue(tk);
-  if (isConstantIntValue(rowOffset, 0) && ctq && ctk && *ctq != *ctk &&
+  // (Tq < Tk only: with more queries than keys the top rows see no key,
+  // which a bool mask's finite fill would turn into softmax(s).)
+  if (isConstantIntValue(rowOffset, 0) && ctq && ctk && *ctq < *ctk &&
       grid->rows == *ctq && grid->cols == *ctk)
     return isTriangle(*grid, *ctk - *ctq);
   // Row Tk - Tq + i of the triangle shows keys j <= Tk - Tq + i.

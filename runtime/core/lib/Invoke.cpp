@@ -277,7 +277,37 @@ Status checkInputs(const std::string &entry, const FunctionSignature &sig,
     if (Status s = checkTensor(inputs[i], sig.inputs[i], names.back()); !s)
       return s;
   }
-  return checkSameSizes(ptrs, sig.inputs, names);
+  if (Status s = checkSameSizes(ptrs, sig.inputs, names); !s)
+    return s;
+  // Sums of sizes the module bounds (a KV step's past + new positions in a
+  // table of the model's length).
+  std::map<int, int64_t> groupSize;
+  for (size_t i = 0; i < sig.inputs.size(); ++i)
+    for (size_t d = 0; d < sig.inputs[i].sameAs.size(); ++d)
+      if (sig.inputs[i].sameAs[d] > 0 && d < inputs[i].shape().size())
+        groupSize.emplace(sig.inputs[i].sameAs[d], inputs[i].shape()[d]);
+  for (const SumBound &bound : sig.sumBounds) {
+    int64_t size = bound.sum.constant;
+    std::string terms;
+    bool overflow = false;
+    for (int g : bound.sum.groups) {
+      auto it = groupSize.find(g);
+      if (it == groupSize.end())
+        return Status::error("@" + entry + ": the bound " +
+                             sig.describeBound(bound) + " sums group ?" +
+                             std::to_string(g) + ", which no input has");
+      overflow |= __builtin_add_overflow(size, it->second, &size);
+      terms += (terms.empty() ? "" : " + ") + std::to_string(it->second);
+    }
+    if (bound.sum.constant > 0)
+      terms += " + " + std::to_string(bound.sum.constant);
+    if (overflow || size > bound.most)
+      return Status::error("@" + entry + ": " + sig.describeBound(bound) +
+                           " is needed, but the inputs give " + terms +
+                           (overflow ? "" : " = " + std::to_string(size)) +
+                           " (" + sig.describe() + ")");
+  }
+  return Status::ok();
 }
 
 /// The shapes of a GPU entry point's outputs, which the runtime allocates:

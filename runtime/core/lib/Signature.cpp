@@ -35,7 +35,29 @@ std::string FunctionSignature::describe() const {
   s += ") -> (";
   for (size_t i = 0; i < outputs.size(); ++i)
     s += (i ? ", " : "") + outputs[i].describe();
-  return s + ")";
+  s += ")";
+  for (size_t i = 0; i < sumBounds.size(); ++i)
+    s += (i ? ", " : " where ") + describeBound(sumBounds[i]);
+  return s;
+}
+
+std::string FunctionSignature::groupName(int id) const {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t d = 0; d < inputs[i].sameAs.size(); ++d)
+      if (inputs[i].sameAs[d] == id)
+        return "input " + std::to_string(i) +
+               (inputs[i].name.empty() ? "" : " (" + inputs[i].name + ")") +
+               " dim " + std::to_string(d);
+  return "?" + std::to_string(id);
+}
+
+std::string FunctionSignature::describeBound(const SumBound &bound) const {
+  std::string s;
+  for (int g : bound.sum.groups)
+    s += (s.empty() ? "" : " + ") + groupName(g);
+  if (bound.sum.constant > 0)
+    s += " + " + std::to_string(bound.sum.constant);
+  return s + " <= " + std::to_string(bound.most);
 }
 
 namespace {
@@ -105,7 +127,10 @@ std::string formatSignature(const FunctionSignature &sig) {
     }
     return s;
   };
-  return list(sig.inputs) + "->" + list(sig.outputs);
+  std::string s = list(sig.inputs) + "->" + list(sig.outputs);
+  for (const SumBound &bound : sig.sumBounds)
+    s += ";" + formatSum(bound.sum) + "<=" + std::to_string(bound.most);
+  return s;
 }
 
 namespace {
@@ -209,7 +234,31 @@ Status parseSignature(const std::string &text, FunctionSignature &out) {
   out = FunctionSignature();
   if (Status s = parseList(text.substr(0, arrow), out.inputs); !s)
     return s;
-  return parseList(text.substr(arrow + 2), out.outputs);
+  // Bounds on sums follow the last tensor (input names may hold ';').
+  size_t last = text.find_last_of("]}");
+  size_t semi =
+      text.find(';', last == std::string::npos || last < arrow ? arrow : last);
+  if (Status s = parseList(text.substr(arrow + 2, semi == std::string::npos
+                                                      ? std::string::npos
+                                                      : semi - arrow - 2),
+                           out.outputs);
+      !s)
+    return s;
+  while (semi != std::string::npos) {
+    size_t next = text.find(';', semi + 1);
+    std::string tok =
+        text.substr(semi + 1, next == std::string::npos ? std::string::npos
+                                                        : next - semi - 1);
+    size_t le = tok.find("<=");
+    SumBound bound;
+    if (le == std::string::npos || !isNumber(tok.substr(le + 2), 18) ||
+        !parseSum(tok.substr(0, le), bound.sum))
+      return Status::error("bad bound '" + tok + "' in signature");
+    bound.most = std::stoll(tok.substr(le + 2));
+    out.sumBounds.push_back(bound);
+    semi = next;
+  }
+  return Status::ok();
 }
 
 std::string signatureSymbol(const std::string &entry) {

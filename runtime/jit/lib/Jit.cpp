@@ -233,6 +233,34 @@ public:
     return true;
   }
 
+  /// Pins dynamic dim `d` of argument `arg` (a term of a bounded sum) so
+  /// that it gets a group id; false if it is no dynamic argument dim.
+  bool pinArgDim(unsigned arg, int64_t d) {
+    if (arg >= fn.getNumArguments())
+      return false;
+    std::optional<Key> k = argKey(fn.getArgument(arg), d);
+    if (!k || k->first != arg || k->second != d)
+      return false;
+    pinned.insert(*k);
+    return true;
+  }
+
+  /// The sum of `constant` and the pinned argument dims `terms`, in the
+  /// ids idsFor gave them; a term tied to a static size counts as that size.
+  DimSum sumOfArgDims(ArrayRef<std::pair<unsigned, int64_t>> terms,
+                      int64_t constant) {
+    DimSum sum;
+    sum.constant = constant;
+    for (const Key &k : terms) {
+      Key root = find(k);
+      if (int64_t size = fixedSizeOf(root); size >= 0)
+        sum.constant += size;
+      else
+        sum.groups.push_back(idOf(root));
+    }
+    return sum;
+  }
+
   /// sameAs ids for argument `arg` (0: no group); results count on from
   /// the last argument. A group gets an id when it has two members or an
   /// output dim sums it.
@@ -264,15 +292,7 @@ public:
       auto it = sums.find({result, d});
       if (it == sums.end())
         continue;
-      DimSum &sum = out[d];
-      sum.constant = it->second.second;
-      for (const Key &k : it->second.first) {
-        Key root = find(k);
-        if (int64_t size = fixedSizeOf(root); size >= 0)
-          sum.constant += size;
-        else
-          sum.groups.push_back(idOf(root));
-      }
+      out[d] = sumOfArgDims(it->second.first, it->second.second);
     }
     return out;
   }
@@ -546,6 +566,30 @@ LogicalResult entrySignature(func::FuncOp fn, bool gpu,
   // The runtime allocates GPU results itself.
   if (gpu)
     tieGpuResults(fn, groups);
+  // Bounds on sums of argument dims (attnrt.sum_max: per bound the most,
+  // a constant, then (argument, dim) pairs), e.g. the ONNX importer's for
+  // a KV step's past + new positions slicing a table.
+  struct PendingBound {
+    int64_t most, constant;
+    std::vector<std::pair<unsigned, int64_t>> terms;
+  };
+  std::vector<PendingBound> pendingBounds;
+  if (auto list = fn->getAttrOfType<ArrayAttr>("attnrt.sum_max"))
+    for (Attribute a : list) {
+      auto v = dyn_cast<DenseI64ArrayAttr>(a);
+      if (!v || v.size() < 4 || v.size() % 2 != 0 || v[0] < 0 || v[1] < 0)
+        return fn.emitError("attnrt.sum_max entries are [most, constant, "
+                            "argument, dim, ...]");
+      PendingBound bound{v[0], v[1], {}};
+      for (int64_t t = 2; t < int64_t(v.size()); t += 2) {
+        if (v[t] < 0 || !groups.pinArgDim(v[t], v[t + 1]))
+          return fn.emitError("attnrt.sum_max names dim ")
+                 << v[t + 1] << " of argument " << v[t]
+                 << ", which is no dynamic argument dim";
+        bound.terms.emplace_back(v[t], v[t + 1]);
+      }
+      pendingBounds.push_back(std::move(bound));
+    }
   for (auto [i, t] : llvm::enumerate(type.getInputs())) {
     sig.inputs.emplace_back();
     if (failed(
@@ -585,6 +629,16 @@ LogicalResult entrySignature(func::FuncOp fn, bool gpu,
                    !llvm::is_contained(llvm::StringRef("[]{}>="), c);
           }))
         sig.inputs.back().name = name.getValue().str();
+  }
+  for (const PendingBound &bound : pendingBounds) {
+    DimSum sum = groups.sumOfArgDims(bound.terms, bound.constant);
+    // Terms tied to static sizes: a constant, which no call changes.
+    if (sum.groups.empty() && sum.constant > bound.most)
+      return fn.emitError("attnrt.sum_max: the sizes this function needs sum "
+                          "to ")
+             << sum.constant << ", more than its bound " << bound.most;
+    if (!sum.groups.empty())
+      sig.sumBounds.push_back({std::move(sum), bound.most});
   }
   for (auto [i, t] : llvm::enumerate(type.getResults())) {
     sig.outputs.emplace_back();

@@ -290,6 +290,21 @@ for name, ends in (("sliced_row_mask", [1, 4]), ("sliced_column_mask", [4, 1])):
                 numpy_helper.from_array(np.array([0, 1], np.int64), "axes"),
                 numpy_helper.from_array(np.array(-np.inf, np.float32), "ninf")],
          opset=17)
+# A constant bottom-right triangle with more queries (4) than keys (2),
+# added as a finite -1e4: the top two rows hide every key, which leaves
+# softmax(s) there (a uniform shift), not the zeros of causal(bottom_right).
+br = np.where(np.arange(2)[None, :] > np.arange(4)[:, None] - 2, -1e4, 0).astype(np.float32)
+save("bottom_right_finite_rows",
+     [helper.make_node("Transpose", ["K"], ["KT"], perm=[0, 1, 3, 2], name="kt"),
+      helper.make_node("MatMul", ["Q", "KT"], ["S"], name="qk"),
+      helper.make_node("Mul", ["S", "c"], ["SC"], name="scale"),
+      helper.make_node("Add", ["SC", "m"], ["SM"], name="mask"),
+      helper.make_node("Softmax", ["SM"], ["P"], axis=-1, name="softmax"),
+      helper.make_node("MatMul", ["P", "V"], ["O"], name="pv")],
+     [vi("Q", F, [1, 2, 4, 8]), vi("K", F, [1, 2, 2, 8]), vi("V", F, [1, 2, 2, 8])],
+     [vi("O", F, [1, 2, 4, 8])],
+     inits=[numpy_helper.from_array(np.array(0.3, np.float32), "c"),
+            numpy_helper.from_array(br, "m")], opset=17)
 # Truncated and non-ONNX files.
 with open(os.path.join(d, "attention_mask.onnx"), "rb") as f:
     whole = f.read()

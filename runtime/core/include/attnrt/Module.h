@@ -78,21 +78,35 @@ struct TensorSpec {
   std::string describe() const;
 };
 
+/// A bound on a sum of input sizes that no single dim's bound states: a KV
+/// step's past + new length, which slices a table of `most` rows
+/// (";?1+?2<=64" after the outputs in the signature text).
+struct SumBound {
+  DimSum sum;
+  int64_t most = 0;
+};
+
 struct FunctionSignature {
   std::vector<TensorSpec> inputs, outputs;
+  std::vector<SumBound> sumBounds;
   std::string describe() const;
+  /// "input 1 (past_key) dim 2": the first input dim of group `id`, or
+  /// "?id".
+  std::string groupName(int id) const;
+  /// "input 1 dim 2 + input 0 dim 1 + 1 <= 64".
+  std::string describeBound(const SumBound &bound) const;
 };
 
 /// "f32[1,?,768],f32[768,768]->f32[1,?,768]"; "?N" marks dynamic dims
 /// that must all have the same size, "?<=M" (or "?N<=M") a dynamic dim of at
 /// most M, and "?N+?M+C" an output dim that is the sum of the sizes of
 /// groups N and M and of C; "{L:H}" after a tensor's dims bounds its values
-/// to [L, H).
+/// to [L, H); ";?N+?M+C<=B" after the outputs bounds a sum of input sizes.
 std::string formatSignature(const FunctionSignature &sig);
 Status parseSignature(const std::string &text, FunctionSignature &out);
 
 /// Checks `inputs` against `sig` (count, dtypes, static and bounded dims,
-/// equal dims of one group); errors name entry point `entry`.
+/// equal dims of one group, bounded sums); errors name entry point `entry`.
 Status checkInputs(const std::string &entry, const FunctionSignature &sig,
                    const std::vector<Tensor> &inputs);
 /// The shapes of the outputs that a GPU entry point writes, which the
