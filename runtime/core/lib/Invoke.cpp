@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace attnrt {
@@ -419,6 +420,20 @@ Status indexError(const std::string &entry,
   return Status::ok();
 }
 
+/// The lock of the index-check slots at `slot`: one per slot address in
+/// the process, since two loads of one shared object (two paths, or two
+/// CompiledModules of one file) share its slots through dlopen's one
+/// handle. (Never freed: a later module at the address takes it over.)
+static std::mutex &indexCheckLock(const void *slot) {
+  static std::mutex registry;
+  static std::map<const void *, std::unique_ptr<std::mutex>> locks;
+  std::lock_guard<std::mutex> guard(registry);
+  std::unique_ptr<std::mutex> &lock = locks[slot];
+  if (!lock)
+    lock = std::make_unique<std::mutex>();
+  return *lock;
+}
+
 Status invokeCpu(CompiledModule &m, const std::string &entry,
                  const FunctionSignature &sig,
                  const std::vector<Tensor> &inputs,
@@ -428,7 +443,7 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
   std::vector<IndexCheck> checks = indexChecks(m);
   std::unique_lock<std::mutex> oneAtATime;
   if (!checks.empty())
-    oneAtATime = std::unique_lock<std::mutex>(m.indexCheckMutex());
+    oneAtATime = std::unique_lock<std::mutex>(indexCheckLock(checks[0].slot));
   for (IndexCheck &c : checks)
     __atomic_store_n(&c.slot[0], 0, __ATOMIC_SEQ_CST);
   // Results: one descriptor, or a struct of descriptors, written by the callee.

@@ -1314,7 +1314,12 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     std::string ompDir =
         llvm::sys::path::parent_path(ATTN_OPENMP_LIBRARY).str();
     std::string rpath = "-Wl,-rpath," + ompDir;
-    llvm::SmallVector<llvm::StringRef> args{*cc, "-shared", "-o", so, obj};
+    // -Bsymbolic: the module's calls of its own functions (the C
+    // interface wrappers call the entry points) and its globals bind
+    // within it, never to a same-named symbol of the process (libc's
+    // `index`, a host's own `main` exported with -rdynamic).
+    llvm::SmallVector<llvm::StringRef> args{*cc,  "-shared", "-Wl,-Bsymbolic",
+                                            "-o", so,        obj};
     if (!constants.empty())
       args.push_back(constantsAsm);
     // CPU modules run their parallel loops on libomp; GPU modules only

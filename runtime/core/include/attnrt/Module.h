@@ -31,7 +31,8 @@
 // the index and the size, and no result is returned. A hit of
 // kIndexCheckTooLong instead of 1 is a length above its bound (an ONNX
 // Attention mask longer than the past and new keys): {2, length, bound}.
-// Calls of such a module run one at a time (the slots are the module's).
+// Calls of such a module run one at a time (the slots are the module's,
+// shared by every load of one shared object: one lock per slot address).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNRT_MODULE_H
@@ -169,14 +170,8 @@ public:
                      std::vector<Tensor> &outputs, unsigned repeat,
                      std::vector<double> &millis);
 
-  /// Held by a CPU call of a module with index checks from clearing its
-  /// slots until it has read them: such calls of one module run one at a
-  /// time, so each reports only its own indices.
-  std::mutex &indexCheckMutex() { return indexCheckMutex_; }
-
 private:
   bool initialized_ = false;
-  std::mutex indexCheckMutex_;
 };
 
 /// A module saved with `attention-run --emit-shared-object`, loaded by dlopen.
