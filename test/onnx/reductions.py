@@ -81,15 +81,18 @@ print("logsumexp edges:", got[0, 0], got[0, 1], "finite rest",
                        rtol=1e-6)))
 
 # LogSoftmax along the last axis (opset 13) and, before opset 13, over the
-# dims from the axis on, flattened; large logits and a row of -inf.
+# dims from the axis on, flattened; large logits, a row of -inf (NaN, as
+# torch) and a row holding +inf (NaN throughout, as ONNX: x - max is NaN;
+# it gave -inf beside the NaN).
 def log_softmax(x, axes):
     m = np.max(x, axis=axes, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
+    m = np.where(m == -np.inf, 0, m)
     return x - m - np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True))
 
 
 x = (rng.standard_normal((3, 4, 5)) * 30).astype(np.float32)
 x[2, 3, :] = -np.inf
+x[1, 2, 3] = np.inf
 for opset, axis, axes in ((13, -1, -1), (11, 1, (1, 2))):
     path = os.path.join(work, "logsoftmax_%d.onnx" % opset)
     graph = helper.make_graph([helper.make_node("LogSoftmax", ["x"], ["y"], axis=axis)], "g",
@@ -100,7 +103,8 @@ for opset, axis, axes in ((13, -1, -1), (11, 1, (1, 2))):
     with np.errstate(invalid="ignore", divide="ignore"):
         want = log_softmax(x.astype(np.float64), axes)  # (the -inf row: NaN)
     ok = not isinstance(got, str) and got.shape == want.shape and \
-        np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+        np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True) and \
+        bool(np.isnan(want[1, 2]).all())
     print("%s LogSoftmax opset %d axis %d" % ("ok" if ok else "FAIL", opset, axis),
           "" if ok else got)
 

@@ -977,28 +977,57 @@ void Importer::importSplit(const onnx::NodeProto &n) {
              "(the axis size is only known at run time)";
       return;
     }
-  } else {
-    // Equal parts (the last one smaller when num_outputs does not divide).
-    OpFoldResult dim = dimOf(x, *axis);
+  }
+  // Equal parts: ceil(size / parts) each, the last one what remains, which
+  // some sizes leave negative (5 in 4 parts: 2, 2, 2 and -1): refused
+  // while importing for a static axis; for a dynamic one checked by the
+  // module on each call, with every read kept inside the axis meanwhile.
+  OpFoldResult dim = dimOf(x, *axis), firstParts;
+  bool checkedParts = false;
+  if (lengths.empty()) {
     OpFoldResult each =
         foldIndex('/', foldIndex('+', dim, b.getIndexAttr(parts - 1)),
                   b.getIndexAttr(parts));
-    for (int64_t i = 0; i < parts; ++i)
-      lengths.push_back(
-          i + 1 < parts
-              ? each
-              : foldIndex('-', dim,
-                          foldIndex('*', each, b.getIndexAttr(parts - 1))));
+    firstParts = foldIndex('*', each, b.getIndexAttr(parts - 1));
+    auto fixed = getConstantIntValue(firstParts);
+    auto size = getConstantIntValue(dim);
+    if (fixed && size && *fixed > *size) {
+      nodeError(n) << parts << " equal parts of " << *size << " elements leave "
+                   << *size - *fixed << " for the last (axis " << *axis << ")";
+      return;
+    }
+    checkedParts = !fixed || !size;
+    if (checkedParts) {
+      std::string slot = indexErrorSlot(
+          n, std::to_string(parts) + " equal parts of axis " +
+                 std::to_string(*axis) + ": the first " +
+                 std::to_string(parts - 1) + " against its size");
+      checkAtMost(b, fileLoc, slot, indexValue(firstParts), indexValue(dim));
+    }
+    for (int64_t i = 0; i + 1 < parts; ++i)
+      lengths.push_back(each);
+    lengths.push_back(
+        foldIndex('M', b.getIndexAttr(0), foldIndex('-', dim, firstParts)));
   }
   SmallVector<OpFoldResult> offsets(t.getRank(), b.getIndexAttr(0)),
       sizes = sizesOf(x), strides(t.getRank(), b.getIndexAttr(1));
   OpFoldResult at = b.getIndexAttr(0);
   for (int64_t i = 0; i < parts; ++i) {
-    offsets[*axis] = at;
+    // (Unchecked parts start where they should; checked ones no later than
+    // the axis allows, which is where they should once the check passes.)
+    offsets[*axis] = checkedParts
+                         ? foldIndex('m', at,
+                                     foldIndex('M', b.getIndexAttr(0),
+                                               foldIndex('-', dim, lengths[i])))
+                         : at;
     sizes[*axis] = lengths[i];
+    // An empty part (a split length of 0) reads nothing.
     define(n, i,
-           tensor::ExtractSliceOp::create(b, nodeLoc(n), x, offsets, sizes,
-                                          strides));
+           isConstantIntValue(lengths[i], 0)
+               ? Value(tensor::EmptyOp::create(b, nodeLoc(n), sizes,
+                                               t.getElementType()))
+               : Value(tensor::ExtractSliceOp::create(b, nodeLoc(n), x, offsets,
+                                                      sizes, strides)));
     at = foldIndex('+', at, lengths[i]);
   }
   // A static split that does not cover the axis exactly is malformed.

@@ -2151,10 +2151,20 @@ void Importer::importReshape(const onnx::NodeProto &n) {
 /// dims together, imported as collapse, softmax, expand.
 Value Importer::logSoftmax(Location loc, Value x, Value init, int64_t axis) {
   // x - m - log(sum(exp(x - m))), m the max along the axis: no exp
-  // overflows. (A max that is not finite is taken as 0, as in
-  // ReduceLogSumExp; a row of -inf is then NaN, as in torch.)
+  // overflows. A row of -inf shifts by 0 instead (as ReduceLogSumExp does)
+  // and is NaN, as in torch; a row with +inf shifts by it and is NaN
+  // throughout, as ONNX computes it.
   auto t = typeOf(x);
   Type elem = t.getElementType();
+  auto shiftOf = [&](OpBuilder &nb, Location l, Value max) -> Value {
+    Value ninf = arith::ConstantOp::create(
+        nb, l, nb.getFloatAttr(elem, -std::numeric_limits<double>::infinity()));
+    Value above =
+        arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, max, ninf);
+    return arith::SelectOp::create(
+        nb, l, above, max,
+        arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem)));
+  };
   int64_t rank = t.getRank();
   SmallVector<AffineExpr> rowDims;
   SmallVector<OpFoldResult> rowSizes;
@@ -2186,17 +2196,9 @@ Value Importer::logSoftmax(Location loc, Value x, Value init, int64_t axis) {
           ValueRange{zeroFilled(loc, rowEmpty)},
           ArrayRef<AffineMap>{id, row, row}, reduce,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            Value inf = arith::ConstantOp::create(
-                nb, l,
-                nb.getFloatAttr(elem, std::numeric_limits<double>::infinity()));
-            Value finite =
-                arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
-                                      math::AbsFOp::create(nb, l, v[1]), inf);
-            Value shift = arith::SelectOp::create(
-                nb, l, finite, v[1],
-                arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem)));
             Value e = math::ExpOp::create(
-                nb, l, arith::SubFOp::create(nb, l, v[0], shift));
+                nb, l,
+                arith::SubFOp::create(nb, l, v[0], shiftOf(nb, l, v[1])));
             linalg::YieldOp::create(
                 nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], e)});
           })
@@ -2205,18 +2207,9 @@ Value Importer::logSoftmax(Location loc, Value x, Value init, int64_t axis) {
              b, loc, TypeRange{init.getType()}, ValueRange{x, m, sum},
              ValueRange{init}, ArrayRef<AffineMap>{id, row, row, id}, parallel,
              [&](OpBuilder &nb, Location l, ValueRange v) {
-               Value inf = arith::ConstantOp::create(
-                   nb, l,
-                   nb.getFloatAttr(elem,
-                                   std::numeric_limits<double>::infinity()));
-               Value finite = arith::CmpFOp::create(
-                   nb, l, arith::CmpFPredicate::OLT,
-                   math::AbsFOp::create(nb, l, v[1]), inf);
-               Value shift = arith::SelectOp::create(
-                   nb, l, finite, v[1],
-                   arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem)));
                Value r = arith::SubFOp::create(
-                   nb, l, arith::SubFOp::create(nb, l, v[0], shift),
+                   nb, l,
+                   arith::SubFOp::create(nb, l, v[0], shiftOf(nb, l, v[1])),
                    math::LogOp::create(nb, l, v[2]));
                linalg::YieldOp::create(nb, l, ValueRange{r});
              })
