@@ -185,9 +185,11 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
       return;
     }
   }
-  if (!isFloat && (op == "Pow" || unaryFloat || elem.isInteger(1) ||
-                   (op == "Clip" && opset < 12))) {
-    nodeError(n) << "expects float tensors, got " << elem;
+  bool floatOnly = op == "Pow" || unaryFloat || (op == "Clip" && opset < 12);
+  if (!isFloat && (floatOnly || elem.isInteger(1))) {
+    nodeError(n) << (floatOnly ? "expects float tensors, got "
+                               : "expects float or integer tensors, got ")
+                 << elem << (elem.isInteger(1) ? " (bool)" : "");
     return;
   }
   for (size_t i = op == "Where" ? 1 : 0; i < ins.size(); ++i)

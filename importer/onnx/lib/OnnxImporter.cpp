@@ -1492,6 +1492,11 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
     }
     return define(n, 0, input(n, 0));
   }
+  if (op == "Dropout") {
+    nodeError(n) << "the mask output is not supported (inference uses the "
+                    "data output only)";
+    return;
+  }
   if (op == "Identity")
     return define(n, 0, input(n, 0));
   if (op == "Flatten")

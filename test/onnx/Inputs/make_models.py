@@ -76,6 +76,15 @@ save("missing_input",
 save("unsupported_op",
      [helper.make_node("Mish", ["X"], ["Y"], name="act")],
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])], opset=20)
+# Where on bool data, and a Dropout whose mask output is used.
+save("where_bool_data",
+     [helper.make_node("Where", ["C", "X", "Y"], ["Z"], name="pick")],
+     [vi("C", TensorProto.BOOL, [2]), vi("X", TensorProto.BOOL, [2]),
+      vi("Y", TensorProto.BOOL, [2])], [vi("Z", TensorProto.BOOL, [2])], opset=17)
+save("dropout_mask",
+     [helper.make_node("Dropout", ["X"], ["Y", "M"], name="drop")],
+     [vi("X", F, [2, 4])], [vi("Y", F, [2, 4]), vi("M", TensorProto.BOOL, [2, 4])],
+     opset=17)
 # Uses a value nothing defines.
 save("undefined_value",
      [helper.make_node("Identity", ["nowhere"], ["Y"], name="copy")],
