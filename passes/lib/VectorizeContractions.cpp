@@ -259,9 +259,13 @@ struct AttnVectorizeContractionsPass
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    if (cacheM < 1 || cacheK < 1 || registerM < 1 || registerN < 1) {
+    // (Register tiles are unrolled: beyond 64 rows or 256 columns the
+    // code would take minutes to compile and spill anyway.)
+    if (cacheM < 1 || cacheK < 1 || registerM < 1 || registerN < 1 ||
+        registerM > 64 || registerN > 256) {
       mlir::emitError(getOperation().getLoc())
-          << "attn-vectorize-contractions: tile sizes must be positive, got "
+          << "attn-vectorize-contractions: tile sizes must be positive, "
+             "register-m at most 64 and register-n at most 256, got "
              "cache-m="
           << int64_t(cacheM) << " cache-k=" << int64_t(cacheK)
           << " register-m=" << int64_t(registerM)

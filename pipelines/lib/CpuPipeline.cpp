@@ -140,7 +140,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       // core under a [1, 1, T, T] mask: 0.967 of the time at T = 1024,
       // 0.986 at 2048) and need no second copy; the AVX2 code, whose
       // transposes take two ymm per row, is faster with the copy (0.959).
-      vec.maskCopyLimitMiB = options.sdpaMaskCopyLimitMiB >= 0
+      // (-1 is "by the target CPU"; other negative values reach the pass,
+      // which refuses them.)
+      vec.maskCopyLimitMiB = options.sdpaMaskCopyLimitMiB != -1
                                  ? int64_t(options.sdpaMaskCopyLimitMiB)
                                  : (avx512 ? 0 : 64);
       // Elsewhere bf16 cores run the f32 kernel on widened loads: the
@@ -279,13 +281,43 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
     pm.addPass(createAttnCaptureConstantAddressesPass());
 }
 
+namespace {
+/// PassPipelineRegistration, with a check of where the pipeline is nested:
+/// its passes run on the whole module, and adding them to a pass manager
+/// of another op (`func.func(attn-lower-to-cpu-pipeline)`) would abort
+/// the process instead of reporting the mistake.
+template <typename Options>
+void registerModulePipeline(StringRef arg, StringRef description,
+                            void (*builder)(OpPassManager &, const Options &)) {
+  registerPassPipeline(
+      arg, description,
+      [builder, name = arg.str()](
+          OpPassManager &pm, StringRef optionsText,
+          function_ref<LogicalResult(const Twine &)> errorHandler) {
+        if (pm.getOpAnchorName() != ModuleOp::getOperationName() &&
+            pm.getOpAnchorName() != OpPassManager::getAnyOpAnchorName())
+          return errorHandler("'" + name + "' runs on a builtin.module, " +
+                              "not nested under '" + pm.getOpAnchorName() +
+                              "'");
+        Options options;
+        if (failed(options.parseFromString(optionsText)))
+          return failure();
+        builder(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+        optionsHandler(Options());
+      });
+}
+} // namespace
+
 void registerAttnPipelines() {
-  PassPipelineRegistration<CpuPipelineOptions>(
+  registerModulePipeline<CpuPipelineOptions>(
       "attn-lower-to-cpu-pipeline",
       "Lower attn/linalg IR to the LLVM dialect for a CPU (target-cpu: the "
       "host by default)",
       buildAttnLowerToCpuPipeline);
-  PassPipelineRegistration<NvvmPipelineOptions>(
+  registerModulePipeline<NvvmPipelineOptions>(
       "attn-lower-to-nvvm-pipeline",
       "Lower attn IR to host LLVM code launching tensor-core kernels (NVVM, "
       "embedded cubin/PTX)",

@@ -11,6 +11,12 @@
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=znver3' -mlir-print-ir-after=attn-vectorize-contractions 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
 // RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=-1 contraction-register-n=32' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=pentium9' 2>&1 | FileCheck %s --check-prefix=BADCPU
+// Register tiles are unrolled: 100000 rows compiled for minutes; refused.
+// RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='contraction-register-m=100000' 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: register-m at most 64 and register-n at most 256, got {{.*}} register-m=100000
+// Of the negative mask copy limits only -1 ("by the target CPU") is one.
+// RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='sdpa-mask-copy-limit-mib=-5' 2>&1 | FileCheck %s --check-prefix=LIMIT
+// LIMIT: mask-copy-limit-mib >= 0; got {{.*}} mask-copy-limit-mib=-5
 
 // The projections (Q, K, V first): n tiles of 32 and m tiles of 8 rows, 8
 // vector<32xf32> FMAs per k (AVX-512), or n tiles of 16 and m tiles of 6
@@ -47,7 +53,7 @@
 // AVX2-COUNT-4: vector.fma {{.*}} : vector<16xf32>
 // AVX2-NOT: vector<32xf32>
 
-// BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=64 cache-k={{256|2048}} register-m=-1 register-n=32
+// BAD: attn-vectorize-contractions: tile sizes must be positive, register-m at most 64 and register-n at most 256, got cache-m=64 cache-k={{256|2048}} register-m=-1 register-n=32
 
 func.func @main(%x: tensor<1x?x64xf32>, %w: tensor<64x64xf32>) -> tensor<1x?x64xf32> {
   %0 = attn.multi_head_attention %x weights(%w, %w, %w) out_proj(%w) causal {num_heads = 1 : i64} : (tensor<1x?x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<1x?x64xf32>

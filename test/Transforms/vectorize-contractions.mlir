@@ -10,7 +10,7 @@
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-m=0 register-n=48' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not attention-opt %s --attn-vectorize-contractions='cache-n=-32' 2>&1 | FileCheck %s --check-prefix=BADN
 
-// BAD: attn-vectorize-contractions: tile sizes must be positive, got cache-m=0 cache-k=256 register-m=8 register-n=48
+// BAD: attn-vectorize-contractions: tile sizes must be positive, register-m at most 64 and register-n at most 256, got cache-m=0 cache-k=256 register-m=8 register-n=48
 // BADN: attn-vectorize-contractions: cache-n must be 0 (by size) or positive, got -32
 // (The widths of the last n blocks of @prime_tiles and @split_bias, below.)
 // CACHEN: #[[LAST:.*]] = affine_map<(d0) -> (-d0 + 224, 128)>

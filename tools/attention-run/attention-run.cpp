@@ -427,9 +427,27 @@ int main(int argc, char **argv) {
   // the run (and two results for one file would lose one).
   if (Status s = checkOutputPaths(opts.outputs); !s)
     return fail(s.message());
-  if (!opts.emitSharedObject.empty())
+  if (!opts.emitSharedObject.empty()) {
     if (Status s = checkOutputPaths({opts.emitSharedObject}); !s)
       return fail("--emit-shared-object " + s.message());
+    std::vector<std::string> all = opts.outputs;
+    all.push_back(opts.emitSharedObject);
+    if (Status s = checkOutputPaths(all); !s)
+      return fail("--emit-shared-object " + s.message());
+  }
+  // Nothing written may be what is read: the module or an input.
+  {
+    std::vector<std::string> written = opts.outputs, read = {opts.inputFile};
+    if (!opts.emitSharedObject.empty())
+      written.push_back(opts.emitSharedObject);
+    for (const std::string &spec : opts.inputs) {
+      read.push_back(spec); // a path, or NAME=PATH:
+      if (size_t eq = spec.find('='); eq != std::string::npos)
+        read.push_back(spec.substr(eq + 1));
+    }
+    if (Status s = checkOutputsAreNotInputs(written, read); !s)
+      return fail(s.message());
+  }
 
   // Repeated runs reuse their buffers instead of page-faulting fresh ones,
   // and so does the compile, which copies constant weights (ONNX parse,

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/OnnxImporter.h"
+#include "attnrt/Npy.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,6 +22,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 using namespace llvm;
 
@@ -52,6 +57,20 @@ int main(int argc, char **argv) {
         << "attention-translate: error: choose a translation (--import-onnx)\n";
     return 1;
   }
+  auto fail = [](const std::string &message) {
+    errs() << "attention-translate: error: " << message << "\n";
+    return 1;
+  };
+  // Before the import: an output that cannot be written, or that is the
+  // model itself, would waste it or destroy the model.
+  if (outputFile != "-") {
+    if (attnrt::Status s = attnrt::checkOutputPaths({outputFile}); !s)
+      return fail(s.message());
+    if (attnrt::Status s =
+            attnrt::checkOutputsAreNotInputs({outputFile}, {inputFile});
+        !s)
+      return fail(s.message());
+  }
   auto buffer = MemoryBuffer::getFile(inputFile, /*IsText=*/false);
   if (!buffer) {
     errs() << "attention-translate: error: " << inputFile << ": "
@@ -70,18 +89,42 @@ int main(int argc, char **argv) {
            << ": import failed (see the diagnostics above)\n";
     return 1;
   }
-  std::string err;
-  auto out = mlir::openOutputFile(outputFile, &err);
-  if (!out) {
-    errs() << "attention-translate: error: " << err << "\n";
-    return 1;
-  }
   // Weights are dense resource blobs; on a terminal their hex would drown
   // the IR, in a file they make it complete (parseable, runnable).
   mlir::OpPrintingFlags flags;
-  if (outputFile == "-" && !printWeights)
-    flags.elideLargeResourceString(1024);
-  module->print(out->os(), flags);
-  out->keep(); // opened only after a successful import
+  if (outputFile == "-") {
+    if (!printWeights)
+      flags.elideLargeResourceString(1024);
+    module->print(outs(), flags);
+    outs().flush();
+    if (outs().has_error()) {
+      outs().clear_error();
+      errs() << "attention-translate: error: writing the output failed\n";
+      return 1;
+    }
+    return 0;
+  }
+  // A file of its own first, moved into place once complete: a failed
+  // write keeps what the output held.
+  std::string staging = attnrt::createStagingFile(outputFile);
+  if (staging.empty())
+    return fail(outputFile + ": cannot create a file to write it in: " +
+                std::strerror(errno));
+  std::error_code ec;
+  {
+    raw_fd_ostream os(staging, ec);
+    if (!ec) {
+      module->print(os, flags);
+      os.flush();
+      ec = os.error();
+      os.clear_error();
+    }
+  }
+  if (ec) {
+    std::remove(staging.c_str());
+    return fail(outputFile + ": write failed: " + ec.message());
+  }
+  if (attnrt::Status s = attnrt::placeFile(staging, outputFile); !s)
+    return fail(s.message());
   return 0;
 }

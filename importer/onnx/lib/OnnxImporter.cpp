@@ -14,6 +14,7 @@
 #include "mlir/IR/AsmState.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include <cstring>
@@ -814,6 +815,27 @@ bool Importer::readExternalData(const onnx::TensorProto &t, size_t bytes,
   llvm::sys::path::append(path, location);
   std::shared_ptr<llvm::MemoryBuffer> &mapped = externalFiles[path.str().str()];
   if (!mapped) {
+    // A regular file (a FIFO would block the import), below the model's
+    // directory also once symbolic links are resolved.
+    auto refuse = [&](const Twine &why) {
+      emitError(fileLoc) << "initializer '" << t.name()
+                         << "': external data file '" << path << "' " << why;
+      externalFiles.erase(path.str().str());
+      return false;
+    };
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(path, status) &&
+        !llvm::sys::fs::is_regular_file(status))
+      return refuse("is not a regular file");
+    SmallString<256> real, realDir;
+    SmallString<256> dir(llvm::sys::path::parent_path(modelPath));
+    if (dir.empty())
+      dir = ".";
+    if (!llvm::sys::fs::real_path(path, real) &&
+        !llvm::sys::fs::real_path(dir, realDir) &&
+        !StringRef(real).starts_with((realDir + "/").str()))
+      return refuse("leads outside the model's directory (through a "
+                    "symbolic link)");
     auto opened = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     if (!opened) {
@@ -855,7 +877,13 @@ bool Importer::checkAcyclic(const onnx::GraphProto &g) {
   std::map<std::string, int> producedBy;
   std::set<std::string> graphInputs;
   for (const auto &v : g.input())
-    graphInputs.insert(v.name());
+    if (!graphInputs.insert(v.name()).second) {
+      // Two arguments of one name: the graph would read only one of them.
+      emitError(fileLoc) << "graph input '" << v.name()
+                         << "' is declared twice (ONNX graphs assign each "
+                            "value once)";
+      return false;
+    }
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto &o : g.node(i).output()) {
       if (o.empty())

@@ -1158,9 +1158,9 @@ def AttnVectorizeContractionsPass
            "columns of which K rows take up to 4 MiB; below register-n: "
            "none); blocks of ceil(tiles / blocks) register tiles, the last "
            "taking the rest">,
-    Option<"registerM", "register-m", "int64_t", "8", "Rows per register tile">,
+    Option<"registerM", "register-m", "int64_t", "8", "Rows per register tile (1-64)">,
     Option<"registerN", "register-n", "int64_t", "32",
-           "Columns per register tile (a multiple of the vector width)">,
+           "Columns per register tile (a multiple of the vector width, at most 256)">,
     Option<"packB", "pack-b", "bool", "true",
            "Copy each B micro-panel (cache-k x register-n) to a contiguous "
            "buffer before the m tiles read it">,

@@ -511,6 +511,58 @@ Status writeNpyFiles(const std::vector<std::string> &paths,
   return Status::ok();
 }
 
+Status checkOutputsAreNotInputs(const std::vector<std::string> &outputs,
+                                const std::vector<std::string> &inputs) {
+  for (const std::string &out : outputs) {
+    struct stat o;
+    if (out.empty() || ::stat(out.c_str(), &o) != 0 || writeInPlace(out))
+      continue;
+    for (const std::string &in : inputs) {
+      struct stat i;
+      if (!in.empty() && ::stat(in.c_str(), &i) == 0 && o.st_dev == i.st_dev &&
+          o.st_ino == i.st_ino)
+        return Status::error(out + ": names the same file as the input " + in +
+                             ", which writing it would destroy");
+    }
+  }
+  return Status::ok();
+}
+
+std::string stagingDirectoryFor(const std::string &path) {
+  if (writeInPlace(path)) {
+    const char *tmp = std::getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+  }
+  return directoryOf(followLinks(path));
+}
+
+std::string createStagingFile(const std::string &path) {
+  return createTemporaryBeside(stagingDirectoryFor(path) + "/file");
+}
+
+Status placeFile(const std::string &temporary, const std::string &path) {
+  auto fail = [&](const std::string &message) {
+    std::string why = errnoText();
+    std::remove(temporary.c_str());
+    return Status::error(path + ": " + message + ": " + why);
+  };
+  if (writeInPlace(path)) {
+    std::ifstream in(temporary, std::ios::binary);
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    if (!in || !out)
+      return fail("cannot open for writing");
+    out << in.rdbuf();
+    out.flush();
+    if (!out)
+      return fail("write failed");
+    std::remove(temporary.c_str());
+    return Status::ok();
+  }
+  if (std::rename(temporary.c_str(), followLinks(path).c_str()) != 0)
+    return fail("cannot move into place");
+  return Status::ok();
+}
+
 Status writeNpyAtomic(const std::string &path, const Tensor &t) {
   return writeNpyFiles({path}, {&t});
 }

@@ -9,6 +9,7 @@
 #include "attnrt/Jit.h"
 #include "attnrt/CpuFeatures.h"
 #include "attnrt/Cuda.h"
+#include "attnrt/Npy.h"
 
 #include "attn/AttnDialect.h"
 #include "attn/AttnOps.h"
@@ -1270,11 +1271,12 @@ Status compileFile(const std::string &path, const CompileOptions &options,
     // Object file -> shared object, both next to the target, renamed into
     // place only when the link succeeded.
     // (Short names: the target's name plus a suffix could pass NAME_MAX.)
-    llvm::StringRef dir = llvm::sys::path::parent_path(sharedObjectPath);
+    // (Beside a symbolic link's target; for a FIFO or device, written in
+    // place, in the temporary directory.)
+    std::string dir = stagingDirectoryFor(sharedObjectPath);
     // (Unique per call too: compiles of one process may save at once.)
     static std::atomic<unsigned long> saves{0};
-    std::string tag = (dir.empty() ? std::string(".") : dir.str()) + "/.attn-" +
-                      std::to_string(::getpid()) + "-" +
+    std::string tag = dir + "/.attn-" + std::to_string(::getpid()) + "-" +
                       std::to_string(saves.fetch_add(1));
     std::string obj = tag + ".o";
     std::string so = tag + ".so.tmp";
@@ -1335,12 +1337,8 @@ Status compileFile(const std::string &path, const CompileOptions &options,
       return Status::error("linking the shared object failed (" +
                            std::to_string(rc) + "): " + msg);
     }
-    if (std::rename(so.c_str(), sharedObjectPath.c_str()) != 0) {
-      std::string why = std::strerror(errno);
-      std::remove(so.c_str());
-      return Status::error(sharedObjectPath +
-                           ": cannot move into place: " + why);
-    }
+    if (Status s = placeFile(so, sharedObjectPath); !s)
+      return s;
   }
   return Status::ok();
 }

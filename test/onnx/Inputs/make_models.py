@@ -76,6 +76,10 @@ save("missing_input",
 save("unsupported_op",
      [helper.make_node("Mish", ["X"], ["Y"], name="act")],
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])], opset=20)
+# A graph input declared twice.
+save("input_twice",
+     [helper.make_node("Relu", ["X"], ["Y"], name="act")],
+     [vi("X", F, [2]), vi("X", F, [2])], [vi("Y", F, [2])], opset=17)
 # Where on bool data, and a Dropout whose mask output is used.
 save("where_bool_data",
      [helper.make_node("Where", ["C", "X", "Y"], ["Z"], name="pick")],
@@ -156,6 +160,10 @@ external("external_data", "weights.bin", offset=16)
 external("external_missing", "missing.bin")
 external("external_short", "weights.bin", offset=1024)
 external("external_escapes", "../weights.bin")
+# Locations that bad-onnx.test makes a FIFO (it blocked the import) and a
+# symbolic link out of the model's directory.
+external("external_fifo", "fifo.bin")
+external("external_link", "link.bin")
 # A cycle: a -> b -> a.
 save("cycle",
      [helper.make_node("Identity", ["X"], ["x0"], name="start"),

@@ -45,6 +45,28 @@ Status checkOutputPaths(const std::vector<std::string> &paths);
 Status writeNpyFiles(const std::vector<std::string> &paths,
                      const std::vector<const Tensor *> &tensors);
 
+/// Checks that no output in `outputs` names the same file as an input in
+/// `inputs` (existing files compared by device and inode, through links):
+/// writing it would destroy what is read.
+Status checkOutputsAreNotInputs(const std::vector<std::string> &outputs,
+                                const std::vector<std::string> &inputs);
+
+/// Where a file for `path` is best built before placeFile moves it there:
+/// beside the file `path` leads to (through symbolic links), or, where that
+/// is written in place (a FIFO, a device), in the temporary directory.
+std::string stagingDirectoryFor(const std::string &path);
+
+/// A new empty file in stagingDirectoryFor(`path`) under a name no other
+/// call uses, to write `path`'s contents into before placeFile; "" (with
+/// errno) if none can be created.
+std::string createStagingFile(const std::string &path);
+
+/// Moves the finished file `temporary` to `path` as writeNpyFiles places
+/// its outputs: a symbolic link's target is replaced (the link stays), a
+/// FIFO or device is written in place (the bytes copied), anything else is
+/// renamed over. `temporary` is gone afterwards, on success or not.
+Status placeFile(const std::string &temporary, const std::string &path);
+
 /// writeNpyFiles of one tensor.
 Status writeNpyAtomic(const std::string &path, const Tensor &t);
 
