@@ -9,6 +9,7 @@
 # empty parts failed to verify).
 
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -23,7 +24,7 @@ os.makedirs(work, exist_ok=True)
 F = TensorProto.FLOAT
 
 
-def save(name, parts, shape, lengths=None):
+def save(name, parts, shape, lengths=None, opset=18):
     outs = ["y%d" % i for i in range(parts)]
     inputs = ["x"]
     inits = []
@@ -32,13 +33,13 @@ def save(name, parts, shape, lengths=None):
         inits.append(numpy_helper.from_array(np.array(lengths, np.int64), "lengths"))
         node = helper.make_node("Split", inputs, outs, axis=1, name="split")
     else:
-        node = helper.make_node("Split", inputs, outs, axis=1, num_outputs=parts,
-                                name="split")
+        node = helper.make_node("Split", inputs, outs, axis=1, name="split",
+                                **({"num_outputs": parts} if opset >= 18 else {}))
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", F, shape)],
                               [helper.make_tensor_value_info(o, F, None) for o in outs],
                               inits)
     path = os.path.join(work, name + ".onnx")
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
     return path
 
 
@@ -67,6 +68,16 @@ print("static 5 in 4:", run_model(work, save("s5_4", 4, [3, 5]), {"x": x[:, :5]}
 print("dynamic 5 in 4:", run_model(work, save("d4", 4, [3, "w"]), {"x": x[:, :5]}, 4))
 check("dynamic 8 in 4", os.path.join(work, "d4.onnx"), x[:, :8],
       [(0, 2), (2, 4), (4, 6), (6, 8)])
+# Before opset 18 the parts are equal: 5 in 2 is refused, 6 in 2 splits.
+print("opset 13 5 in 2:", run_model(work, save("o13_5", 2, [3, 5], opset=13), {"x": x[:, :5]}, 2))
+check("opset 13 6 in 2", save("o13_6", 2, [3, 6], opset=13), x[:, :6], [(0, 3), (3, 6)])
+# One or two parts on a dynamic axis always fit: no check while running.
+translate = os.path.join(os.path.dirname(os.environ["ATTENTION_RUN"]), "attention-translate")
+for parts in (1, 2):
+    ir = subprocess.run([translate, "--import-onnx", save("dyn%d" % parts, parts, [3, "w"])],
+                        capture_output=True, text=True).stdout
+    print("dynamic in %d: %s" % (parts, "checked" if "index_checks" in ir else "no check"))
+check("dynamic 7 in 2", os.path.join(work, "dyn2.onnx"), x[:, :7], [(0, 4), (4, 7)])
 
 # CHECK: ok static 4 in 3: 3x2 3x2 3x0
 # CHECK: ok static 5 in 2: 3x3 3x2
@@ -78,4 +89,9 @@ check("dynamic 8 in 4", os.path.join(work, "d4.onnx"), x[:, :8],
 # CHECK: static 5 in 4: {{.*}}error: ONNX node 'split' (Split, opset 18): 4 equal parts of 5 elements leave -1 for the last (axis 1)
 # CHECK: dynamic 5 in 4: attention-run: error: @main: d4.onnx: 'split' (Split, 4 equal parts of axis 1: the first 3 against its size): 6, more than 5; the call returned no result
 # CHECK: ok dynamic 8 in 4: 3x2 3x2 3x2 3x2
+# CHECK: opset 13 5 in 2: {{.*}}error: ONNX node 'split' (Split, opset 13): 5 elements do not split into 2 equal parts (axis 1; before opset 18 the parts are equal)
+# CHECK: ok opset 13 6 in 2: 3x3 3x3
+# CHECK: dynamic in 1: no check
+# CHECK: dynamic in 2: no check
+# CHECK: ok dynamic 7 in 2: 3x4 3x3
 # CHECK-NOT: FAIL

@@ -18,6 +18,10 @@
 
 #include "attnrt/Npy.h"
 
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
@@ -37,27 +41,60 @@ int main(int argc, char **argv) {
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "attention-opt: the attention compiler's pass driver\n",
       registry);
-  if (output == "-")
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  // To stdout, and the listings (which write no output file): upstream's.
+  if (output == "-" || config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(
-        mlir::MlirOptMain(argc, argv, input, output, registry));
+        mlir::MlirOptMain(argc, argv, input, "-", registry));
   // -o FILE: written to a file of its own first and moved into place only
   // when everything succeeded, so that a failure keeps what FILE held (the
-  // input itself, rewritten in place with -o naming it).
+  // input itself, rewritten in place with -o naming it); a failed write is
+  // an error naming FILE.
+  llvm::InitLLVM initLLVM(argc, argv);
   auto fail = [](const std::string &message) {
     llvm::errs() << "attention-opt: error: " << message << "\n";
     return 1;
   };
   if (attnrt::Status s = attnrt::checkOutputPaths({output}); !s)
     return fail(s.message());
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(input, &error);
+  if (!file)
+    return fail(error);
   std::string staging = attnrt::createStagingFile(output);
   if (staging.empty())
     return fail(output + ": cannot create a file to write it in: " +
                 std::strerror(errno));
-  if (failed(mlir::MlirOptMain(argc, argv, input, staging, registry))) {
+  llvm::sys::RemoveFileOnSignal(staging);
+  auto discard = [&] {
     std::remove(staging.c_str());
-    return 1;
+    llvm::sys::DontRemoveFileOnSignal(staging);
+  };
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(staging, ec);
+    if (ec) {
+      discard();
+      return fail(output + ": cannot write: " + ec.message());
+    }
+    bool ok =
+        succeeded(mlir::MlirOptMain(os, std::move(file), registry, config));
+    os.close();
+    ec = os.error();
+    os.clear_error(); // (reported below, not as a fatal error)
+    if (!ok) {
+      discard();
+      return 1;
+    }
   }
-  if (attnrt::Status s = attnrt::placeFile(staging, output); !s)
-    return fail(s.message());
+  if (ec) {
+    discard();
+    return fail(output + ": write failed: " + ec.message());
+  }
+  attnrt::Status placed = attnrt::placeFile(staging, output);
+  llvm::sys::DontRemoveFileOnSignal(staging);
+  if (!placed)
+    return fail(placed.message());
   return 0;
 }

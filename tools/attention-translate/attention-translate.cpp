@@ -19,6 +19,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -110,21 +111,26 @@ int main(int argc, char **argv) {
   if (staging.empty())
     return fail(outputFile + ": cannot create a file to write it in: " +
                 std::strerror(errno));
+  // (Removed if the process is interrupted meanwhile.)
+  sys::RemoveFileOnSignal(staging);
   std::error_code ec;
   {
     raw_fd_ostream os(staging, ec);
     if (!ec) {
       module->print(os, flags);
-      os.flush();
+      os.close();
       ec = os.error();
       os.clear_error();
     }
   }
   if (ec) {
     std::remove(staging.c_str());
+    sys::DontRemoveFileOnSignal(staging);
     return fail(outputFile + ": write failed: " + ec.message());
   }
-  if (attnrt::Status s = attnrt::placeFile(staging, outputFile); !s)
-    return fail(s.message());
+  attnrt::Status placed = attnrt::placeFile(staging, outputFile);
+  sys::DontRemoveFileOnSignal(staging);
+  if (!placed)
+    return fail(placed.message());
   return 0;
 }

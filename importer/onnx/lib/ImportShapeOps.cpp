@@ -996,7 +996,15 @@ void Importer::importSplit(const onnx::NodeProto &n) {
                    << *size - *fixed << " for the last (axis " << *axis << ")";
       return;
     }
-    checkedParts = !fixed || !size;
+    // (Up to two parts the first ones always fit: ceil(n / 2) <= n.)
+    checkedParts = parts > 2 && (!fixed || !size);
+    // Before opset 18 the parts must be equal.
+    if (opset < 18 && size && *size % parts != 0) {
+      nodeError(n) << *size << " elements do not split into " << parts
+                   << " equal parts (axis " << *axis
+                   << "; before opset 18 the parts are equal)";
+      return;
+    }
     if (checkedParts) {
       std::string slot = indexErrorSlot(
           n, std::to_string(parts) + " equal parts of axis " +

@@ -733,6 +733,8 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
     return foldIndex('-', c, b.getIndexAttr(-*x));
   if ((op == '*' || op == '/') && y == 1)
     return a;
+  if (op == '*' && (x == 0 || y == 0))
+    return b.getIndexAttr(0);
   if ((op == '+' || op == '-') && y == 0)
     return a;
   if (op == '*' && x == 1)
@@ -833,7 +835,8 @@ bool Importer::readExternalData(const onnx::TensorProto &t, size_t bytes,
       dir = ".";
     if (!llvm::sys::fs::real_path(path, real) &&
         !llvm::sys::fs::real_path(dir, realDir) &&
-        !StringRef(real).starts_with((realDir + "/").str()))
+        !StringRef(real).starts_with(
+            (realDir.str().ends_with("/") ? realDir : realDir + "/").str()))
       return refuse("leads outside the model's directory (through a "
                     "symbolic link)");
     auto opened = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,

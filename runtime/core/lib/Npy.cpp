@@ -306,7 +306,8 @@ std::string errnoText() { return std::strerror(errno); }
 
 /// Where writing `path` ends up: the target of a symbolic link (a chain of
 /// them, relative ones against their own directory), else `path`; and
-/// whether the chain passes through /proc or /dev/fd (/dev/stdout is a link
+/// whether the chain passes through a descriptor, /proc/PID/fd/N or
+/// /dev/fd/N (/dev/stdout is a link
 /// to /proc/self/fd/1, whose target, "pipe:[N]" or a file opened for
 /// appending, is no path to write a file beside and rename over).
 struct LinkTarget {
@@ -315,8 +316,18 @@ struct LinkTarget {
 };
 LinkTarget resolveLinks(std::string path) {
   LinkTarget r;
+  // A process's descriptors: /proc/<pid>/fd/N and /dev/fd/N (other /proc
+  // paths, /proc/self/cwd/..., lead to ordinary files).
+  auto isDescriptor = [](const std::string &p) {
+    if (p.rfind("/dev/fd/", 0) == 0)
+      return true;
+    if (p.rfind("/proc/", 0) != 0)
+      return false;
+    size_t slash = p.find('/', 6);
+    return slash != std::string::npos && p.compare(slash, 4, "/fd/") == 0;
+  };
   for (int hop = 0; hop < 40; ++hop) {
-    if (path.rfind("/proc/", 0) == 0 || path.rfind("/dev/fd/", 0) == 0)
+    if (isDescriptor(path))
       r.throughProc = true;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode))
@@ -360,7 +371,8 @@ std::string canonicalDestination(const std::string &path) {
 
 /// Whether `path` is written in place rather than through a temporary
 /// file and a rename: what it leads to is not a regular file (a FIFO, a
-/// device, a socket), or it goes through /proc or /dev/fd.
+/// device, a socket), or it goes through a descriptor (/proc/PID/fd/N,
+/// /dev/fd/N).
 bool writeInPlace(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) &&
@@ -558,7 +570,12 @@ Status placeFile(const std::string &temporary, const std::string &path) {
     std::remove(temporary.c_str());
     return Status::ok();
   }
-  if (std::rename(temporary.c_str(), followLinks(path).c_str()) != 0)
+  // A file replaced keeps its permission bits (a private one stays so).
+  std::string dest = followLinks(path);
+  struct stat old;
+  if (::stat(dest.c_str(), &old) == 0 && S_ISREG(old.st_mode))
+    (void)::chmod(temporary.c_str(), old.st_mode & 07777);
+  if (std::rename(temporary.c_str(), dest.c_str()) != 0)
     return fail("cannot move into place");
   return Status::ok();
 }

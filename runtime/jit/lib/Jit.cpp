@@ -578,9 +578,12 @@ LogicalResult entrySignature(func::FuncOp fn, bool gpu,
   if (auto list = fn->getAttrOfType<ArrayAttr>("attnrt.sum_max"))
     for (Attribute a : list) {
       auto v = dyn_cast<DenseI64ArrayAttr>(a);
-      if (!v || v.size() < 4 || v.size() % 2 != 0 || v[0] < 0 || v[1] < 0)
+      // (Values the signature text holds: 18 digits.)
+      if (!v || v.size() < 4 || v.size() % 2 != 0 || v[0] < 0 || v[1] < 0 ||
+          v[0] >= kMaxRangeBound || v[1] >= kMaxRangeBound)
         return fn.emitError("attnrt.sum_max entries are [most, constant, "
-                            "argument, dim, ...]");
+                            "argument, dim, ...], most and constant in [0, "
+                            "10^18)");
       PendingBound bound{v[0], v[1], {}};
       for (int64_t t = 2; t < int64_t(v.size()); t += 2) {
         if (v[t] < 0 || !groups.pinArgDim(v[t], v[t + 1]))
