@@ -603,7 +603,8 @@ int main(int argc, char **argv) {
     if (bound[index])
       return fail("input " + std::to_string(index) + " is given twice");
     Tensor t;
-    if (Status s = readNpy(path, t); !s)
+    // "-": the input comes on standard input.
+    if (Status s = readNpy(path == "-" ? "/dev/stdin" : path, t); !s)
       return fail(s.message());
     // bf16 travels as f32 .npy files: round to nearest even here.
     if (sig.inputs[index].dtype == DType::BF16 && t.dtype() == DType::F32)

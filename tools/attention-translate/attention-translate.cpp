@@ -72,7 +72,8 @@ int main(int argc, char **argv) {
         !s)
       return fail(s.message());
   }
-  auto buffer = MemoryBuffer::getFile(inputFile, /*IsText=*/false);
+  // ("-": the model comes on standard input.)
+  auto buffer = MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/false);
   if (!buffer) {
     errs() << "attention-translate: error: " << inputFile << ": "
            << buffer.getError().message() << "\n";
