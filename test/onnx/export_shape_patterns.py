@@ -146,31 +146,21 @@ def main():
         mask = torch.zeros(B, 1, T, T)
         mask[..., :, :1] = -1e4  # the first key padded
         check(work, "bart_B%d_T%d" % (B, T), path, m, (t(B, T, 16), mask), ["x", "mask"])
-    m = Positions()
-    path = export(work, "positions", m, (t(2, 3, 8), t(2, 4, 5, 8)), ["x", "past"],
-                  {"x": {0: "b", 1: "t"}, "past": {0: "b", 2: "p"}, "y": {0: "b", 1: "t"}})
-    for T, P in ((3, 5), (1, 1), (4, 28)):
-        check(work, "positions_T%d_P%d" % (T, P), path, m, (t(2, T, 8), t(2, 4, P, 8)),
-              ["x", "past"])
     np.save(os.path.join(work, "x3.npy"), np.zeros((1, 3, 8), np.float32))
     np.save(os.path.join(work, "past30.npy"), np.zeros((1, 4, 30, 8), np.float32))
-    proc = subprocess.run([RUN, path, "--input", "x=" + os.path.join(work, "x3.npy"),
-                           "--input", "past=" + os.path.join(work, "past30.npy"),
-                           "--output", os.path.join(work, "late_y.npy")],
-                          capture_output=True, text=True)
-    print("positions 30..32: exit %d: %s" % (proc.returncode,
-                                            proc.stderr.strip().splitlines()[-1]))
-    m = RotaryRows()
-    path = export(work, "rotary", m, (t(2, 3, 8), t(2, 4, 5, 8)), ["x", "past"],
-                  {"x": {0: "b", 1: "t"}, "past": {0: "b", 2: "p"}, "y": {0: "b", 1: "t"}})
-    for T, P in ((3, 5), (1, 1), (4, 28)):
-        check(work, "rotary_T%d_P%d" % (T, P), path, m, (t(2, T, 8), t(2, 4, P, 8)),
-              ["x", "past"])
-    proc = subprocess.run([RUN, path, "--input", "x=" + os.path.join(work, "x3.npy"),
-                           "--input", "past=" + os.path.join(work, "past30.npy"),
-                           "--output", os.path.join(work, "rotary_late_y.npy")],
-                          capture_output=True, text=True)
-    print("rotary 30..32: exit %d: %s" % (proc.returncode,
+    # A KV step's positions: in range at three (T, P), then 30..32 of 32.
+    for name, m in (("positions", Positions()), ("rotary", RotaryRows())):
+        path = export(work, name, m, (t(2, 3, 8), t(2, 4, 5, 8)), ["x", "past"],
+                      {"x": {0: "b", 1: "t"}, "past": {0: "b", 2: "p"},
+                       "y": {0: "b", 1: "t"}})
+        for T, P in ((3, 5), (1, 1), (4, 28)):
+            check(work, "%s_T%d_P%d" % (name, T, P), path, m, (t(2, T, 8), t(2, 4, P, 8)),
+                  ["x", "past"])
+        proc = subprocess.run([RUN, path, "--input", "x=" + os.path.join(work, "x3.npy"),
+                               "--input", "past=" + os.path.join(work, "past30.npy"),
+                               "--output", os.path.join(work, name + "_late_y.npy")],
+                              capture_output=True, text=True)
+        print("%s 30..32: exit %d: %s" % (name, proc.returncode,
                                          proc.stderr.strip().splitlines()[-1]))
     # T = 17 rows of a 16-row table: refused before the call.
     np.save(os.path.join(work, "long.npy"), np.zeros((1, 17, 4), np.float32))

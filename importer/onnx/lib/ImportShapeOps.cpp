@@ -802,7 +802,6 @@ void Importer::importSlice(const onnx::NodeProto &n) {
         continue;
       }
     }
-    OpFoldResult lo = bound(startsK->elems[i]);
     OpFoldResult hi;
     // An end that is a graph input's size (mask[:T] with T = x.shape[1])
     // beyond a static dim would be clamped, and the model would then fail
@@ -824,8 +823,10 @@ void Importer::importSlice(const onnx::NodeProto &n) {
     // A start that is one term of such an end (Tk - T of Tk = past + T,
     // folded to past) lies in [0, end]: no clamp, and the length folds to
     // the other term.
-    if (hi == endsK->elems[i] && isTermOfSum(startsK->elems[i], hi))
-      lo = startsK->elems[i];
+    OpFoldResult lo =
+        hi == endsK->elems[i] && isTermOfSum(startsK->elems[i], hi)
+            ? startsK->elems[i]
+            : bound(startsK->elems[i]);
     // From the origin the length is the (non-negative) end itself, so
     // mask[:T] keeps T's SSA value; otherwise max(end - start, 0). A
     // constant start c >= 0 is min(c, dim), and as the end is at most dim,

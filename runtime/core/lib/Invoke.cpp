@@ -264,6 +264,17 @@ Status CompiledModule::checkHostCpu() {
       features, "compiled for " + (cpu.empty() ? "another CPU" : cpu) + ", it");
 }
 
+/// The size of each "?N" group: that of its first input dim.
+static std::map<int, int64_t> groupSizes(const FunctionSignature &sig,
+                                         const std::vector<Tensor> &inputs) {
+  std::map<int, int64_t> sizes;
+  for (size_t i = 0; i < sig.inputs.size() && i < inputs.size(); ++i)
+    for (size_t d = 0; d < sig.inputs[i].sameAs.size(); ++d)
+      if (sig.inputs[i].sameAs[d] > 0 && d < inputs[i].shape().size())
+        sizes.emplace(sig.inputs[i].sameAs[d], inputs[i].shape()[d]);
+  return sizes;
+}
+
 Status checkInputs(const std::string &entry, const FunctionSignature &sig,
                    const std::vector<Tensor> &inputs) {
   if (inputs.size() != sig.inputs.size())
@@ -282,11 +293,7 @@ Status checkInputs(const std::string &entry, const FunctionSignature &sig,
     return s;
   // Sums of sizes the module bounds (a KV step's past + new positions in a
   // table of the model's length).
-  std::map<int, int64_t> groupSize;
-  for (size_t i = 0; i < sig.inputs.size(); ++i)
-    for (size_t d = 0; d < sig.inputs[i].sameAs.size(); ++d)
-      if (sig.inputs[i].sameAs[d] > 0 && d < inputs[i].shape().size())
-        groupSize.emplace(sig.inputs[i].sameAs[d], inputs[i].shape()[d]);
+  std::map<int, int64_t> groupSize = groupSizes(sig, inputs);
   for (const SumBound &bound : sig.sumBounds) {
     int64_t size = bound.sum.constant;
     std::string terms;
@@ -317,11 +324,7 @@ Status checkInputs(const std::string &entry, const FunctionSignature &sig,
 Status outputShapes(const std::string &entry, const FunctionSignature &sig,
                     const std::vector<Tensor> &inputs,
                     std::vector<std::vector<int64_t>> &shapes) {
-  std::map<int, int64_t> groupSize;
-  for (size_t i = 0; i < sig.inputs.size(); ++i)
-    for (size_t d = 0; d < sig.inputs[i].sameAs.size(); ++d)
-      if (sig.inputs[i].sameAs[d] > 0 && d < inputs[i].shape().size())
-        groupSize.emplace(sig.inputs[i].sameAs[d], inputs[i].shape()[d]);
+  std::map<int, int64_t> groupSize = groupSizes(sig, inputs);
   shapes.clear();
   for (size_t o = 0; o < sig.outputs.size(); ++o) {
     const TensorSpec &spec = sig.outputs[o];
