@@ -8,7 +8,8 @@
 # - MultiHeadAttention with unidirectional=1 and one query token over five
 #   keys attends every key, as ONNX Runtime's kernel does (the importer
 #   hid all but the first); and with a dynamic past length (it was
-#   refused), run at two past lengths;
+#   refused), run at two past lengths and an empty past (the first step
+#   of a cache); ONNX Attention with a dynamic past, empty and not;
 # - errors naming the node: opset 25's window attributes at opset 24 (they
 #   were dropped: full attention), a past_key whose head count is not the
 #   new keys', a nonpad_kv_seqlen of another batch.
@@ -97,7 +98,7 @@ path = save("ms_dynamic_past", node,
             [("query", [2, "S", 8]), ("key", [2, "S", 8]), ("value", [2, "S", 8]),
              ("past_key", [2, 2, "P", 4]), ("past_value", [2, 2, "P", 4])],
             ["output", "present_key", "present_value"], 17, ms=True)
-for P, S in ((3, 2), (6, 1)):
+for P, S in ((3, 2), (6, 1), (0, 4)):
     query, key, value = rn(2, S, 8), rn(2, S, 8), rn(2, S, 8)
     pk, pv = rn(2, 2, P, 4), rn(2, 2, P, 4)
     K = np.concatenate([pk, split(key)], 2)
@@ -106,6 +107,24 @@ for P, S in ((3, 2), (6, 1)):
     report("MultiHeadAttention dynamic past %d, %d new" % (P, S),
            run(path, {"query": query, "key": key, "value": value, "past_key": pk,
                       "past_value": pv}, 3), [want, K, V])
+
+# ONNX Attention with a dynamic past, causal, 2 query heads over 1 kv
+# head: the first step of a cache has an empty past (past 0, as ONNX
+# Runtime GenAI feeds it), then past 3.
+node = helper.make_node("Attention", ["Q", "K", "V", "", "past_key", "past_value"],
+                        ["Y", "present_key", "present_value"], is_causal=1)
+path = save("attention_dynamic_past", node,
+            [("Q", [2, 2, "S", 8]), ("K", [2, 1, "S", 8]), ("V", [2, 1, "S", 8]),
+             ("past_key", [2, 1, "P", 8]), ("past_value", [2, 1, "P", 8])],
+            ["Y", "present_key", "present_value"], 23)
+for P, S in ((0, 4), (3, 2)):
+    q, k, v, pk, pv = rn(2, 2, S, 8), rn(2, 1, S, 8), rn(2, 1, S, 8), rn(2, 1, P, 8), rn(2, 1, P, 8)
+    K, V = np.concatenate([pk, k], 2), np.concatenate([pv, v], 2)
+    want = sdpa(q.astype(float), np.repeat(K, 2, 1).astype(float),
+                np.repeat(V, 2, 1).astype(float), P)
+    report("Attention dynamic past %d, %d new" % (P, S),
+           run(path, {"Q": q, "K": k, "V": v, "past_key": pk, "past_value": pv}, 3),
+           [want, K, V])
 
 # Errors.
 node = helper.make_node("Attention", ["Q", "K", "V"], ["Y"], left_window_size=1, name="win")
@@ -135,6 +154,9 @@ print(run(os.path.join(work, "nonpad.onnx"),
 # CHECK: ok MultiHeadAttention unidirectional, one token over 5 keys
 # CHECK: ok MultiHeadAttention dynamic past 3, 2 new
 # CHECK: ok MultiHeadAttention dynamic past 6, 1 new
+# CHECK: ok MultiHeadAttention dynamic past 0, 4 new
+# CHECK: ok Attention dynamic past 0, 4 new
+# CHECK: ok Attention dynamic past 3, 2 new
 # CHECK: error: ONNX node 'win' (Attention, opset 24): left_window_size exists from opset 25; the model imports opset 24
 # CHECK: error: ONNX node 'cache' (Attention, opset 23): past_key has kv heads 2, the new keys 1
 # CHECK: error: ONNX node 'pad' (Attention, opset 24): nonpad_kv_seqlen must be [batch] = [2], got 'tensor<1xi64>'

@@ -209,10 +209,6 @@ std::string Importer::indexErrorSlot(const onnx::NodeProto &n,
   return name;
 }
 
-/// The runtime's hit words (attnrt/Module.h: kIndexCheckOutside and
-/// kIndexCheckTooLong).
-constexpr int64_t kHitOutside = 1, kHitTooLong = 2;
-
 /// Writes (hit, value, bound) into index-check slot `slot` (atomically: the
 /// code may run on several threads; any of them names a real failure).
 static void writeIndexCheckHit(OpBuilder &tb, Location l,
@@ -234,14 +230,20 @@ static void writeIndexCheckHit(OpBuilder &tb, Location l,
   put(0, arith::ConstantIntOp::create(tb, l, tb.getI64Type(), hit));
 }
 
+void Importer::checkFailsIf(OpBuilder &nb, Location l, const std::string &slot,
+                            Value failed, int64_t hit, Value value,
+                            Value bound) {
+  auto ifOp = scf::IfOp::create(nb, l, TypeRange{}, failed,
+                                /*withElseRegion=*/false);
+  OpBuilder tb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
+  writeIndexCheckHit(tb, l, slot, hit, value, bound);
+}
+
 void Importer::checkAtMost(OpBuilder &nb, Location l, const std::string &slot,
                            Value length, Value most) {
   Value tooLong =
       arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, length, most);
-  auto ifOp = scf::IfOp::create(nb, l, TypeRange{}, tooLong,
-                                /*withElseRegion=*/false);
-  OpBuilder tb = OpBuilder::atBlockBegin(&ifOp.getThenRegion().front());
-  writeIndexCheckHit(tb, l, slot, kHitTooLong, length, most);
+  checkFailsIf(nb, l, slot, tooLong, kHitTooLong, length, most);
 }
 
 Value Importer::checkedRead(

@@ -1154,6 +1154,16 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
   bool keep = intAttr(n, "keepdims", 1) != 0;
   bool last = intAttr(n, "select_last_index", 0) != 0;
   Location loc = nodeLoc(n);
+  if (t.isDynamicDim(*axis)) {
+    // Empty while running: the call fails (index 0 would name no element).
+    std::string slot = indexErrorSlot(n, "the axis it reduces");
+    Value size = indexValue(dimOf(x, *axis));
+    checkFailsIf(
+        b, loc, slot,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size,
+                              arith::ConstantIndexOp::create(b, loc, 0)),
+        kHitEmptyAxis, arith::ConstantIndexOp::create(b, loc, *axis), size);
+  }
   SmallVector<OpFoldResult> sizes;
   SmallVector<bool> reduced(r, false);
   reduced[*axis] = true;
@@ -2013,13 +2023,39 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     for (Value v : inDyn)
       total = foldIndex('*', total, v);
     out[infer] = total;
-  } else if (infer >= 0) {
+  } else {
+    // Sizes known only while running: the module checks on each call that
+    // the count fits (the -1 is exact; with no -1 the counts are equal)
+    // and fails the call otherwise, as numpy refuses such a reshape. The
+    // quotient divides by at least 1: a product of 0 (an empty dim) does
+    // not trap before the check reports it.
     OpFoldResult total = b.getIndexAttr(inC), rest = b.getIndexAttr(outC);
     for (Value v : inDyn)
       total = foldIndex('*', total, v);
     for (Value v : outDyn)
       rest = foldIndex('*', rest, v);
-    out[infer] = foldIndex('/', total, rest);
+    std::string slot =
+        indexErrorSlot(n, "the input's element count against the target shape");
+    Value totalV = indexValue(total), restV = indexValue(rest);
+    Location loc = nodeLoc(n);
+    if (infer >= 0) {
+      out[infer] =
+          foldIndex('/', total, foldIndex('M', rest, b.getIndexAttr(1)));
+      Value quotient = indexValue(out[infer]);
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value noRows =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, restV, zero);
+      Value inexact = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne,
+          arith::MulIOp::create(b, loc, quotient, restV), totalV);
+      checkFailsIf(b, loc, slot, arith::OrIOp::create(b, loc, noRows, inexact),
+                   kHitNotMultiple, totalV, restV);
+    } else {
+      checkFailsIf(b, loc, slot,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         totalV, restV),
+                   kHitCountDiffers, totalV, restV);
+    }
   }
   SmallVector<int64_t> shape;
   for (OpFoldResult s : out)

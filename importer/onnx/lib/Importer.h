@@ -548,6 +548,17 @@ private:
   /// then fails the call with "<site>: <length>, more than <most>".
   void checkAtMost(OpBuilder &nb, Location l, const std::string &slot,
                    Value length, Value most);
+  /// The runtime's hit words (attnrt/Module.h, kIndexCheck*): an index
+  /// outside its axis, a length above its bound, an element count that is
+  /// no multiple of a reshape's known sizes, one that differs from its
+  /// target's, an empty axis that an ArgMax or ArgMin reduces.
+  static constexpr int64_t kHitOutside = 1, kHitTooLong = 2,
+                           kHitNotMultiple = 3, kHitCountDiffers = 4,
+                           kHitEmptyAxis = 5;
+  /// Writes (`hit`, value, bound) to `slot` if `failed` holds: for the
+  /// runtime's other kinds of failure (attnrt/Module.h, kIndexCheck*).
+  void checkFailsIf(OpBuilder &nb, Location l, const std::string &slot,
+                    Value failed, int64_t hit, Value value, Value bound);
   /// Records that graph input size `input` may be at most `most`.
   void boundInputSize(std::pair<unsigned, int64_t> input, int64_t most) {
     int64_t &bound = inputBounds[input];

@@ -148,10 +148,6 @@ Status checkTensor(const Tensor &t, const TensorSpec &spec,
                            " but the module accepts at most " +
                            std::to_string(spec.maxDims[i]) + " (expected " +
                            spec.describe() + ", got " + t.describe() + ")");
-    if (t.shape()[i] == 0)
-      return Status::error(what + ": dim " + std::to_string(i) +
-                           " is 0; empty tensors are not supported (" +
-                           t.describe() + ")");
   }
   if (!t.data())
     return Status::error(what + ": has no buffer (" + t.describe() + ")");
@@ -409,16 +405,30 @@ Status indexError(const std::string &entry,
       continue;
     int64_t index = __atomic_load_n(&c.slot[1], __ATOMIC_SEQ_CST);
     int64_t size = __atomic_load_n(&c.slot[2], __ATOMIC_SEQ_CST);
+    const std::string failed = "; the call returned no result";
     if (hit == kIndexCheckTooLong)
       return Status::error("@" + entry + ": " + c.site + ": " +
                            std::to_string(index) + ", more than " +
-                           std::to_string(size) +
-                           "; the call returned no result");
-    return Status::error("@" + entry + ": " + c.site + ": index " +
-                         std::to_string(index) + " is outside [" +
-                         std::to_string(-size) + ", " + std::to_string(size) +
-                         ") for an axis of size " + std::to_string(size) +
-                         "; the call returned no result");
+                           std::to_string(size) + failed);
+    if (hit == kIndexCheckNotMultiple)
+      return Status::error(
+          "@" + entry + ": " + c.site + ": " + std::to_string(index) +
+          " elements " +
+          (size == 0 ? "for a -1 beside sizes that multiply to 0"
+                     : "are not a multiple of " + std::to_string(size)) +
+          failed);
+    if (hit == kIndexCheckEmptyAxis)
+      return Status::error("@" + entry + ": " + c.site + ": axis " +
+                           std::to_string(index) +
+                           " is empty: it has no extreme" + failed);
+    if (hit == kIndexCheckCountDiffers)
+      return Status::error("@" + entry + ": " + c.site + ": " +
+                           std::to_string(index) + " elements into " +
+                           std::to_string(size) + failed);
+    return Status::error(
+        "@" + entry + ": " + c.site + ": index " + std::to_string(index) +
+        " is outside [" + std::to_string(-size) + ", " + std::to_string(size) +
+        ") for an axis of size " + std::to_string(size) + failed);
   }
   return Status::ok();
 }
@@ -548,6 +558,16 @@ Status invokeCuda(CompiledModule &m, const std::string &entry,
                   const std::vector<Tensor> &inputs,
                   std::vector<Tensor> &outputs, unsigned repeat,
                   std::vector<double> *millis) {
+  // The kernels are launched over grids sized by the inputs; an empty one
+  // is no launch configuration CUDA accepts.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t d = 0; d < inputs[i].shape().size(); ++d)
+      if (inputs[i].shape()[d] == 0)
+        return Status::error("@" + entry + " input " + std::to_string(i) +
+                             ": dim " + std::to_string(d) +
+                             " is 0; the cuda target does not run empty "
+                             "tensors (" +
+                             inputs[i].describe() + ")");
   if (Status s = cuda::available(); !s)
     return Status::error("@" + entry + " needs a CUDA GPU: " + s.message());
   std::vector<std::vector<int64_t>> shapes;

@@ -30,7 +30,8 @@
 // the hits before a CPU call; after it, a hit fails the call with the site,
 // the index and the size, and no result is returned. A hit of
 // kIndexCheckTooLong instead of 1 is a length above its bound (an ONNX
-// Attention mask longer than the past and new keys): {2, length, bound}.
+// Attention mask longer than the past and new keys): {2, length, bound};
+// 3 and 4 are element counts a reshape's target cannot hold (below).
 // Calls of such a module run one at a time (the slots are the module's,
 // shared by every load of one shared object: one lock per slot address).
 //
@@ -129,6 +130,14 @@ constexpr const char *kIndexErrorSlotPrefix = "__attn_index_error_";
 /// or a length above its bound.
 constexpr int64_t kIndexCheckOutside = 1;
 constexpr int64_t kIndexCheckTooLong = 2;
+/// An element count the target shape of a reshape cannot hold: {3, elements,
+/// product of the target's sizes other than -1} when the count is not a
+/// multiple of a non-zero product (or the product is 0), {4, elements, the
+/// target's element count} when the two differ.
+constexpr int64_t kIndexCheckNotMultiple = 3;
+constexpr int64_t kIndexCheckCountDiffers = 4;
+/// An empty axis an ArgMax or ArgMin reduces: {5, axis, 0}.
+constexpr int64_t kIndexCheckEmptyAxis = 5;
 
 class CompiledModule {
 public:
