@@ -86,7 +86,26 @@ struct Options {
   std::vector<std::string> compileOptionsGiven;
   /// (Built without the compiler: only recorded, to refuse it.)
   std::string inlineConstantsBelowText;
+  /// How often each single-valued option was given ("entry" -> 2): twice
+  /// is an error, not the last one silently winning.
+  std::map<std::string, unsigned> occurrences;
 };
+
+/// A single-valued option given more than once, or one of those that name
+/// something given an empty value: the error, or "".
+std::string checkOptionValues(const Options &o) {
+  for (const auto &[name, count] : o.occurrences)
+    if (count > 1)
+      return "--" + name + " may be given once, it was given " +
+             std::to_string(count) + " times";
+  for (const auto &[name, value] :
+       {std::make_pair("entry", &o.entry), std::make_pair("target", &o.target),
+        std::make_pair("target-cpu", &o.targetCpu),
+        std::make_pair("emit-shared-object", &o.emitSharedObject)})
+    if (o.occurrences.count(name) && value->empty())
+      return "--" + std::string(name) + " needs a value, got an empty one";
+  return "";
+}
 
 int fail(const std::string &msg) {
   std::fprintf(stderr, "attention-run: error: %s\n", msg.c_str());
@@ -236,6 +255,13 @@ bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
   o.retainMemory = retainMemoryOpt;
   o.inlineConstantsBelow = inlineConstantsBelowOpt;
   for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
+           &entryOpt, &repeatOpt, &targetOpt, &targetCpuOpt,
+           &pipelineOptionsOpt, &emitSharedObjectOpt, &printIROpt,
+           &verifyEachOpt, &timingOpt, &onnxRaiseOpt, &printSignatureOpt,
+           &retainMemoryOpt, &compileOnlyOpt, &inlineConstantsBelowOpt})
+    if (opt->getNumOccurrences())
+      o.occurrences[opt->ArgStr.str()] = opt->getNumOccurrences();
+  for (llvm::cl::Option *opt : std::initializer_list<llvm::cl::Option *>{
            &pipelineOptionsOpt, &targetCpuOpt, &printIROpt, &verifyEachOpt,
            &timingOpt, &onnxRaiseOpt, &compileOnlyOpt,
            &inlineConstantsBelowOpt})
@@ -247,8 +273,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int & /*exitCode*/) {
 #else // !ATTN_HAVE_JIT
 
 /// The llvm::cl subset attention-run uses: `-name` or `--name`, values after
-/// '=' or as the next argument (booleans only after '='), repeated options
-/// keep the last value, `--` ends the options. Messages are llvm::cl's.
+/// '=' or as the next argument (booleans only after '='), `--` ends the
+/// options. Messages are llvm::cl's; repeats are counted (checkOptionValues).
 bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
   std::string argv0 = args.empty() ? "attention-run" : args[0];
   std::string prog = argv0.substr(argv0.rfind('/') + 1);
@@ -322,6 +348,8 @@ bool parseOptions(std::vector<char *> &args, Options &o, int &exitCode) {
       exitCode = 0;
       return false;
     }
+    if (strings.count(name) || bools.count(name) || name == "repeat")
+      ++o.occurrences[name];
     if (auto str = strings.find(name); str != strings.end()) {
       if (!takeValue())
         return false;
@@ -404,10 +432,13 @@ int main(int argc, char **argv) {
       return fail("--threads expects an integer from 1 to " +
                   std::to_string(kMaxThreads) + ", got '" + value + "'");
     opts.threads = std::stoi(value);
+    ++opts.occurrences["threads"];
   }
   int exitCode = 0;
   if (!parseOptions(rest, opts, exitCode))
     return exitCode;
+  if (std::string error = checkOptionValues(opts); !error.empty())
+    return fail(error);
 
   if (opts.target != "cpu" && opts.target != "cuda")
     return fail("unknown target '" + opts.target + "' (supported: cpu, cuda)");
