@@ -14,7 +14,10 @@
 #   a Reshape whose target has sizes known only while running: -1 beside
 #   sizes that do not divide the element count (a silent short read
 #   before), or beside sizes whose product is 0 (a division by zero: the
-#   process died of SIGFPE), and a target without -1 of another count;
+#   process died of SIGFPE), a target without -1 of another count (one
+#   larger than the input, read after the failed check, crashed), negative
+#   sizes (a negative shape was written); a factor common to both sides
+#   that is 0 makes both counts 0 (valid);
 # - whole exported models (the seed's MultiHeadAttention, a GPT-2 block,
 #   the book's GPT from token ids, exported with dynamic batch and
 #   sequence) run at sequence 0 and at batch 0 against torch's output
@@ -186,6 +189,55 @@ expect_error("Reshape (2, 3) to [2, 2]", run_model(
 # CHECK: ok Reshape (2, 3) to [3, 2]: float32 [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 # CHECK: ok Reshape (0, 3) to [2, 0]: float32 [2, 0]
 # CHECK: error Reshape (2, 3) to [2, 2]: attention-run: error: @main: reshape_sizes.onnx: 'view' (Reshape, the input's element count against the target shape): 6 elements into 4; the call returned no result
+
+# A static target larger than a dynamic input, read by a reduction after
+# the failed check: the code after it runs on an empty stand-in, not past
+# the input (this read 160 KB past 4 bytes: SIGSEGV).
+nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"], name="view"),
+         helper.make_node("ReduceSum", ["r"], ["y"], keepdims=0)]
+path = graph_file("reshape_static_target", nodes, [("x", F, ["n"])],
+                  inits=[helper.make_tensor("shape", I64, [2], [200, 200])])
+x = np.ones(40000, np.float32)
+check("Reshape [40000] to [200, 200], summed", run_model(work, path, {"x": x}),
+      np.array(40000.0, np.float32))
+expect_error("Reshape [1] to [200, 200], summed",
+             run_model(work, path, {"x": np.ones(1, np.float32)}))
+# CHECK: ok Reshape [40000] to [200, 200], summed: float32 [40000.0]
+# CHECK: error Reshape [1] to [200, 200], summed: {{.*}}: 1 elements into 40000; the call returned no result
+
+# A factor that cancels (B) is compared whole: B = 0 is 0 elements into 0.
+nodes = [helper.make_node("Shape", ["s"], ["ss"]),
+         helper.make_node("Reshape", ["x", "ss"], ["y"], name="view")]
+path = graph_file("reshape_cancel", nodes, [("x", F, ["B", "T"]), ("s", F, ["B", "S"])])
+check("Reshape (0, 3) to Shape(s) = (0, 5)", run_model(
+    work, path, {"x": np.zeros((0, 3), np.float32), "s": np.zeros((0, 5), np.float32)}),
+    np.zeros((0, 5), np.float32))
+expect_error("Reshape (2, 3) to Shape(s) = (2, 5)", run_model(
+    work, path, {"x": np.zeros((2, 3), np.float32), "s": np.zeros((2, 5), np.float32)}))
+# CHECK: ok Reshape (0, 3) to Shape(s) = (0, 5): float32 [0, 5]
+# CHECK: error Reshape (2, 3) to Shape(s) = (2, 5): {{.*}}: 6 elements into 10; the call returned no result
+
+# Negative sizes while running (Neg of a size; -1 * a size, which must not
+# count as a factor of the element count) fail the call.
+nodes = [helper.make_node("Shape", ["s"], ["ss"]), helper.make_node("Neg", ["ss"], ["ns"]),
+         helper.make_node("Concat", ["ns", "minus1"], ["shape"], axis=0),
+         helper.make_node("Reshape", ["x", "shape"], ["y"], name="view")]
+path = graph_file("reshape_negative", nodes, [("x", F, ["n"]), ("s", F, ["c"])],
+                  inits=[helper.make_tensor("minus1", I64, [1], [-1])])
+expect_error("Reshape [8] to [-Shape(s), -1]", run_model(
+    work, path, {"x": np.zeros(8, np.float32), "s": np.zeros(2, np.float32)}))
+nodes = [helper.make_node("Shape", ["x"], ["xs"]),
+         helper.make_node("Gather", ["xs", "zero"], ["b"], axis=0),
+         helper.make_node("Mul", ["b", "minus1"], ["nb"]),
+         helper.make_node("Concat", ["nb", "minus1"], ["shape"], axis=0),
+         helper.make_node("Reshape", ["x", "shape"], ["y"], name="view")]
+path = graph_file("reshape_mul_negative", nodes, [("x", F, ["B", 4])],
+                  inits=[helper.make_tensor("minus1", I64, [1], [-1]),
+                         helper.make_tensor("zero", I64, [1], [0])])
+expect_error("Reshape (2, 4) to [B * -1, -1]", run_model(
+    work, path, {"x": np.zeros((2, 4), np.float32)}))
+# CHECK: error Reshape [8] to [-Shape(s), -1]: {{.*}} (Reshape, the input's element count against the target shape): size -2 at position 0 of the target; the call returned no result
+# CHECK: error Reshape (2, 4) to [B * -1, -1]: {{.*}}: size -2 at position 0 of the target; the call returned no result
 
 
 # Whole models exported with dynamic batch and sequence, run empty.

@@ -181,6 +181,225 @@ void Importer::importGather(const onnx::NodeProto &n) {
   define(n, 0, out);
 }
 
+/// ScatterND: a copy of data with the slices that indices name replaced
+/// by (or, with `reduction`, combined with) the slices of updates, in the
+/// order of the updates (a repeated index: the last one wins). One loop
+/// over the index tuples, each writing one slice in place, where
+/// PyTorch's slice assignment (`m[:, :, :, :L] = ...`, a Hugging Face
+/// mask's padding) exports this op with one tuple per element. An index
+/// outside its dim fails the call (ONNX leaves it undefined; nothing is
+/// written for it).
+void Importer::importScatterND(const onnx::NodeProto &n) {
+  Value data = input(n, 0), indices = input(n, 1), updates = input(n, 2);
+  if (failed)
+    return;
+  auto dt = typeOf(data), it = typeOf(indices), ut = typeOf(updates);
+  Type elem = dt.getElementType();
+  std::string reduction = "none";
+  if (const auto *a = attr(n, "reduction"))
+    reduction = a->s();
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min") {
+    nodeError(n) << "reduction '" << reduction
+                 << "' is not one of none, add, mul, max, min";
+    return;
+  }
+  if (reduction != "none" && !isNumber(elem)) {
+    nodeError(n) << "reduction '" << reduction << "' needs numbers, got "
+                 << elem;
+    return;
+  }
+  if (!isa<IntegerType>(it.getElementType()) ||
+      it.getElementType().isInteger(1)) {
+    nodeError(n) << "indices must be integers, got " << it.getElementType();
+    return;
+  }
+  int64_t r = dt.getRank(), q = it.getRank();
+  if (r < 1 || q < 1) {
+    nodeError(n) << "data and indices need rank >= 1, got " << dt << " and "
+                 << it;
+    return;
+  }
+  if (it.isDynamicDim(q - 1)) {
+    nodeError(n) << "the last dim of indices (the index length) must be "
+                    "static, got "
+                 << it;
+    return;
+  }
+  int64_t k = it.getDimSize(q - 1);
+  if (k < 1 || k > r) {
+    nodeError(n) << "indices of length " << k << " into data of rank " << r
+                 << " (expected 1 to " << r << ")";
+    return;
+  }
+  if (ut.getElementType() != elem) {
+    nodeError(n) << "updates must have data's element type " << elem << ", got "
+                 << ut.getElementType();
+    return;
+  }
+  // updates: indices.shape[:-1] + data.shape[k:].
+  SmallVector<OpFoldResult> want;
+  for (int64_t i = 0; i + 1 < q; ++i)
+    want.push_back(dimOf(indices, i));
+  for (int64_t i = k; i < r; ++i)
+    want.push_back(dimOf(data, i));
+  if (ut.getRank() != static_cast<int64_t>(want.size())) {
+    nodeError(n) << "updates must have rank " << want.size()
+                 << " (indices' rank - 1 + data's rank - " << k << "), got "
+                 << ut;
+    return;
+  }
+  Location loc = nodeLoc(n);
+  std::string slot = indexErrorSlot(n);
+  Value sizesDiffer;
+  for (auto [i, w] : llvm::enumerate(want)) {
+    OpFoldResult got = dimOf(updates, i);
+    auto gc = getConstantIntValue(got), wc = getConstantIntValue(w);
+    if (gc && wc && *gc != *wc) {
+      nodeError(n) << "updates dim " << i << " is " << *gc << ", expected "
+                   << *wc << " (indices' dims but the last, then data's from "
+                   << k << ")";
+      return;
+    }
+    if (isEqualConstantIntOrValue(got, w))
+      continue;
+    // Known only while running: checked on each call.
+    std::string sizeSlot = indexErrorSlot(
+        n, "updates dim " + std::to_string(i) + " against " +
+               (i + 1 < static_cast<size_t>(q)
+                    ? "indices dim " + std::to_string(i)
+                    : "data dim " + std::to_string(k + i - (q - 1))));
+    Value gv = indexValue(got), wv = indexValue(w);
+    Value differs =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, gv, wv);
+    checkFailsIf(b, loc, sizeSlot, differs, kHitSizeDiffers, gv, wv);
+    sizesDiffer = sizesDiffer
+                      ? arith::OrIOp::create(b, loc, sizesDiffer, differs)
+                      : differs;
+  }
+  auto cIdx = [&](OpBuilder &nb, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(nb, loc, v);
+  };
+  Value count = cIdx(b, 1);
+  for (int64_t i = 0; i + 1 < q; ++i)
+    count = arith::MulIOp::create(b, loc, count, indexValue(dimOf(indices, i)));
+  // Sizes that differ write nothing (no read past updates; the call fails).
+  if (sizesDiffer)
+    count = arith::SelectOp::create(b, loc, sizesDiffer, cIdx(b, 0), count);
+  auto loop = scf::ForOp::create(
+      b, loc, cIdx(b, 0), count, cIdx(b, 1), ValueRange{data},
+      [&](OpBuilder &nb, Location l, Value flat, ValueRange iter) {
+        Value out = iter[0];
+        // The index tuple's position in indices[:-1] (row-major).
+        SmallVector<Value> at(q - 1);
+        for (int64_t i = q - 2; i >= 0; --i) {
+          Value size = indexValue(dimOf(indices, i));
+          at[i] = arith::RemUIOp::create(nb, l, flat, size);
+          flat = arith::DivUIOp::create(nb, l, flat, size);
+        }
+        // Its k coordinates into data, negative ones from the end.
+        SmallVector<Value> coords;
+        Value outside;
+        for (int64_t j = 0; j < k; ++j) {
+          SmallVector<Value> where(at);
+          where.push_back(cIdx(nb, j));
+          Value c = arith::IndexCastOp::create(
+              nb, l, nb.getIndexType(),
+              tensor::ExtractOp::create(nb, l, indices, where));
+          Value size = indexValue(dimOf(data, j));
+          Value below = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::slt, c,
+              arith::SubIOp::create(nb, l, cIdx(nb, 0), size));
+          Value above =
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, c, size);
+          Value bad = arith::OrIOp::create(nb, l, below, above);
+          checkFailsIf(nb, l, slot, bad, kHitOutside, c, size);
+          outside = outside ? arith::OrIOp::create(nb, l, outside, bad) : bad;
+          Value negative = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::slt, c, cIdx(nb, 0));
+          coords.push_back(arith::SelectOp::create(
+              nb, l, negative, arith::AddIOp::create(nb, l, c, size), c));
+        }
+        auto combine = [&](OpBuilder &cb, Location cl, Value old,
+                           Value fresh) -> Value {
+          bool isFloat = isa<FloatType>(elem);
+          if (reduction == "add")
+            return isFloat ? Value(arith::AddFOp::create(cb, cl, old, fresh))
+                           : Value(arith::AddIOp::create(cb, cl, old, fresh));
+          if (reduction == "mul")
+            return isFloat ? Value(arith::MulFOp::create(cb, cl, old, fresh))
+                           : Value(arith::MulIOp::create(cb, cl, old, fresh));
+          if (reduction == "max")
+            return isFloat
+                       ? Value(arith::MaximumFOp::create(cb, cl, old, fresh))
+                       : Value(arith::MaxSIOp::create(cb, cl, old, fresh));
+          return isFloat ? Value(arith::MinimumFOp::create(cb, cl, old, fresh))
+                         : Value(arith::MinSIOp::create(cb, cl, old, fresh));
+        };
+        // Nothing is written for an index outside (the call fails).
+        auto write = scf::IfOp::create(nb, l, TypeRange{out.getType()}, outside,
+                                       /*withElseRegion=*/true);
+        OpBuilder tb = OpBuilder::atBlockBegin(&write.getThenRegion().front());
+        scf::YieldOp::create(tb, l, ValueRange{out});
+        OpBuilder eb = OpBuilder::atBlockBegin(&write.getElseRegion().front());
+        Value written;
+        if (k == r) {
+          Value u = tensor::ExtractOp::create(eb, l, updates, at);
+          if (reduction != "none")
+            u = combine(eb, l, tensor::ExtractOp::create(eb, l, out, coords),
+                        u);
+          written = tensor::InsertOp::create(eb, l, u, out, coords);
+        } else {
+          // The slice data[coords..., :, ...] of rank r - k.
+          SmallVector<int64_t> rest;
+          SmallVector<OpFoldResult> uOff, uSize, oOff, oSize;
+          SmallVector<OpFoldResult> ones(r, eb.getIndexAttr(1));
+          for (Value a : at) {
+            uOff.push_back(a);
+            uSize.push_back(eb.getIndexAttr(1));
+          }
+          for (Value c : coords) {
+            oOff.push_back(c);
+            oSize.push_back(eb.getIndexAttr(1));
+          }
+          for (int64_t i = k; i < r; ++i) {
+            rest.push_back(dt.getDimSize(i));
+            uOff.push_back(eb.getIndexAttr(0));
+            oOff.push_back(eb.getIndexAttr(0));
+            uSize.push_back(dimOf(data, i));
+            oSize.push_back(dimOf(data, i));
+          }
+          auto sliceType = RankedTensorType::get(rest, elem);
+          SmallVector<OpFoldResult> uStrides(ut.getRank(), eb.getIndexAttr(1));
+          Value u = tensor::ExtractSliceOp::create(eb, l, sliceType, updates,
+                                                   uOff, uSize, uStrides);
+          if (reduction != "none") {
+            Value old = tensor::ExtractSliceOp::create(eb, l, sliceType, out,
+                                                       oOff, oSize, ones);
+            int64_t sr = sliceType.getRank();
+            SmallVector<AffineMap> maps(3, eb.getMultiDimIdentityMap(sr));
+            u = linalg::GenericOp::create(
+                    eb, l, TypeRange{sliceType}, ValueRange{old, u},
+                    ValueRange{old}, maps,
+                    SmallVector<utils::IteratorType>(
+                        sr, utils::IteratorType::parallel),
+                    [&](OpBuilder &gb, Location gl, ValueRange a) {
+                      linalg::YieldOp::create(gb, gl,
+                                              combine(gb, gl, a[0], a[1]));
+                    })
+                    .getResult(0);
+          }
+          written =
+              tensor::InsertSliceOp::create(eb, l, u, out, oOff, oSize, ones);
+        }
+        scf::YieldOp::create(eb, l, ValueRange{written});
+        scf::YieldOp::create(nb, l, ValueRange{write.getResult(0)});
+      });
+  // The result has data's sizes (dimOf: one SSA value per size).
+  reshapeSizes[loop.getResult(0)] = sizesOf(data);
+  define(n, 0, loop.getResult(0));
+}
+
 std::string Importer::indexErrorSlot(const onnx::NodeProto &n,
                                      std::string what) {
   if (what.empty())

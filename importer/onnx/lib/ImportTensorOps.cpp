@@ -1933,6 +1933,9 @@ void Importer::importReshape(const onnx::NodeProto &n) {
   SmallVector<OpFoldResult> in = sizesOf(x), out;
   int64_t infer = -1;
   bool allowZero = intAttr(n, "allowzero", 0) != 0;
+  // Sizes checked while running take the general reshape, from a flat view
+  // of the input (or an empty stand-in when the check fails).
+  bool checkedWhileRunning = false;
   for (auto [i, e] : llvm::enumerate(targetK->elems)) {
     auto c = getConstantIntValue(e);
     if (c && *c == 0 && !allowZero) {
@@ -1969,7 +1972,15 @@ void Importer::importReshape(const onnx::NodeProto &n) {
           overflow |= llvm::MulOverflow(c, *k, c);
           return;
         }
-        if (auto mul = v.getDefiningOp<arith::MulIOp>(); mul && depth < 8) {
+        // (A product with a negative constant is no count: it stays whole,
+        // a size checked while running.)
+        auto negative = [](Value x) {
+          auto k = getConstantIntValue(x);
+          return k && *k < 0;
+        };
+        if (auto mul = v.getDefiningOp<arith::MulIOp>();
+            mul && depth < 8 && !negative(mul.getLhs()) &&
+            !negative(mul.getRhs())) {
           addFactor(mul.getLhs(), c, dyn, depth + 1);
           addFactor(mul.getRhs(), c, dyn, depth + 1);
           return;
@@ -1992,6 +2003,9 @@ void Importer::importReshape(const onnx::NodeProto &n) {
   SmallVector<Value> inDyn, outDyn;
   factor(in, -1, inC, inDyn);
   factor(out, infer, outC, outDyn);
+  // (The whole counts, for a check while running: a cancelled factor may
+  // be 0 there, which makes both counts 0.)
+  SmallVector<Value> allInDyn = inDyn, allOutDyn = outDyn;
   if (overflow || outC > (int64_t(1) << 40)) {
     nodeError(n) << "the target shape has too many elements";
     return;
@@ -2025,37 +2039,86 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     out[infer] = total;
   } else {
     // Sizes known only while running: the module checks on each call that
-    // the count fits (the -1 is exact; with no -1 the counts are equal)
-    // and fails the call otherwise, as numpy refuses such a reshape. The
-    // quotient divides by at least 1: a product of 0 (an empty dim) does
-    // not trap before the check reports it.
-    OpFoldResult total = b.getIndexAttr(inC), rest = b.getIndexAttr(outC);
-    for (Value v : inDyn)
-      total = foldIndex('*', total, v);
-    for (Value v : outDyn)
-      rest = foldIndex('*', rest, v);
+    // the target's sizes are not negative and hold the input's count (a
+    // -1 divides it exactly; without one the counts are equal) and fails
+    // the call otherwise, as numpy refuses such a reshape. Until the call
+    // returns, the code after it runs on: a failed check then reshapes an
+    // empty tensor of the target's size with every size known only while
+    // running 0, so nothing reads past the input. The quotient divides by
+    // at least 1: a product of 0 does not trap before the check reports it.
+    Location loc = nodeLoc(n);
     std::string slot =
         indexErrorSlot(n, "the input's element count against the target shape");
-    Value totalV = indexValue(total), restV = indexValue(rest);
-    Location loc = nodeLoc(n);
+    auto product = [&](int64_t c, ArrayRef<Value> dyn) {
+      OpFoldResult p = b.getIndexAttr(c);
+      for (Value v : dyn)
+        p = foldIndex('*', p, v);
+      return indexValue(p);
+    };
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value bad;
+    auto orBad = [&](Value c) {
+      bad = bad ? arith::OrIOp::create(b, loc, bad, c).getResult() : c;
+    };
+    // (Negative sizes are reported over a count they also spoil: their
+    // checks write the slot last.)
+    SmallVector<std::tuple<Value, Value, int64_t>> negatives;
+    for (auto [i, e] : llvm::enumerate(out)) {
+      if (static_cast<int64_t>(i) == infer || getConstantIntValue(e))
+        continue;
+      Value v = cast<Value>(e);
+      Value negative =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v, zero);
+      negatives.push_back({negative, v, i});
+      orBad(negative);
+    }
+    Value totalV = product(inC, inDyn), restV = product(outC, outDyn);
     if (infer >= 0) {
       out[infer] =
-          foldIndex('/', total, foldIndex('M', rest, b.getIndexAttr(1)));
-      Value quotient = indexValue(out[infer]);
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          foldIndex('/', totalV, foldIndex('M', restV, b.getIndexAttr(1)));
       Value noRows =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, restV, zero);
       Value inexact = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ne,
-          arith::MulIOp::create(b, loc, quotient, restV), totalV);
-      checkFailsIf(b, loc, slot, arith::OrIOp::create(b, loc, noRows, inexact),
-                   kHitNotMultiple, totalV, restV);
+          arith::MulIOp::create(b, loc, indexValue(out[infer]), restV), totalV);
+      Value countBad = arith::OrIOp::create(b, loc, noRows, inexact);
+      checkFailsIf(b, loc, slot, countBad, kHitNotMultiple, totalV, restV);
+      orBad(countBad);
     } else {
-      checkFailsIf(b, loc, slot,
-                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                         totalV, restV),
-                   kHitCountDiffers, totalV, restV);
+      Value allIn = product(inC, allInDyn), allOut = product(outC, allOutDyn);
+      Value countBad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                             allIn, allOut);
+      checkFailsIf(b, loc, slot, countBad, kHitCountDiffers, allIn, allOut);
+      orBad(countBad);
     }
+    for (auto [negative, v, i] : negatives)
+      checkFailsIf(b, loc, slot, negative, kHitNegativeSize, v,
+                   arith::ConstantIndexOp::create(b, loc, i));
+    // Failed: 0 for each size known only while running.
+    for (OpFoldResult &e : out)
+      if (!getConstantIntValue(e))
+        e = arith::SelectOp::create(b, loc, bad, zero, indexValue(e))
+                .getResult();
+    Value count = product(1, {});
+    for (OpFoldResult e : out)
+      count = arith::MulIOp::create(b, loc, count, indexValue(e));
+    Value inCount = product(1, {});
+    for (OpFoldResult e : in)
+      inCount = arith::MulIOp::create(b, loc, inCount, indexValue(e));
+    auto flatType =
+        RankedTensorType::get({ShapedType::kDynamic}, t.getElementType());
+    auto flatShape = [&](Value size) {
+      return tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({1}, b.getI64Type()),
+          ValueRange{arith::IndexCastOp::create(b, loc, b.getI64Type(), size)});
+    };
+    Value flat =
+        tensor::ReshapeOp::create(b, loc, flatType, x, flatShape(inCount));
+    Value spare = tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{count},
+                                          t.getElementType());
+    x = arith::SelectOp::create(b, loc, bad, spare, flat);
+    in = {count};
+    checkedWhileRunning = true;
   }
   SmallVector<int64_t> shape;
   for (OpFoldResult s : out)
@@ -2066,7 +2129,7 @@ void Importer::importReshape(const onnx::NodeProto &n) {
   // Group dims: equal sizes pair 1:1; static runs pair by equal products.
   SmallVector<ReassociationIndices> inGroups, outGroups;
   size_t i = 0, j = 0;
-  bool grouped = true;
+  bool grouped = !checkedWhileRunning;
   while (grouped && i < in.size() && j < out.size()) {
     if (isEqualConstantIntOrValue(in[i], out[j])) {
       inGroups.push_back({int64_t(i++)});
@@ -2144,7 +2207,7 @@ void Importer::importReshape(const onnx::NodeProto &n) {
   };
   if (grouped && (twoDynamic(inGroups, in) || twoDynamic(outGroups, out)))
     grouped = false;
-  if (!grouped || inGroups.empty()) {
+  if (!grouped || inGroups.empty() || checkedWhileRunning) {
     // No view: a general reshape with the target as a shape tensor.
     SmallVector<Value> dims;
     for (OpFoldResult s : out)

@@ -551,10 +551,13 @@ private:
   /// The runtime's hit words (attnrt/Module.h, kIndexCheck*): an index
   /// outside its axis, a length above its bound, an element count that is
   /// no multiple of a reshape's known sizes, one that differs from its
-  /// target's, an empty axis that an ArgMax or ArgMin reduces.
+  /// target's, an empty axis that an ArgMax or ArgMin reduces, a size that
+  /// differs from the one an op needs, a negative size in a reshape's
+  /// target.
   static constexpr int64_t kHitOutside = 1, kHitTooLong = 2,
                            kHitNotMultiple = 3, kHitCountDiffers = 4,
-                           kHitEmptyAxis = 5;
+                           kHitEmptyAxis = 5, kHitSizeDiffers = 6,
+                           kHitNegativeSize = 7;
   /// Writes (`hit`, value, bound) to `slot` if `failed` holds: for the
   /// runtime's other kinds of failure (attnrt/Module.h, kIndexCheck*).
   void checkFailsIf(OpBuilder &nb, Location l, const std::string &slot,
@@ -587,6 +590,7 @@ private:
 
   void importShape(const onnx::NodeProto &n);
   void importGather(const onnx::NodeProto &n);
+  void importScatterND(const onnx::NodeProto &n);
   void importUnsqueeze(const onnx::NodeProto &n);
   void importSqueeze(const onnx::NodeProto &n);
   void importConcat(const onnx::NodeProto &n);

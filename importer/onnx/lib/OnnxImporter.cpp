@@ -707,6 +707,9 @@ OpFoldResult Importer::foldIndex(char op, OpFoldResult a, OpFoldResult c) {
   }
   if (op == '-' && isEqualConstantIntOrValue(a, c))
     return b.getIndexAttr(0);
+  // min(s, s) and max(s, s) are s (x[:, :n] with n the length of x's dim).
+  if ((op == 'm' || op == 'M') && isEqualConstantIntOrValue(a, c))
+    return a;
   // (p + t) - p is t (arange(P, P + T) counts T, a KV cache step's
   // positions); (p + t) - t is p.
   if (op == '-')
@@ -1480,7 +1483,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"LogSoftmax", 1}, {"Tile", 2}, {"Pad", 1},
       {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
       {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
-      {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}};
+      {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}, {"ScatterND", 3}};
   // clang-format on
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
@@ -1555,6 +1558,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
                         void (Importer::*)(const onnx::NodeProto &)>
       tensorOps = {{"Shape", &Importer::importShape},
                    {"Gather", &Importer::importGather},
+                   {"ScatterND", &Importer::importScatterND},
                    {"Unsqueeze", &Importer::importUnsqueeze},
                    {"Squeeze", &Importer::importSqueeze},
                    {"Concat", &Importer::importConcat},

@@ -421,6 +421,14 @@ Status indexError(const std::string &entry,
       return Status::error("@" + entry + ": " + c.site + ": axis " +
                            std::to_string(index) +
                            " is empty: it has no extreme" + failed);
+    if (hit == kIndexCheckNegativeSize)
+      return Status::error("@" + entry + ": " + c.site + ": size " +
+                           std::to_string(index) + " at position " +
+                           std::to_string(size) + " of the target" + failed);
+    if (hit == kIndexCheckSizeDiffers)
+      return Status::error("@" + entry + ": " + c.site + ": " +
+                           std::to_string(index) + ", expected " +
+                           std::to_string(size) + failed);
     if (hit == kIndexCheckCountDiffers)
       return Status::error("@" + entry + ": " + c.site + ": " +
                            std::to_string(index) + " elements into " +

@@ -138,6 +138,11 @@ constexpr int64_t kIndexCheckNotMultiple = 3;
 constexpr int64_t kIndexCheckCountDiffers = 4;
 /// An empty axis an ArgMax or ArgMin reduces: {5, axis, 0}.
 constexpr int64_t kIndexCheckEmptyAxis = 5;
+/// A size that differs from the one an op needs (ScatterND's updates):
+/// {6, size, expected}.
+constexpr int64_t kIndexCheckSizeDiffers = 6;
+/// A negative size in a reshape's target: {7, size, its position}.
+constexpr int64_t kIndexCheckNegativeSize = 7;
 
 class CompiledModule {
 public:
