@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -36,6 +37,22 @@ struct AttnBufferizePass : impl::AttnBufferizePassBase<AttnBufferizePass> {
       linalg::CopyOp::create(b, loc, from, to);
       return success();
     };
+    // Entry points never write their arguments: the caller's inputs are
+    // const (attnrt's invoke, --repeat runs the same inputs again), so an
+    // op that would update one in place (a ScatterND into a graph input, a
+    // linalg op with an argument as init) works on a copy.
+    getOperation().walk([](func::FuncOp f) {
+      if (f.isExternal() || !f.isPublic())
+        return;
+      for (BlockArgument arg : f.getArguments())
+        if (isa<TensorType>(arg.getType()) &&
+            !f.getArgAttr(
+                arg.getArgNumber(),
+                bufferization::BufferizationDialect::kWritableAttrName))
+          f.setArgAttr(arg.getArgNumber(),
+                       bufferization::BufferizationDialect::kWritableAttrName,
+                       BoolAttr::get(f.getContext(), false));
+    });
     bufferization::BufferizationState state;
     if (failed(bufferization::runOneShotModuleBufferize(getOperation(), options,
                                                         state)))

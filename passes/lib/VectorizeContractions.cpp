@@ -319,8 +319,12 @@ struct AttnVectorizeContractionsPass
                            ? int64_t(cacheK)
                            : std::min<int64_t>(cacheK, kLength);
       // The init becomes a fresh tensor.empty of its own, or the slice the
-      // fill wrote; the first k block writes every element.
-      InitFusion init = matchInitFusion(op);
+      // fill wrote; the first k block writes every element. Not with a
+      // dynamic K: at 0 there is no first k block, and the result would be
+      // the empty tensor's garbage, not zeros (or the bias); the fill and
+      // the bias add stay.
+      InitFusion init =
+          ShapedType::isDynamic(kLength) ? InitFusion() : matchInitFusion(op);
       if (init.zeroFill) {
         rewriter.setInsertionPoint(op);
         Value dest = init.zeroFill.getOutputs()[0];

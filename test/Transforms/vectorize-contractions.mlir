@@ -531,6 +531,28 @@ func.func @dynamic_k(%x: tensor<1x?x?xf32>, %w: tensor<64x2304xf32>) -> tensor<1
   return %r : tensor<1x?x2304xf32>
 }
 
+// K dynamic on both sides: it may be 0, when no k block runs to write C,
+// so the zero fill stays (the result of a bare tensor.empty was garbage)
+// and the register tiles accumulate onto it.
+// CHECK-LABEL: func.func @dynamic_k_both(
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x?x32xf32>)
+// CHECK: scf.forall {{.*}} shared_outs(%{{.*}} = %[[ZEROS]]) -> (tensor<1x?x32xf32>)
+// CHECK: vector.fma
+func.func @dynamic_k_both(%x: tensor<1x?x?xf32>, %w: tensor<?x32xf32>) -> tensor<1x?x32xf32> {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  %t = tensor.dim %x, %c1 : tensor<1x?x?xf32>
+  %e = tensor.empty(%t) : tensor<1x?x32xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1x?x32xf32>) -> tensor<1x?x32xf32>
+  %r = linalg.generic {indexing_maps = [#xa, #wa, #ca], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x?x?xf32>, tensor<?x32xf32>) outs(%f : tensor<1x?x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x?x32xf32>
+  return %r : tensor<1x?x32xf32>
+}
+
 // Q K^T reads K transposed (n is not contiguous in it): it stays as it is.
 // CHECK-LABEL: func.func @untouched(
 // CHECK-NOT: vector.fma

@@ -8,11 +8,13 @@
 # kernel (attn-vectorize-sdpa), and run at every size; then the cache step
 # of kv_cache_cpu (present = concat(past, new)) with an empty past (a
 # cache's first step), no new token, an empty batch and all empty, in
-# parallel, on one thread and serially. Results against float64 NumPy
+# parallel, on one thread and serially; attn.multi_head_attention with a
+# dynamic input width of 0 (every projection is its bias), no batch or no
+# tokens, in the three forms. Results against float64 NumPy
 # within 1e-5; the presents must equal np.concatenate exactly.
 #
 # CHECK-NOT: FAIL
-# CHECK: empty_tensors: all 78 checks OK
+# CHECK: empty_tensors: all 90 checks OK
 
 import os
 import sys
@@ -70,6 +72,34 @@ def main():
                             text, work, extra_args=["--pipeline-options=" + opts])
                     (got,) = attn_exec.run(compiled[vname], "main", ins, work)
                     attn_exec.assert_close(label, got, want, atol=1e-5, rtol=1e-5)
+
+    # attn.multi_head_attention with a dynamic input width: 0 makes every
+    # projection its bias (the register-tiled contractions kept no zero
+    # fill and returned garbage there).
+    x, w, bias = "tensor<?x?x?xf32>", "tensor<?x12xf32>", "tensor<12xf32>"
+    wo, y = "tensor<12x12xf32>", "tensor<?x?x12xf32>"
+    mha = ("func.func @main(%%x: {x}, %%wq: {w}, %%wk: {w}, %%wv: {w}, %%bq: {b}, %%bk: {b}, "
+           "%%bv: {b}, %%wo: {wo}, %%bo: {b}) -> {y} {{\n"
+           "  %%y = attn.multi_head_attention %%x weights(%%wq, %%wk, %%wv) bias(%%bq, %%bk, %%bv) "
+           "out_proj(%%wo, %%bo) causal {{num_heads = 3 : i64}}\n"
+           "    : ({x}, {w}, {w}, {w}, {b}, {b}, {b}, {wo}, {b}) -> {y}\n"
+           "  return %%y : {y}\n}}\n").replace("%%", "%").format(x=x, w=w, b=bias, wo=wo, y=y)
+    compiled = {}
+    for b, t, d_in in ((2, 5, 0), (2, 5, 8), (0, 5, 8), (2, 0, 8)):
+        ins = [normal(b, t, d_in)] + [normal(d_in, 12) for _ in range(3)] + \
+              [normal(12) for _ in range(3)] + [normal(12, 12), normal(12)]
+        xq, xk, xv = (ins[0].astype(np.float64) @ ins[i] + ins[i + 3] for i in (1, 2, 3))
+        split = lambda a: a.reshape(b, t, 3, 4).transpose(0, 2, 1, 3)
+        o = reference(split(xq), split(xk), split(xv), "top_left")
+        want = o.transpose(0, 2, 1, 3).reshape(b, t, 12) @ ins[7] + ins[8]
+        for vname, opts in VARIANTS:
+            label = "mha B=%d T=%d d_in=%d %s" % (b, t, d_in, vname)
+            with checks(label):
+                if vname not in compiled:
+                    compiled[vname] = attn_exec.compile_module(
+                        mha, work, extra_args=["--pipeline-options=" + opts])
+                (got,) = attn_exec.run(compiled[vname], "main", ins, work)
+                attn_exec.assert_close(label, got, want, atol=1e-5, rtol=1e-5)
 
     cache = kv_cache_cpu.cache_module(("?", 4, "?", 16), ("?", 4, "?", 16), ("?", 4, "?", 16),
                                       ("?", 4, "?", 16), 2, "f32", "bottom_right")

@@ -152,6 +152,21 @@ check("MatMul of no rows", run_model(
 # CHECK: ok MatMul over an empty contraction: float32 [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
 # CHECK: ok MatMul of no rows: float32 [0, 5]
 
+# 32 columns and more take the register-tiled contractions, which start
+# from the first k block instead of a zero fill unless K may be 0 (it
+# returned garbage, NaN among it); then a bias add, which they fold.
+nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "bias"], ["y"])]
+bias = np.arange(32, dtype=np.float32)
+path = graph_file("matmul_bias", nodes, [("x", F, ["b", "t", "k"]), ("w", F, ["k", 32])],
+                  inits=[helper.make_tensor("bias", F, [32], bias.tolist())])
+got = run_model(work, path, {"x": np.zeros((2, 100, 0), np.float32),
+                             "w": np.zeros((0, 32), np.float32)})
+want = np.broadcast_to(bias, (2, 100, 32))
+print("%s MatMul [2, 100, 0] @ [0, 32] + bias: %s" % (
+    "ok" if not isinstance(got, str) and np.array_equal(got[0], want) else "FAIL",
+    got if isinstance(got, str) else "the bias in every row"))
+# CHECK: ok MatMul [2, 100, 0] @ [0, 32] + bias: the bias in every row
+
 # Reshape(x, Concat(Shape(y), [-1])): the -1 is only known while running.
 nodes = [helper.make_node("Shape", ["s"], ["ss"]),
          helper.make_node("Concat", ["ss", "minus1"], ["shape"], axis=0),

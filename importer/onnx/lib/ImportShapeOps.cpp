@@ -198,10 +198,24 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
   std::string reduction = "none";
   if (const auto *a = attr(n, "reduction"))
     reduction = a->s();
+  if (const auto *a = attr(n, "reduction");
+      a && a->type() != onnx::AttributeProto::STRING) {
+    nodeError(n) << "reduction must be a string attribute";
+    return;
+  }
   if (reduction != "none" && reduction != "add" && reduction != "mul" &&
       reduction != "max" && reduction != "min") {
     nodeError(n) << "reduction '" << reduction
                  << "' is not one of none, add, mul, max, min";
+    return;
+  }
+  // The attribute appeared at opset 16 (add, mul); max and min at 18.
+  int64_t since = reduction == "none"                        ? 11
+                  : reduction == "add" || reduction == "mul" ? 16
+                                                             : 18;
+  if (opset < since) {
+    nodeError(n) << "reduction '" << reduction << "' needs opset " << since
+                 << " or later";
     return;
   }
   if (reduction != "none" && !isNumber(elem)) {
@@ -280,9 +294,23 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
   auto cIdx = [&](OpBuilder &nb, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(nb, loc, v);
   };
-  Value count = cIdx(b, 1);
+  // Every size the loop reads, made before it (b builds the body too: a
+  // size first asked for inside would be cached there, out of reach of
+  // the code after the loop).
+  SmallVector<Value> indexSizes, dataSizes;
   for (int64_t i = 0; i + 1 < q; ++i)
-    count = arith::MulIOp::create(b, loc, count, indexValue(dimOf(indices, i)));
+    indexSizes.push_back(indexValue(dimOf(indices, i)));
+  SmallVector<OpFoldResult> dataDims = sizesOf(data);
+  for (OpFoldResult d : dataDims)
+    dataSizes.push_back(indexValue(d));
+  Value count = cIdx(b, 1);
+  for (Value size : indexSizes)
+    count = arith::MulIOp::create(b, loc, count, size);
+  // A statically empty slice writes nothing (and no offset into it is
+  // valid): the result is data.
+  for (int64_t i = k; i < r; ++i)
+    if (dt.getDimSize(i) == 0)
+      return define(n, 0, data);
   // Sizes that differ write nothing (no read past updates; the call fails).
   if (sizesDiffer)
     count = arith::SelectOp::create(b, loc, sizesDiffer, cIdx(b, 0), count);
@@ -293,9 +321,8 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
         // The index tuple's position in indices[:-1] (row-major).
         SmallVector<Value> at(q - 1);
         for (int64_t i = q - 2; i >= 0; --i) {
-          Value size = indexValue(dimOf(indices, i));
-          at[i] = arith::RemUIOp::create(nb, l, flat, size);
-          flat = arith::DivUIOp::create(nb, l, flat, size);
+          at[i] = arith::RemUIOp::create(nb, l, flat, indexSizes[i]);
+          flat = arith::DivUIOp::create(nb, l, flat, indexSizes[i]);
         }
         // Its k coordinates into data, negative ones from the end.
         SmallVector<Value> coords;
@@ -306,7 +333,7 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
           Value c = arith::IndexCastOp::create(
               nb, l, nb.getIndexType(),
               tensor::ExtractOp::create(nb, l, indices, where));
-          Value size = indexValue(dimOf(data, j));
+          Value size = dataSizes[j];
           Value below = arith::CmpIOp::create(
               nb, l, arith::CmpIPredicate::slt, c,
               arith::SubIOp::create(nb, l, cIdx(nb, 0), size));
@@ -366,8 +393,8 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
             rest.push_back(dt.getDimSize(i));
             uOff.push_back(eb.getIndexAttr(0));
             oOff.push_back(eb.getIndexAttr(0));
-            uSize.push_back(dimOf(data, i));
-            oSize.push_back(dimOf(data, i));
+            uSize.push_back(dataDims[i]);
+            oSize.push_back(dataDims[i]);
           }
           auto sliceType = RankedTensorType::get(rest, elem);
           SmallVector<OpFoldResult> uStrides(ut.getRank(), eb.getIndexAttr(1));
@@ -396,7 +423,7 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
         scf::YieldOp::create(nb, l, ValueRange{write.getResult(0)});
       });
   // The result has data's sizes (dimOf: one SSA value per size).
-  reshapeSizes[loop.getResult(0)] = sizesOf(data);
+  reshapeSizes[loop.getResult(0)] = dataDims;
   define(n, 0, loop.getResult(0));
 }
 

@@ -185,6 +185,13 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
       return;
     }
   }
+  // Mod: fmod=0 (the default) is Python's %, the sign of the divisor, for
+  // integers only; fmod=1 is C's fmod, the sign of the dividend.
+  bool cMod = op == "Mod" && intAttr(n, "fmod", 0) != 0;
+  if (op == "Mod" && isFloat && !cMod) {
+    nodeError(n) << "float operands need fmod=1 (fmod=0 is for integers)";
+    return;
+  }
   bool floatOnly = op == "Pow" || unaryFloat || (op == "Clip" && opset < 12);
   if (!isFloat && (floatOnly || elem.isInteger(1))) {
     nodeError(n) << (floatOnly ? "expects float tensors, got "
@@ -208,7 +215,39 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
         Value x;
         if (op == "Where")
           x = arith::SelectOp::create(nb, l, a[0], a[1], a[2]);
-        else if (op == "Sqrt")
+        else if (op == "Mod" && isFloat)
+          x = arith::RemFOp::create(nb, l, a[0], a[1]);
+        else if (op == "Mod") {
+          // By zero ONNX leaves undefined; here 0 rather than a trap.
+          Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
+          Value one =
+              arith::ConstantOp::create(nb, l, nb.getIntegerAttr(elem, 1));
+          Value byZero = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                               a[1], zero);
+          Value safe = arith::SelectOp::create(nb, l, byZero, one, a[1]);
+          // (INT_MIN % -1 traps too: its remainder is 0.)
+          Value minusOne =
+              arith::ConstantOp::create(nb, l, nb.getIntegerAttr(elem, -1));
+          Value byMinusOne = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::eq, safe, minusOne);
+          safe = arith::SelectOp::create(nb, l, byMinusOne, one, safe);
+          Value rem = arith::RemSIOp::create(nb, l, a[0], safe);
+          if (!cMod) {
+            // A non-zero remainder whose sign is not the divisor's moves
+            // by one divisor.
+            Value nonZero = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::ne, rem, zero);
+            Value remNeg = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::slt, rem, zero);
+            Value divNeg = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::slt, a[1], zero);
+            Value differ = arith::XOrIOp::create(nb, l, remNeg, divNeg);
+            rem = arith::SelectOp::create(
+                nb, l, arith::AndIOp::create(nb, l, nonZero, differ),
+                arith::AddIOp::create(nb, l, rem, a[1]), rem);
+          }
+          x = arith::SelectOp::create(nb, l, byZero, zero, rem);
+        } else if (op == "Sqrt")
           x = math::SqrtOp::create(nb, l, a[0]);
         else if (op == "Tanh")
           x = math::TanhOp::create(nb, l, a[0]);

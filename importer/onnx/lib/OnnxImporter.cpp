@@ -1483,7 +1483,8 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"LogSoftmax", 1}, {"Tile", 2}, {"Pad", 1},
       {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
       {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
-      {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}, {"ScatterND", 3}};
+      {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}, {"ScatterND", 3},
+      {"Mod", 2}};
   // clang-format on
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
@@ -1538,10 +1539,10 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   if (op == "Constant")
     return importConstant(n);
   static const std::set<std::string> elementwise = {
-      "Add",  "Sub",   "Mul",        "Div",   "Pow",     "Where",    "Sqrt",
-      "Tanh", "Erf",   "Gelu",       "Relu",  "Sigmoid", "Neg",      "Exp",
-      "Log",  "Abs",   "Reciprocal", "Sin",   "Cos",     "Max",      "Min",
-      "Clip", "Floor", "Ceil",       "Round", "Sign",    "LeakyRelu"};
+      "Add",  "Sub",   "Mul",        "Div",   "Pow",     "Where",     "Sqrt",
+      "Tanh", "Erf",   "Gelu",       "Relu",  "Sigmoid", "Neg",       "Exp",
+      "Log",  "Abs",   "Reciprocal", "Sin",   "Cos",     "Max",       "Min",
+      "Clip", "Floor", "Ceil",       "Round", "Sign",    "LeakyRelu", "Mod"};
   if (elementwise.count(op))
     return importElementwise(n);
   if (op == "MatMul")

@@ -525,7 +525,10 @@ def AttnBufferizePass : Pass<"attn-bufferize", "mlir::ModuleOp"> {
     back), and every buffer copy is a `linalg.copy`, which lowers to loops.
     (The upstream default, `memref.copy`, becomes a call to `memrefCopy` in
     libmlir_c_runner_utils whenever a view is strided, e.g. for
-    `tensor.concat`, a dependency compiled modules must not have.)
+    `tensor.concat`, a dependency compiled modules must not have.) The
+    arguments of public functions are marked `bufferization.writable =
+    false` (unless they carry the attribute): the runtime's inputs are
+    const, so an op that would update an argument in place updates a copy.
 
     Before: `func.func @f(%x: tensor<2x4xf32>) -> tensor<2x8xf32>` with a
     `tensor.concat`. After: `func.func @f(%x: memref<2x4xf32>) ->
