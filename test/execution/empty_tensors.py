@@ -54,6 +54,18 @@ def main():
     modules = [(str(c), sdpa_module((None, 3, None, 16), (None, 3, None, 16), c), c, False)
                for c in (None, "top_left", "bottom_right")]
     modules.append(("mask", masked_module(), None, True))
+
+    def run_variants(label, text, compiled, ins, want):
+        """Runs `text` in each of VARIANTS (compiled once each, kept in
+        `compiled`) on `ins` against `want`."""
+        for vname, opts in VARIANTS:
+            with checks(label + " " + vname):
+                if vname not in compiled:
+                    compiled[vname] = attn_exec.compile_module(
+                        text, work, extra_args=["--pipeline-options=" + opts])
+                (got,) = attn_exec.run(compiled[vname], "main", ins, work)
+                attn_exec.assert_close(label + " " + vname, got, want, atol=1e-5, rtol=1e-5)
+
     for name, text, causal, masked in modules:
         compiled = {}
         for b, tq, tk in SIZES:
@@ -63,15 +75,8 @@ def main():
             if masked:
                 mask = rng.random((b, 1, tq, tk)) < 0.3
                 ins.append(mask)
-            want = reference(q, k, v, causal, mask)
-            for vname, opts in VARIANTS:
-                label = "B=%d Tq=%d Tk=%d %s %s" % (b, tq, tk, name, vname)
-                with checks(label):
-                    if vname not in compiled:
-                        compiled[vname] = attn_exec.compile_module(
-                            text, work, extra_args=["--pipeline-options=" + opts])
-                    (got,) = attn_exec.run(compiled[vname], "main", ins, work)
-                    attn_exec.assert_close(label, got, want, atol=1e-5, rtol=1e-5)
+            run_variants("B=%d Tq=%d Tk=%d %s" % (b, tq, tk, name), text, compiled, ins,
+                         reference(q, k, v, causal, mask))
 
     # attn.multi_head_attention with a dynamic input width: 0 makes every
     # projection its bias (the register-tiled contractions kept no zero
@@ -91,15 +96,8 @@ def main():
         xq, xk, xv = (ins[0].astype(np.float64) @ ins[i] + ins[i + 3] for i in (1, 2, 3))
         split = lambda a: a.reshape(b, t, 3, 4).transpose(0, 2, 1, 3)
         o = reference(split(xq), split(xk), split(xv), "top_left")
-        want = o.transpose(0, 2, 1, 3).reshape(b, t, 12) @ ins[7] + ins[8]
-        for vname, opts in VARIANTS:
-            label = "mha B=%d T=%d d_in=%d %s" % (b, t, d_in, vname)
-            with checks(label):
-                if vname not in compiled:
-                    compiled[vname] = attn_exec.compile_module(
-                        mha, work, extra_args=["--pipeline-options=" + opts])
-                (got,) = attn_exec.run(compiled[vname], "main", ins, work)
-                attn_exec.assert_close(label, got, want, atol=1e-5, rtol=1e-5)
+        run_variants("mha B=%d T=%d d_in=%d" % (b, t, d_in), mha, compiled, ins,
+                     o.transpose(0, 2, 1, 3).reshape(b, t, 12) @ ins[7] + ins[8])
 
     cache = kv_cache_cpu.cache_module(("?", 4, "?", 16), ("?", 4, "?", 16), ("?", 4, "?", 16),
                                       ("?", 4, "?", 16), 2, "f32", "bottom_right")

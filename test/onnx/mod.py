@@ -5,7 +5,9 @@
 # np.fmod), negative operands both ways, broadcasting; a divisor of 0 gives
 # 0 (ONNX leaves it undefined; no trap), as does INT64_MIN % -1 (a trap in
 # C); floats with fmod=1 (np.fmod, NaN for a divisor of 0); floats with
-# fmod=0 are refused as ONNX requires.
+# fmod=0 are refused as ONNX requires. Integer Div beside it: truncating
+# (C's /), a divisor of 0 gives 0, INT64_MIN / -1 wraps to INT64_MIN (as
+# NumPy's; x86's idiv traps there).
 
 import os
 import sys
@@ -63,4 +65,16 @@ print("%s float fmod=1: %s" % ("ok" if ok else "FAIL", got if isinstance(got, st
 print(run_model(work, mod_model("mod_float", TensorProto.FLOAT, 0), {"a": af, "b": bf}))
 # CHECK: ok float fmod=1: {{\[}}[1.5, -1.5, 1.5, nan], [1.0, 0.0, -0.25, nan], [1.0, 0.0, 1.0, nan]]
 # CHECK: mod_float.onnx:0:0: error: ONNX node 'mod' (Mod, opset 13): float operands need fmod=1 (fmod=0 is for integers)
+
+g = helper.make_graph([helper.make_node("Div", ["a", "b"], ["y"], name="div")], "div",
+                      [helper.make_tensor_value_info("a", TensorProto.INT64, ["n", 4]),
+                       helper.make_tensor_value_info("b", TensorProto.INT64, [4])],
+                      [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+path = os.path.join(work, "div.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+imin = np.iinfo(np.int64).min
+got = run_model(work, path, {"a": np.array([[7, -7, 5, imin], [-7, 7, 0, imin]], np.int64),
+                             "b": np.array([2, 2, 0, -1], np.int64)})
+print("div: %s" % (got if isinstance(got, str) else got[0].tolist()))
+# CHECK: div: {{\[}}[3, -3, 0, -9223372036854775808], [-3, 3, 0, -9223372036854775808]]
 # CHECK-NOT: FAIL

@@ -111,6 +111,29 @@ Value Importer::broadcastGeneric(
       .getResult(0);
 }
 
+/// Integer a / b (truncating, as ONNX's Div) or a % b (the dividend's
+/// sign) without the CPU's traps: a divisor of 0 gives 0 (ONNX leaves it
+/// undefined), and -1 negates (INT_MIN wraps, as in NumPy) or leaves 0.
+static Value divideIntegers(OpBuilder &nb, Location l, Value a, Value b,
+                            bool remainder) {
+  Type t = a.getType();
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantOp::create(nb, l, nb.getIntegerAttr(t, v));
+  };
+  Value byZero =
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, b, c(0));
+  Value byMinusOne =
+      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, b, c(-1));
+  Value safe = arith::SelectOp::create(
+      nb, l, arith::OrIOp::create(nb, l, byZero, byMinusOne), c(1), b);
+  Value r = remainder ? Value(arith::RemSIOp::create(nb, l, a, safe))
+                      : Value(arith::DivSIOp::create(nb, l, a, safe));
+  if (!remainder)
+    r = arith::SelectOp::create(nb, l, byMinusOne,
+                                arith::SubIOp::create(nb, l, c(0), a), r);
+  return arith::SelectOp::create(nb, l, byZero, c(0), r);
+}
+
 void Importer::importElementwise(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   bool arith4 = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
@@ -218,20 +241,8 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
         else if (op == "Mod" && isFloat)
           x = arith::RemFOp::create(nb, l, a[0], a[1]);
         else if (op == "Mod") {
-          // By zero ONNX leaves undefined; here 0 rather than a trap.
           Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
-          Value one =
-              arith::ConstantOp::create(nb, l, nb.getIntegerAttr(elem, 1));
-          Value byZero = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                               a[1], zero);
-          Value safe = arith::SelectOp::create(nb, l, byZero, one, a[1]);
-          // (INT_MIN % -1 traps too: its remainder is 0.)
-          Value minusOne =
-              arith::ConstantOp::create(nb, l, nb.getIntegerAttr(elem, -1));
-          Value byMinusOne = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::eq, safe, minusOne);
-          safe = arith::SelectOp::create(nb, l, byMinusOne, one, safe);
-          Value rem = arith::RemSIOp::create(nb, l, a[0], safe);
+          Value rem = divideIntegers(nb, l, a[0], a[1], /*remainder=*/true);
           if (!cMod) {
             // A non-zero remainder whose sign is not the divisor's moves
             // by one divisor.
@@ -246,7 +257,7 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
                 nb, l, arith::AndIOp::create(nb, l, nonZero, differ),
                 arith::AddIOp::create(nb, l, rem, a[1]), rem);
           }
-          x = arith::SelectOp::create(nb, l, byZero, zero, rem);
+          x = rem;
         } else if (op == "Sqrt")
           x = math::SqrtOp::create(nb, l, a[0]);
         else if (op == "Tanh")
@@ -387,18 +398,8 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
               : op == "Mul" ? Value(arith::MulFOp::create(nb, l, a[0], a[1]))
                             : Value(arith::DivFOp::create(nb, l, a[0], a[1]));
         else if (op == "Div")
-        // ONNX integer division truncates; by zero is undefined
-        // there, here it gives 0 rather than a trap.
-        {
-          Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(elem));
-          Value one =
-              arith::ConstantOp::create(nb, l, nb.getIntegerAttr(elem, 1));
-          Value byZero = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                               a[1], zero);
-          Value safe = arith::SelectOp::create(nb, l, byZero, one, a[1]);
-          x = arith::SelectOp::create(
-              nb, l, byZero, zero, arith::DivSIOp::create(nb, l, a[0], safe));
-        } else
+          x = divideIntegers(nb, l, a[0], a[1], /*remainder=*/false);
+        else
           x = op == "Add"   ? Value(arith::AddIOp::create(nb, l, a[0], a[1]))
               : op == "Sub" ? Value(arith::SubIOp::create(nb, l, a[0], a[1]))
                             : Value(arith::MulIOp::create(nb, l, a[0], a[1]));
