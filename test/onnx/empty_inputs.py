@@ -32,9 +32,10 @@ import torch
 from onnx import TensorProto, helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
-from run_model import run_model  # noqa: E402
+from run_model import counting_print, run_model  # noqa: E402
 import pattern_models  # noqa: E402
 
+print, failures = counting_print()
 work = sys.argv[1]
 os.makedirs(work, exist_ok=True)
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -229,8 +230,21 @@ check("Reshape (0, 3) to Shape(s) = (0, 5)", run_model(
     np.zeros((0, 5), np.float32))
 expect_error("Reshape (2, 3) to Shape(s) = (2, 5)", run_model(
     work, path, {"x": np.zeros((2, 3), np.float32), "s": np.zeros((2, 5), np.float32)}))
+# The result keeps the sizes it took (Shape(s)): multiplied with s, it
+# broadcasts (with sizes replaced for a failed check, the import refused).
+nodes.append(helper.make_node("Mul", ["y", "s"], ["z"]))
+g = helper.make_graph(nodes, "reshape_then_mul",
+                      [helper.make_tensor_value_info("x", F, ["B", "T"]),
+                       helper.make_tensor_value_info("s", F, ["B", "S"])],
+                      [helper.make_tensor_value_info("z", F, None)])
+path = os.path.join(work, "reshape_then_mul.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+s2 = np.full((2, 3), 2.0, np.float32)
+check("Reshape (2, 3) to Shape(s), times s", run_model(work, path, {"x": x, "s": s2}), x * 2)
 # CHECK: ok Reshape (0, 3) to Shape(s) = (0, 5): float32 [0, 5]
 # CHECK: error Reshape (2, 3) to Shape(s) = (2, 5): {{.*}}: 6 elements into 10; the call returned no result
+# CHECK: ok Reshape (2, 3) to Shape(s), times s: float32 [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
 
 # Negative sizes while running (Neg of a size; -1 * a size, which must not
 # count as a factor of the element count) fail the call.
@@ -296,4 +310,5 @@ for case in ("seed_mha_dynamic", "gpt2_block_dynamic", "book_gpt_dynamic"):
 # CHECK: ok gpt2_block_dynamic at batch 0, inputs {{\[}}[0, 11, 32]]: float32 [0, 11, 32]
 # CHECK: ok book_gpt_dynamic at seq 0, inputs {{\[}}[2, 0]]: float32 [2, 0, 50]
 # CHECK: ok book_gpt_dynamic at batch 0, inputs {{\[}}[0, 11]]: float32 [0, 11, 50]
-# CHECK-NOT: FAIL
+print("empty_inputs: %d failed" % len(failures))
+# CHECK: empty_inputs: 0 failed

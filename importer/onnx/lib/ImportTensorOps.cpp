@@ -2081,11 +2081,13 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     // Sizes known only while running: the module checks on each call that
     // the target's sizes are not negative and hold the input's count (a
     // -1 divides it exactly; without one the counts are equal) and fails
-    // the call otherwise, as numpy refuses such a reshape. Until the call
+    // the call otherwise, as numpy refuses such a reshape. (A size common
+    // to both sides cancels first: when it is 0 the -1 is taken from the
+    // others, an empty result where numpy refuses.) Until the call
     // returns, the code after it runs on: a failed check then reshapes an
-    // empty tensor of the target's size with every size known only while
-    // running 0, so nothing reads past the input. The quotient divides by
-    // at least 1: a product of 0 does not trap before the check reports it.
+    // empty stand-in of the target's count, so nothing reads past the
+    // input. The quotient divides by at least 1: a product of 0 does not
+    // trap before the check reports it.
     Location loc = nodeLoc(n);
     std::string slot =
         indexErrorSlot(n, "the input's element count against the target shape");
@@ -2122,7 +2124,9 @@ void Importer::importReshape(const onnx::NodeProto &n) {
           b, loc, arith::CmpIPredicate::ne,
           arith::MulIOp::create(b, loc, indexValue(out[infer]), restV), totalV);
       Value countBad = arith::OrIOp::create(b, loc, noRows, inexact);
-      checkFailsIf(b, loc, slot, countBad, kHitNotMultiple, totalV, restV);
+      // (Reported with the whole counts, the ones the user sees.)
+      checkFailsIf(b, loc, slot, countBad, kHitNotMultiple,
+                   product(inC, allInDyn), product(outC, allOutDyn));
       orBad(countBad);
     } else {
       Value allIn = product(inC, allInDyn), allOut = product(outC, allOutDyn);
@@ -2134,11 +2138,12 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     for (auto [negative, v, i] : negatives)
       checkFailsIf(b, loc, slot, negative, kHitNegativeSize, v,
                    arith::ConstantIndexOp::create(b, loc, i));
-    // Failed: 0 for each size known only while running.
-    for (OpFoldResult &e : out)
-      if (!getConstantIntValue(e))
-        e = arith::SelectOp::create(b, loc, bad, zero, indexValue(e))
-                .getResult();
+    // A negative size counts as 0 (max(s, 0) is s itself for a size read
+    // off a tensor: the result keeps the sizes the rest of the graph
+    // compares with).
+    for (auto [i, e] : llvm::enumerate(out))
+      if (static_cast<int64_t>(i) != infer && !getConstantIntValue(e))
+        e = foldIndex('M', e, b.getIndexAttr(0));
     Value count = product(1, {});
     for (OpFoldResult e : out)
       count = arith::MulIOp::create(b, loc, count, indexValue(e));
@@ -2154,9 +2159,18 @@ void Importer::importReshape(const onnx::NodeProto &n) {
     };
     Value flat =
         tensor::ReshapeOp::create(b, loc, flatType, x, flatShape(inCount));
-    Value spare = tensor::EmptyOp::create(b, loc, ArrayRef<OpFoldResult>{count},
-                                          t.getElementType());
-    x = arith::SelectOp::create(b, loc, bad, spare, flat);
+    // The input in place, or (failed) a stand-in nothing writes, made
+    // only then.
+    auto choose = scf::IfOp::create(b, loc, TypeRange{flatType}, bad,
+                                    /*withElseRegion=*/true);
+    OpBuilder tb = OpBuilder::atBlockBegin(&choose.getThenRegion().front());
+    scf::YieldOp::create(
+        tb, loc,
+        ValueRange{tensor::EmptyOp::create(
+            tb, loc, ArrayRef<OpFoldResult>{count}, t.getElementType())});
+    OpBuilder eb = OpBuilder::atBlockBegin(&choose.getElseRegion().front());
+    scf::YieldOp::create(eb, loc, ValueRange{flat});
+    x = choose.getResult(0);
     in = {count};
     checkedWhileRunning = true;
   }

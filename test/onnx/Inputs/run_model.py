@@ -1,6 +1,7 @@
 """Runs an ONNX model with attention-run ($ATTENTION_RUN) on named NumPy
 inputs, for the Python tests: the outputs as arrays, or, if the run
 failed, the first line of its stderr that says "error:"."""
+import builtins
 import os
 import subprocess
 
@@ -23,3 +24,17 @@ def run_model(work, path, feeds, n_out=1):
         errors = [l for l in proc.stderr.splitlines() if "error:" in l]
         return errors[0] if errors else proc.stderr.strip()
     return [np.load(p) for p in outs]
+
+
+def counting_print():
+    """(print, failures): the builtin print, also collecting the lines that
+    report a FAIL, so that a test can close its output with the count (a
+    CHECK-NOT after the last CHECK sees no earlier line)."""
+    failures = []
+
+    def print_(*args, **kwargs):
+        if " ".join(str(a) for a in args).startswith("FAIL"):
+            failures.append(args)
+        builtins.print(*args, **kwargs)
+
+    return print_, failures
