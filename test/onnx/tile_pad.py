@@ -1,11 +1,11 @@
 # RUN: %python %s %t | FileCheck %s
 #
 # Tile (x.repeat, nn.MultiheadAttention's add_bias_kv) and constant Pad
-# (F.pad): against NumPy's tile and pad. Tile repeats static dims (a
-# dynamic dim may keep a repeat of 1); Pad takes its pads as an attribute
-# before opset 11 and as an input from 11 (negative pads crop), a
-# constant_value input, opset 18's axes. Reflect padding, a crop of a
-# dynamic dim and a repeat of a dynamic dim are errors naming the node.
+# (F.pad): against NumPy's tile and pad. Tile repeats static dims and
+# dynamic ones (run with a batch and an empty batch); Pad takes its pads
+# as an attribute before opset 11 and as an input from 11 (negative pads
+# crop), a constant_value input, opset 18's axes. Reflect padding and a
+# crop of a dynamic dim are errors naming the node.
 
 import os
 import sys
@@ -48,9 +48,10 @@ check("tile [2, 1, 3]", run(path, x), np.tile(x, (2, 1, 3)))
 path = save("tile_dyn", [helper.make_node("Tile", ["x", "r"], ["y"])], ["b", 3, 4],
             [ints("r", [1, 2, 1])])
 check("tile dynamic batch kept", run(path, x), np.tile(x, (1, 2, 1)))
-path = save("tile_dyn_bad", [helper.make_node("Tile", ["x", "r"], ["y"], name="rep")],
-            ["b", 3, 4], [ints("r", [2, 1, 1])])
-print(run(path, x))
+path = save("tile_dyn_repeat", [helper.make_node("Tile", ["x", "r"], ["y"], name="rep")],
+            ["b", 3, "c"], [ints("r", [2, 1, 3])])
+check("tile dynamic dims repeated", run(path, x), np.tile(x, (2, 1, 3)))
+check("tile dynamic dims repeated, empty batch", run(path, x[:0]), np.tile(x[:0], (2, 1, 3)))
 path = save("pad11", [helper.make_node("Pad", ["x", "p", "v"], ["y"])], [2, 3, 4],
             [ints("p", [0, 1, 2, 1, 0, 3]),
              numpy_helper.from_array(np.array(-5.0, np.float32), "v")], opset=11)
@@ -76,7 +77,8 @@ print(run(path, x))
 
 # CHECK: ok tile [2, 1, 3]
 # CHECK: ok tile dynamic batch kept
-# CHECK: error: ONNX node 'rep' (Tile, opset 17): repeating dynamic dim 0 is not supported (its size must be static)
+# CHECK: ok tile dynamic dims repeated
+# CHECK: ok tile dynamic dims repeated, empty batch
 # CHECK: ok pad opset 11 value -5
 # CHECK: ok pad crop and pad, dynamic batch
 # CHECK: ok pad opset 10 attributes

@@ -639,7 +639,8 @@ Value Importer::gatherCopy(Location loc, Value x, ArrayRef<OpFoldResult> sizes,
 
 void Importer::importTile(const onnx::NodeProto &n) {
   // x.repeat(r0, r1, ..): each dim repeated r times, out[i] = x[i mod d]
-  // (an affine map where the repeated dims are static).
+  // (an affine map where the repeated dims are static, a read at computed
+  // indices where one is dynamic).
   auto repeatsK = knownInput(n, 1);
   Value x = input(n, 0);
   if (failed)
@@ -655,6 +656,7 @@ void Importer::importTile(const onnx::NodeProto &n) {
   }
   SmallVector<OpFoldResult> sizes;
   SmallVector<AffineExpr> in;
+  bool repeatsDynamic = false;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t r = (*repeats)[d];
     if (r < 0) {
@@ -668,18 +670,42 @@ void Importer::importTile(const onnx::NodeProto &n) {
     }
     AffineExpr e = b.getAffineDimExpr(d);
     if (r != 1) {
-      if (t.isDynamicDim(d)) {
-        nodeError(n) << "repeating dynamic dim " << d
-                     << " is not supported (its size must be static)";
-        return;
-      }
-      e = e % t.getDimSize(d);
+      repeatsDynamic |= t.isDynamicDim(d);
+      if (!t.isDynamicDim(d))
+        e = e % t.getDimSize(d);
     }
     in.push_back(e);
     sizes.push_back(foldIndex('*', dimOf(x, d), b.getIndexAttr(r)));
   }
-  define(n, 0,
-         gatherCopy(nodeLoc(n), x, sizes, AffineMap::get(rank, 0, in, ctx)));
+  Location loc = nodeLoc(n);
+  if (!repeatsDynamic)
+    return define(n, 0,
+                  gatherCopy(loc, x, sizes, AffineMap::get(rank, 0, in, ctx)));
+  // A repeated dynamic dim: i mod d is no affine map; the body reads
+  // x at the wrapped indices. (Its loop runs only when d > 0.)
+  SmallVector<Value> dims;
+  for (int64_t d = 0; d < rank; ++d)
+    dims.push_back(indexValue(dimOf(x, d)));
+  Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{}, ValueRange{init},
+          SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < rank; ++d) {
+              Value i = linalg::IndexOp::create(nb, l, d);
+              at.push_back(
+                  (*repeats)[d] == 1
+                      ? i
+                      : arith::RemUIOp::create(nb, l, i, dims[d]).getResult());
+            }
+            linalg::YieldOp::create(
+                nb, l, ValueRange{tensor::ExtractOp::create(nb, l, x, at)});
+          })
+          .getResult(0);
+  define(n, 0, out);
 }
 
 void Importer::importPad(const onnx::NodeProto &n) {
