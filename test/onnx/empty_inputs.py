@@ -206,6 +206,15 @@ expect_error("Reshape (2, 3) to [2, 2]", run_model(
 # CHECK: ok Reshape (0, 3) to [2, 0]: float32 [2, 0]
 # CHECK: error Reshape (2, 3) to [2, 2]: attention-run: error: @main: reshape_sizes.onnx: 'view' (Reshape, the input's element count against the target shape): 6 elements into 4; the call returned no result
 
+# An empty tensor may carry any size beside its 0, but the runtime takes
+# sizes up to 2^40 only (products of them in compiled code cannot wrap;
+# the same check guards the C API's tensors).
+print(run_model(work, graph_file("reduce_big", [helper.make_node("ReduceSum", ["x", "axes"], ["y"],
+                                                                 keepdims=1)], XY,
+                                 inits=[axes]),
+                {"x": np.zeros((2 ** 41, 0), np.float32)}))
+# CHECK: attention-run: error: {{.*}}in_x.npy: shape (2199023255552, 0): dim 0 is above the largest size supported, 2^40
+
 # A static target larger than a dynamic input, read by a reduction after
 # the failed check: the code after it runs on an empty stand-in, not past
 # the input (this read 160 KB past 4 bytes: SIGSEGV).

@@ -77,4 +77,40 @@ got = run_model(work, path, {"a": np.array([[7, -7, 5, imin], [-7, 7, 0, imin]],
                              "b": np.array([2, 2, 0, -1], np.int64)})
 print("div: %s" % (got if isinstance(got, str) else got[0].tolist()))
 # CHECK: div: {{\[}}[3, -3, 0, -9223372036854775808], [-3, 3, 0, -9223372036854775808]]
+
+# On sizes, Mod and Div are shape arithmetic (a size is no negative, the
+# divisor a positive constant): x[:, : n - n % 4] as torch exports it.
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+nodes = [helper.make_node("Shape", ["x"], ["s"]),
+         helper.make_node("Gather", ["s", "dim1"], ["n"], axis=0),
+         helper.make_node("Mod", ["n", "four"], ["r"]),
+         helper.make_node("Sub", ["n", "r"], ["end"]),
+         helper.make_node("Div", ["n", "four"], ["q"]),
+         helper.make_node("Unsqueeze", ["end", "zero"], ["ends"]),
+         helper.make_node("Slice", ["x", "zero", "ends", "one"], ["cut"]),
+         helper.make_node("Cast", ["q"], ["qf"], to=F),
+         helper.make_node("Mul", ["cut", "qf"], ["y"])]
+g = helper.make_graph(nodes, "multiple_of_4", [helper.make_tensor_value_info("x", F, ["b", "n"])],
+                      [helper.make_tensor_value_info("y", F, None)],
+                      [helper.make_tensor("dim1", I64, [], [1]),
+                       helper.make_tensor("one", I64, [1], [1]),
+                       helper.make_tensor("zero", I64, [1], [0]),
+                       helper.make_tensor("four", I64, [], [4])])
+path = os.path.join(work, "multiple_of_4.onnx")
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+x = np.arange(22, dtype=np.float32).reshape(2, 11)
+got = run_model(work, path, {"x": x})
+want = x[:, :8] * 2
+ok = not isinstance(got, str) and np.array_equal(got[0], want)
+print("%s x[:, : n - n %% 4] * (n / 4), n = 11: %s" % (
+    "ok" if ok else "FAIL", got if isinstance(got, str) else list(got[0].shape)))
+# CHECK: ok x[:, : n - n % 4] * (n / 4), n = 11: [2, 8]
+
+# Mod exists from opset 10.
+path = mod_model("mod_opset9", TensorProto.INT64, 0)
+m = onnx.load(path)
+m.opset_import[0].version = 9
+onnx.save(m, path)
+print(run_model(work, path, {}))
+# CHECK: mod_opset9.onnx:0:0: error: ONNX node 'mod' (Mod, opset 9): Mod exists from opset 10; the model imports opset 9
 # CHECK-NOT: FAIL

@@ -52,6 +52,9 @@ path = save("tile_dyn_repeat", [helper.make_node("Tile", ["x", "r"], ["y"], name
             ["b", 3, "c"], [ints("r", [2, 1, 3])])
 check("tile dynamic dims repeated", run(path, x), np.tile(x, (2, 1, 3)))
 check("tile dynamic dims repeated, empty batch", run(path, x[:0]), np.tile(x[:0], (2, 1, 3)))
+path = save("tile_huge", [helper.make_node("Tile", ["x", "r"], ["y"], name="huge")],
+            ["b", 3, 4], [ints("r", [1, 1, 2 ** 62])])
+print(run(path, x))
 path = save("pad11", [helper.make_node("Pad", ["x", "p", "v"], ["y"])], [2, 3, 4],
             [ints("p", [0, 1, 2, 1, 0, 3]),
              numpy_helper.from_array(np.array(-5.0, np.float32), "v")], opset=11)
@@ -79,6 +82,7 @@ print(run(path, x))
 # CHECK: ok tile dynamic batch kept
 # CHECK: ok tile dynamic dims repeated
 # CHECK: ok tile dynamic dims repeated, empty batch
+# CHECK: error: ONNX node 'huge' (Tile, opset 17): repeat 4611686018427387904 of dim 2 makes too many elements
 # CHECK: ok pad opset 11 value -5
 # CHECK: ok pad crop and pad, dynamic batch
 # CHECK: ok pad opset 10 attributes

@@ -181,6 +181,119 @@ void Importer::importGather(const onnx::NodeProto &n) {
   define(n, 0, out);
 }
 
+/// GatherElements (torch.gather): out has the indices' shape, out[i] =
+/// data[i with its `axis` coordinate replaced by indices[i]]; the other
+/// dims of indices must not exceed data's. Negative indices count from the
+/// end; one outside the axis fails the call (checked where it is read).
+void Importer::importGatherElements(const onnx::NodeProto &n) {
+  Value data = input(n, 0), ids = input(n, 1);
+  if (failed)
+    return;
+  auto dt = typeOf(data), it = typeOf(ids);
+  int64_t r = dt.getRank();
+  if (it.getRank() != r || r < 1) {
+    nodeError(n) << "data and indices must have one rank (at least 1), got "
+                 << dt << " and " << it;
+    return;
+  }
+  if (!isa<IntegerType>(it.getElementType()) ||
+      it.getElementType().isInteger(1)) {
+    nodeError(n) << "indices must be integers, got " << it.getElementType();
+    return;
+  }
+  auto axis = normalizeAxis(intAttr(n, "axis", 0), r);
+  if (!axis) {
+    nodeError(n) << "axis " << intAttr(n, "axis", 0) << " is out of range";
+    return;
+  }
+  Location loc = nodeLoc(n);
+  // The other dims: indices' may be shorter than data's, never longer.
+  std::string sizeSlot;
+  for (int64_t d = 0; d < r; ++d) {
+    if (d == *axis)
+      continue;
+    auto ic = getConstantIntValue(dimOf(ids, d)),
+         dc = getConstantIntValue(dimOf(data, d));
+    if (ic && dc) {
+      if (*ic > *dc) {
+        nodeError(n) << "indices dim " << d << " is " << *ic
+                     << ", more than data's " << *dc;
+        return;
+      }
+      continue;
+    }
+    if (isEqualConstantIntOrValue(dimOf(ids, d), dimOf(data, d)))
+      continue;
+    std::string slot = indexErrorSlot(n, "indices dim " + std::to_string(d) +
+                                             " against data's");
+    checkAtMost(b, loc, slot, indexValue(dimOf(ids, d)),
+                indexValue(dimOf(data, d)));
+  }
+  std::string slot = indexErrorSlot(n);
+  Value axisSize = indexValue(dimOf(data, *axis));
+  SmallVector<Value> dataDims;
+  for (int64_t d = 0; d < r; ++d)
+    dataDims.push_back(indexValue(dimOf(data, d)));
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizesOf(ids), dt.getElementType());
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{ids}, ValueRange{init},
+          SmallVector<AffineMap>(2, b.getMultiDimIdentityMap(r)),
+          SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            Value i =
+                arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
+            SmallVector<Value> coords;
+            for (int64_t d = 0; d < r; ++d)
+              coords.push_back(linalg::IndexOp::create(nb, l, d));
+            // A position past data's other dims (the check above reports
+            // it) reads nothing.
+            Value past;
+            for (int64_t d = 0; d < r; ++d)
+              if (d != *axis) {
+                Value beyond = arith::CmpIOp::create(
+                    nb, l, arith::CmpIPredicate::sge, coords[d], dataDims[d]);
+                past =
+                    past ? arith::OrIOp::create(nb, l, past, beyond).getResult()
+                         : beyond;
+              }
+            Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+            auto read = [&](OpBuilder &rb, Location rl) -> Value {
+              return checkedRead(
+                  rb, rl, slot, i, axisSize, dt.getElementType(),
+                  [&](OpBuilder &cb, Location cl) -> Value {
+                    Value neg = arith::CmpIOp::create(
+                        cb, cl, arith::CmpIPredicate::slt, i, zero);
+                    coords[*axis] = arith::SelectOp::create(
+                        cb, cl, neg, arith::AddIOp::create(cb, cl, i, axisSize),
+                        i);
+                    return tensor::ExtractOp::create(cb, cl, data, coords);
+                  });
+            };
+            if (!past) {
+              linalg::YieldOp::create(nb, l, ValueRange{read(nb, l)});
+              return;
+            }
+            auto guard =
+                scf::IfOp::create(nb, l, TypeRange{dt.getElementType()}, past,
+                                  /*withElseRegion=*/true);
+            OpBuilder tb =
+                OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+            scf::YieldOp::create(
+                tb, l,
+                ValueRange{arith::ConstantOp::create(
+                    tb, l,
+                    cast<TypedAttr>(tb.getZeroAttr(dt.getElementType())))});
+            OpBuilder eb =
+                OpBuilder::atBlockBegin(&guard.getElseRegion().front());
+            scf::YieldOp::create(eb, l, ValueRange{read(eb, l)});
+            linalg::YieldOp::create(nb, l, ValueRange{guard.getResult(0)});
+          })
+          .getResult(0);
+  define(n, 0, out);
+}
+
 /// ScatterND: a copy of data with the slices that indices name replaced
 /// by (or, with `reduction`, combined with) the slices of updates, in the
 /// order of the updates (a repeated index: the last one wins). One loop
@@ -666,6 +779,14 @@ void Importer::importTile(const onnx::NodeProto &n) {
     if (r == 0) {
       nodeError(n) << "a repeat of 0 (dim " << d
                    << ") makes an empty tensor, which is not supported";
+      return;
+    }
+    // (Sizes stay far from int64's range: a product that wrapped would
+    // size the result wrongly.)
+    int64_t size = t.isDynamicDim(d) ? 1 : t.getDimSize(d);
+    if (r > (int64_t(1) << 31) || (size > 0 && r > (int64_t(1) << 40) / size)) {
+      nodeError(n) << "repeat " << r << " of dim " << d
+                   << " makes too many elements";
       return;
     }
     AffineExpr e = b.getAffineDimExpr(d);

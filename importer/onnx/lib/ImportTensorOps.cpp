@@ -137,7 +137,7 @@ static Value divideIntegers(OpBuilder &nb, Location l, Value a, Value b,
 void Importer::importElementwise(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   bool arith4 = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
-  if (arith4 && importKnownArith(n))
+  if ((arith4 || op == "Mod") && importKnownArith(n))
     return;
   // -x.shape[1] (pe[-T:]): known too.
   if (op == "Neg" && n.input_size() == 1)
@@ -446,22 +446,28 @@ bool Importer::importKnownArith(const onnx::NodeProto &n) {
   if (nx != ny && nx != 1 && ny != 1)
     return false;
   const std::string &op = n.op_type();
+  bool mod = op == "Mod";
   char c = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
-  if (c == '/') { // ONNX truncates, floorDiv floors: only exact for >= 0
-    for (const auto *k : {&*x, &*y})
-      for (OpFoldResult e : k->elems)
-        if (auto v = getConstantIntValue(e); !v || *v < 0)
-          return false;
+  if (c == '/') {
+    // ONNX's Div truncates and Mod takes a sign, floorDiv floors: the same
+    // for a dividend that is no negative (a size: n - n % 4) and a
+    // positive constant divisor. (By 0, the data path gives 0.)
+    for (OpFoldResult e : x->elems)
+      if (!knownNonNegative(e))
+        return false;
     for (OpFoldResult e : y->elems)
-      if (isConstantIntValue(e, 0))
-        return false; // the data path: division by zero gives 0
+      if (auto v = getConstantIntValue(e); !v || *v <= 0)
+        return false;
   }
   KnownInts r;
   r.elemType = x->elemType;
   r.scalar = x->scalar && y->scalar;
-  for (size_t i = 0; i < std::max(nx, ny); ++i)
+  for (size_t i = 0; i < std::max(nx, ny); ++i) {
+    OpFoldResult a = x->elems[nx == 1 ? 0 : i], d = y->elems[ny == 1 ? 0 : i];
     r.elems.push_back(
-        foldIndex(c, x->elems[nx == 1 ? 0 : i], y->elems[ny == 1 ? 0 : i]));
+        mod ? foldIndex('-', a, foldIndex('*', foldIndex('/', a, d), d))
+            : foldIndex(c, a, d));
+  }
   defineKnown(n, 0, r);
   return true;
 }

@@ -591,6 +591,7 @@ private:
   void importShape(const onnx::NodeProto &n);
   void importGather(const onnx::NodeProto &n);
   void importScatterND(const onnx::NodeProto &n);
+  void importGatherElements(const onnx::NodeProto &n);
   void importUnsqueeze(const onnx::NodeProto &n);
   void importSqueeze(const onnx::NodeProto &n);
   void importConcat(const onnx::NodeProto &n);

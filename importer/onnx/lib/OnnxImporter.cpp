@@ -1447,11 +1447,19 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   // refuses such a model too). Not LayerNormalization: standard from opset
   // 17, but ONNX Runtime has long registered it in the default domain, and
   // its transformer optimizer writes it into models of older opsets.
-  static const std::map<std::string, int> since = {
-      {"Range", 11},       {"CumSum", 11},         {"Einsum", 12},
-      {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Trilu", 14},
-      {"Gelu", 20},        {"Attention", 23},      {"Sign", 9},
-      {"Round", 11}};
+  static const std::map<std::string, int> since = {{"Range", 11},
+                                                   {"CumSum", 11},
+                                                   {"Einsum", 12},
+                                                   {"LessOrEqual", 12},
+                                                   {"GreaterOrEqual", 12},
+                                                   {"Trilu", 14},
+                                                   {"Gelu", 20},
+                                                   {"Attention", 23},
+                                                   {"Sign", 9},
+                                                   {"Round", 11},
+                                                   {"Mod", 10},
+                                                   {"GatherElements", 11},
+                                                   {"ScatterND", 11}};
   if (auto it = since.find(op); it != since.end() && opset < it->second) {
     nodeError(n) << op << " exists from opset " << it->second
                  << "; the model imports opset " << opset;
@@ -1484,7 +1492,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
       {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
       {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}, {"ScatterND", 3},
-      {"Mod", 2}};
+      {"Mod", 2}, {"GatherElements", 2}};
   // clang-format on
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
@@ -1560,6 +1568,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       tensorOps = {{"Shape", &Importer::importShape},
                    {"Gather", &Importer::importGather},
                    {"ScatterND", &Importer::importScatterND},
+                   {"GatherElements", &Importer::importGatherElements},
                    {"Unsqueeze", &Importer::importUnsqueeze},
                    {"Squeeze", &Importer::importSqueeze},
                    {"Concat", &Importer::importConcat},

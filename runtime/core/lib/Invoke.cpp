@@ -124,6 +124,9 @@ Status checkValueRange(const Tensor &t, std::pair<int64_t, int64_t> range,
 
 } // namespace
 
+/// The largest size of a dim the runtime passes to compiled code.
+constexpr int64_t kMaxDim = int64_t(1) << 40;
+
 Status checkTensor(const Tensor &t, const TensorSpec &spec,
                    const std::string &what) {
   if (t.dtype() != spec.dtype)
@@ -137,6 +140,14 @@ Status checkTensor(const Tensor &t, const TensorSpec &spec,
                          spec.describe() + ", got rank " +
                          std::to_string(t.rank()) + " " + t.describe());
   for (size_t i = 0; i < spec.dims.size(); ++i) {
+    // (An empty tensor may carry any size beside its 0; sizes stay far
+    // from int64's range, so that products of them in compiled code
+    // cannot wrap.)
+    if (t.shape()[i] > kMaxDim)
+      return Status::error(what + ": dim " + std::to_string(i) + " is " +
+                           std::to_string(t.shape()[i]) +
+                           ", above the largest size supported, 2^40 (" +
+                           t.describe() + ")");
     if (spec.dims[i] >= 0 && spec.dims[i] != t.shape()[i])
       return Status::error(what + ": dim " + std::to_string(i) + " must be " +
                            std::to_string(spec.dims[i]) + " (expected " +

@@ -133,6 +133,11 @@ Status parseDict(const std::string &h, const std::string &what,
       return fail(what, "bad dimension '" + tok + "' in shape");
     int64_t d = std::stoll(tok);
     hdr.shape.push_back(d);
+    // (One size past the runtime's largest, even beside a 0.)
+    if (d > maxElems)
+      return fail(what, "shape (" + hdr.dims + "): dim " +
+                            std::to_string(hdr.shape.size() - 1) +
+                            " is above the largest size supported, 2^40");
     if (d != 0 && count > maxElems / d)
       return fail(what, "shape (" + hdr.dims + ") has too many elements");
     count *= d;
