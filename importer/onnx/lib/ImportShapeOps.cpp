@@ -18,6 +18,22 @@
 
 namespace mlir::attn::onnx_import {
 
+Value indexOutside(OpBuilder &b, Location l, Value i, Value size) {
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value below = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                      arith::SubIOp::create(b, l, zero, size));
+  Value above = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, i, size);
+  return arith::OrIOp::create(b, l, below, above);
+}
+
+Value wrapIndex(OpBuilder &b, Location l, Value i, Value size) {
+  Value negative =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                            arith::ConstantIndexOp::create(b, l, 0));
+  return arith::SelectOp::create(b, l, negative,
+                                 arith::AddIOp::create(b, l, i, size), i);
+}
+
 void Importer::importShape(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   if (failed)
@@ -139,12 +155,6 @@ void Importer::importGather(const onnx::NodeProto &n) {
             Value i =
                 arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
             Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-            auto wrap = [&](OpBuilder &rb, Location rl, Value i) {
-              Value neg = arith::CmpIOp::create(
-                  rb, rl, arith::CmpIPredicate::slt, i, zero);
-              return arith::SelectOp::create(
-                  rb, rl, neg, arith::AddIOp::create(rb, rl, i, axisSize), i);
-            };
             // The other coordinates (linalg.index belongs directly in the
             // body, not in a branch of it).
             SmallVector<Value> coords;
@@ -161,17 +171,17 @@ void Importer::importGather(const onnx::NodeProto &n) {
             if (errorSlot) {
               linalg::YieldOp::create(
                   nb, l,
-                  checkedRead(nb, l, *errorSlot, i, axisSize,
-                              dt.getElementType(),
-                              [&](OpBuilder &rb, Location rl) {
-                                return read(rb, rl, wrap(rb, rl, i));
-                              }));
+                  checkedRead(
+                      nb, l, *errorSlot, i, axisSize, dt.getElementType(),
+                      [&](OpBuilder &rb, Location rl) {
+                        return read(rb, rl, wrapIndex(rb, rl, i, axisSize));
+                      }));
               return;
             }
             // In range by the checks before the call; the clamp keeps even
             // a wrong index inside the table.
             Value one = arith::ConstantIndexOp::create(nb, l, 1);
-            i = wrap(nb, l, i);
+            i = wrapIndex(nb, l, i, axisSize);
             i = arith::MaxSIOp::create(nb, l, i, zero);
             i = arith::MinSIOp::create(
                 nb, l, i, arith::SubIOp::create(nb, l, axisSize, one));
@@ -208,7 +218,6 @@ void Importer::importGatherElements(const onnx::NodeProto &n) {
   }
   Location loc = nodeLoc(n);
   // The other dims: indices' may be shorter than data's, never longer.
-  std::string sizeSlot;
   for (int64_t d = 0; d < r; ++d) {
     if (d == *axis)
       continue;
@@ -258,16 +267,11 @@ void Importer::importGatherElements(const onnx::NodeProto &n) {
                     past ? arith::OrIOp::create(nb, l, past, beyond).getResult()
                          : beyond;
               }
-            Value zero = arith::ConstantIndexOp::create(nb, l, 0);
             auto read = [&](OpBuilder &rb, Location rl) -> Value {
               return checkedRead(
                   rb, rl, slot, i, axisSize, dt.getElementType(),
                   [&](OpBuilder &cb, Location cl) -> Value {
-                    Value neg = arith::CmpIOp::create(
-                        cb, cl, arith::CmpIPredicate::slt, i, zero);
-                    coords[*axis] = arith::SelectOp::create(
-                        cb, cl, neg, arith::AddIOp::create(cb, cl, i, axisSize),
-                        i);
+                    coords[*axis] = wrapIndex(cb, cl, i, axisSize);
                     return tensor::ExtractOp::create(cb, cl, data, coords);
                   });
             };
@@ -309,12 +313,12 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
   auto dt = typeOf(data), it = typeOf(indices), ut = typeOf(updates);
   Type elem = dt.getElementType();
   std::string reduction = "none";
-  if (const auto *a = attr(n, "reduction"))
+  if (const auto *a = attr(n, "reduction")) {
+    if (a->type() != onnx::AttributeProto::STRING) {
+      nodeError(n) << "reduction must be a string attribute";
+      return;
+    }
     reduction = a->s();
-  if (const auto *a = attr(n, "reduction");
-      a && a->type() != onnx::AttributeProto::STRING) {
-    nodeError(n) << "reduction must be a string attribute";
-    return;
   }
   if (reduction != "none" && reduction != "add" && reduction != "mul" &&
       reduction != "max" && reduction != "min") {
@@ -404,6 +408,11 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
                       ? arith::OrIOp::create(b, loc, sizesDiffer, differs)
                       : differs;
   }
+  // A statically empty slice writes nothing (and no offset into it is
+  // valid): the result is data.
+  for (int64_t i = k; i < r; ++i)
+    if (dt.getDimSize(i) == 0)
+      return define(n, 0, data);
   auto cIdx = [&](OpBuilder &nb, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(nb, loc, v);
   };
@@ -419,11 +428,6 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
   Value count = cIdx(b, 1);
   for (Value size : indexSizes)
     count = arith::MulIOp::create(b, loc, count, size);
-  // A statically empty slice writes nothing (and no offset into it is
-  // valid): the result is data.
-  for (int64_t i = k; i < r; ++i)
-    if (dt.getDimSize(i) == 0)
-      return define(n, 0, data);
   // Sizes that differ write nothing (no read past updates; the call fails).
   if (sizesDiffer)
     count = arith::SelectOp::create(b, loc, sizesDiffer, cIdx(b, 0), count);
@@ -447,34 +451,17 @@ void Importer::importScatterND(const onnx::NodeProto &n) {
               nb, l, nb.getIndexType(),
               tensor::ExtractOp::create(nb, l, indices, where));
           Value size = dataSizes[j];
-          Value below = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::slt, c,
-              arith::SubIOp::create(nb, l, cIdx(nb, 0), size));
-          Value above =
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, c, size);
-          Value bad = arith::OrIOp::create(nb, l, below, above);
+          Value bad = indexOutside(nb, l, c, size);
           checkFailsIf(nb, l, slot, bad, kHitOutside, c, size);
           outside = outside ? arith::OrIOp::create(nb, l, outside, bad) : bad;
-          Value negative = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::slt, c, cIdx(nb, 0));
-          coords.push_back(arith::SelectOp::create(
-              nb, l, negative, arith::AddIOp::create(nb, l, c, size), c));
+          coords.push_back(wrapIndex(nb, l, c, size));
         }
-        auto combine = [&](OpBuilder &cb, Location cl, Value old,
-                           Value fresh) -> Value {
-          bool isFloat = isa<FloatType>(elem);
-          if (reduction == "add")
-            return isFloat ? Value(arith::AddFOp::create(cb, cl, old, fresh))
-                           : Value(arith::AddIOp::create(cb, cl, old, fresh));
-          if (reduction == "mul")
-            return isFloat ? Value(arith::MulFOp::create(cb, cl, old, fresh))
-                           : Value(arith::MulIOp::create(cb, cl, old, fresh));
-          if (reduction == "max")
-            return isFloat
-                       ? Value(arith::MaximumFOp::create(cb, cl, old, fresh))
-                       : Value(arith::MaxSIOp::create(cb, cl, old, fresh));
-          return isFloat ? Value(arith::MinimumFOp::create(cb, cl, old, fresh))
-                         : Value(arith::MinSIOp::create(cb, cl, old, fresh));
+        char kind = reduction == "add"   ? '+'
+                    : reduction == "mul" ? '*'
+                    : reduction == "max" ? 'M'
+                                         : 'm';
+        auto combine = [&](OpBuilder &cb, Location cl, Value old, Value fresh) {
+          return combineNumbers(cb, cl, kind, old, fresh);
         };
         // Nothing is written for an index outside (the call fails).
         auto write = scf::IfOp::create(nb, l, TypeRange{out.getType()}, outside,
@@ -608,12 +595,7 @@ void Importer::checkAtMost(OpBuilder &nb, Location l, const std::string &slot,
 Value Importer::checkedRead(
     OpBuilder &nb, Location l, const std::string &slot, Value i, Value size,
     Type elem, function_ref<Value(OpBuilder &, Location)> readInRange) {
-  Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-  Value below = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i,
-                                      arith::SubIOp::create(nb, l, zero, size));
-  Value above =
-      arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, i, size);
-  Value outside = arith::OrIOp::create(nb, l, below, above);
+  Value outside = indexOutside(nb, l, i, size);
   auto ifOp = scf::IfOp::create(nb, l, TypeRange{elem}, outside,
                                 /*withElseRegion=*/true);
   OpBuilder tb = OpBuilder::atBlockEnd(&ifOp.getThenRegion().front());

@@ -111,6 +111,24 @@ Value Importer::broadcastGeneric(
       .getResult(0);
 }
 
+Value combineNumbers(OpBuilder &b, Location l, char kind, Value acc, Value x) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  switch (kind) {
+  case '*':
+    return isFloat ? Value(arith::MulFOp::create(b, l, acc, x))
+                   : Value(arith::MulIOp::create(b, l, acc, x));
+  case 'M':
+    return isFloat ? Value(arith::MaximumFOp::create(b, l, acc, x))
+                   : Value(arith::MaxSIOp::create(b, l, acc, x));
+  case 'm':
+    return isFloat ? Value(arith::MinimumFOp::create(b, l, acc, x))
+                   : Value(arith::MinSIOp::create(b, l, acc, x));
+  default:
+    return isFloat ? Value(arith::AddFOp::create(b, l, acc, x))
+                   : Value(arith::AddIOp::create(b, l, acc, x));
+  }
+}
+
 /// Integer a / b (truncating, as ONNX's Div) or a % b (the dividend's
 /// sign) without the CPU's traps: a divisor of 0 gives 0 (ONNX leaves it
 /// undefined), and -1 negates (INT_MIN wraps, as in NumPy) or leaves 0.
@@ -904,6 +922,7 @@ void Importer::importReduce(const onnx::NodeProto &n) {
        squares = op == "ReduceSumSquare" || op == "ReduceL2",
        abs = op == "ReduceL1", l2 = op == "ReduceL2",
        logSumExp = op == "ReduceLogSumExp";
+  char kind = prod ? '*' : max ? 'M' : min ? 'm' : '+';
   // (L2 and LogSumExp take floats only, as mean does.)
   bool floatOnly = mean || l2 || logSumExp;
   auto t = typeOf(x);
@@ -1017,7 +1036,7 @@ void Importer::importReduce(const onnx::NodeProto &n) {
           b, loc, TypeRange{init.getType()}, reduceIns, ValueRange{init},
           reduceMaps, loops.iters,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            Value acc = v.back(), e = v[0], next;
+            Value acc = v.back(), e = v[0];
             if (squares)
               e = isFloat ? Value(arith::MulFOp::create(nb, l, e, e))
                           : Value(arith::MulIOp::create(nb, l, e, e));
@@ -1027,19 +1046,8 @@ void Importer::importReduce(const onnx::NodeProto &n) {
             else if (logSumExp)
               e = math::ExpOp::create(nb, l,
                                       arith::SubFOp::create(nb, l, e, v[1]));
-            if (prod)
-              next = isFloat ? Value(arith::MulFOp::create(nb, l, acc, e))
-                             : Value(arith::MulIOp::create(nb, l, acc, e));
-            else if (max)
-              next = isFloat ? Value(arith::MaximumFOp::create(nb, l, acc, e))
-                             : Value(arith::MaxSIOp::create(nb, l, acc, e));
-            else if (min)
-              next = isFloat ? Value(arith::MinimumFOp::create(nb, l, acc, e))
-                             : Value(arith::MinSIOp::create(nb, l, acc, e));
-            else
-              next = isFloat ? Value(arith::AddFOp::create(nb, l, acc, e))
-                             : Value(arith::AddIOp::create(nb, l, acc, e));
-            linalg::YieldOp::create(nb, l, ValueRange{next});
+            linalg::YieldOp::create(
+                nb, l, ValueRange{combineNumbers(nb, l, kind, acc, e)});
           })
           .getResult(0);
   if (l2 || logSumExp) {

@@ -77,6 +77,16 @@ inline std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
 /// of these with a constant operand of 2^32 or more (a sum or product
 /// could wrap).
 bool knownNonNegative(OpFoldResult v, int depth = 0);
+
+/// Whether index `i` lies outside [-size, size), ONNX's range for an index
+/// into an axis of `size` elements.
+Value indexOutside(OpBuilder &b, Location l, Value i, Value size);
+/// Index `i` in [-size, size) counted from 0: a negative one from the end.
+Value wrapIndex(OpBuilder &b, Location l, Value i, Value size);
+/// `acc` combined with `x` by `kind`: '+', '*', 'M' (max; NaN propagates)
+/// or 'm' (min), on floats or signed integers (ScatterND's reductions,
+/// ReduceSum/Prod/Max/Min).
+Value combineNumbers(OpBuilder &b, Location l, char kind, Value acc, Value x);
 /// `term` is known to be one addend of `sum` (an arith.addi of it and a
 /// value known not to be negative): 0 <= term <= sum when term >= 0.
 bool isTermOfSum(OpFoldResult term, OpFoldResult sum);

@@ -1447,19 +1447,14 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   // refuses such a model too). Not LayerNormalization: standard from opset
   // 17, but ONNX Runtime has long registered it in the default domain, and
   // its transformer optimizer writes it into models of older opsets.
-  static const std::map<std::string, int> since = {{"Range", 11},
-                                                   {"CumSum", 11},
-                                                   {"Einsum", 12},
-                                                   {"LessOrEqual", 12},
-                                                   {"GreaterOrEqual", 12},
-                                                   {"Trilu", 14},
-                                                   {"Gelu", 20},
-                                                   {"Attention", 23},
-                                                   {"Sign", 9},
-                                                   {"Round", 11},
-                                                   {"Mod", 10},
-                                                   {"GatherElements", 11},
-                                                   {"ScatterND", 11}};
+  // clang-format off
+  static const std::map<std::string, int> since = {
+      {"Range", 11},       {"CumSum", 11},         {"Einsum", 12},
+      {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Trilu", 14},
+      {"Gelu", 20},        {"Attention", 23},      {"Sign", 9},
+      {"Round", 11},       {"Mod", 10},            {"GatherElements", 11},
+      {"ScatterND", 11}};
+  // clang-format on
   if (auto it = since.find(op); it != since.end() && opset < it->second) {
     nodeError(n) << op << " exists from opset " << it->second
                  << "; the model imports opset " << opset;

@@ -124,9 +124,6 @@ Status checkValueRange(const Tensor &t, std::pair<int64_t, int64_t> range,
 
 } // namespace
 
-/// The largest size of a dim the runtime passes to compiled code.
-constexpr int64_t kMaxDim = int64_t(1) << 40;
-
 Status checkTensor(const Tensor &t, const TensorSpec &spec,
                    const std::string &what) {
   if (t.dtype() != spec.dtype)
@@ -140,10 +137,8 @@ Status checkTensor(const Tensor &t, const TensorSpec &spec,
                          spec.describe() + ", got rank " +
                          std::to_string(t.rank()) + " " + t.describe());
   for (size_t i = 0; i < spec.dims.size(); ++i) {
-    // (An empty tensor may carry any size beside its 0; sizes stay far
-    // from int64's range, so that products of them in compiled code
-    // cannot wrap.)
-    if (t.shape()[i] > kMaxDim)
+    // (An empty tensor may carry any size beside its 0.)
+    if (t.shape()[i] > kMaxElements)
       return Status::error(what + ": dim " + std::to_string(i) + " is " +
                            std::to_string(t.shape()[i]) +
                            ", above the largest size supported, 2^40 (" +
@@ -416,38 +411,28 @@ Status indexError(const std::string &entry,
       continue;
     int64_t index = __atomic_load_n(&c.slot[1], __ATOMIC_SEQ_CST);
     int64_t size = __atomic_load_n(&c.slot[2], __ATOMIC_SEQ_CST);
-    const std::string failed = "; the call returned no result";
+    std::string what;
     if (hit == kIndexCheckTooLong)
-      return Status::error("@" + entry + ": " + c.site + ": " +
-                           std::to_string(index) + ", more than " +
-                           std::to_string(size) + failed);
-    if (hit == kIndexCheckNotMultiple)
-      return Status::error(
-          "@" + entry + ": " + c.site + ": " + std::to_string(index) +
-          " elements " +
-          (size == 0 ? "for a -1 beside sizes that multiply to 0"
-                     : "are not a multiple of " + std::to_string(size)) +
-          failed);
-    if (hit == kIndexCheckEmptyAxis)
-      return Status::error("@" + entry + ": " + c.site + ": axis " +
-                           std::to_string(index) +
-                           " is empty: it has no extreme" + failed);
-    if (hit == kIndexCheckNegativeSize)
-      return Status::error("@" + entry + ": " + c.site + ": size " +
-                           std::to_string(index) + " at position " +
-                           std::to_string(size) + " of the target" + failed);
-    if (hit == kIndexCheckSizeDiffers)
-      return Status::error("@" + entry + ": " + c.site + ": " +
-                           std::to_string(index) + ", expected " +
-                           std::to_string(size) + failed);
-    if (hit == kIndexCheckCountDiffers)
-      return Status::error("@" + entry + ": " + c.site + ": " +
-                           std::to_string(index) + " elements into " +
-                           std::to_string(size) + failed);
-    return Status::error(
-        "@" + entry + ": " + c.site + ": index " + std::to_string(index) +
-        " is outside [" + std::to_string(-size) + ", " + std::to_string(size) +
-        ") for an axis of size " + std::to_string(size) + failed);
+      what = std::to_string(index) + ", more than " + std::to_string(size);
+    else if (hit == kIndexCheckNotMultiple)
+      what = std::to_string(index) + " elements " +
+             (size == 0 ? "for a -1 beside sizes that multiply to 0"
+                        : "are not a multiple of " + std::to_string(size));
+    else if (hit == kIndexCheckEmptyAxis)
+      what = "axis " + std::to_string(index) + " is empty: it has no extreme";
+    else if (hit == kIndexCheckNegativeSize)
+      what = "size " + std::to_string(index) + " at position " +
+             std::to_string(size) + " of the target";
+    else if (hit == kIndexCheckSizeDiffers)
+      what = std::to_string(index) + ", expected " + std::to_string(size);
+    else if (hit == kIndexCheckCountDiffers)
+      what = std::to_string(index) + " elements into " + std::to_string(size);
+    else
+      what = "index " + std::to_string(index) + " is outside [" +
+             std::to_string(-size) + ", " + std::to_string(size) +
+             ") for an axis of size " + std::to_string(size);
+    return Status::error("@" + entry + ": " + c.site + ": " + what +
+                         "; the call returned no result");
   }
   return Status::ok();
 }

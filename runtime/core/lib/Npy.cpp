@@ -121,7 +121,6 @@ Status parseDict(const std::string &h, const std::string &what,
   hdr.dims = h.substr(p + 1, e - p - 1);
   std::stringstream ss(hdr.dims);
   std::string tok;
-  const int64_t maxElems = int64_t(1) << 40;
   int64_t count = 1;
   while (std::getline(ss, tok, ',')) {
     size_t b = tok.find_first_not_of(" ");
@@ -134,11 +133,11 @@ Status parseDict(const std::string &h, const std::string &what,
     int64_t d = std::stoll(tok);
     hdr.shape.push_back(d);
     // (One size past the runtime's largest, even beside a 0.)
-    if (d > maxElems)
+    if (d > kMaxElements)
       return fail(what, "shape (" + hdr.dims + "): dim " +
                             std::to_string(hdr.shape.size() - 1) +
                             " is above the largest size supported, 2^40");
-    if (d != 0 && count > maxElems / d)
+    if (d != 0 && count > kMaxElements / d)
       return fail(what, "shape (" + hdr.dims + ") has too many elements");
     count *= d;
   }

@@ -31,7 +31,7 @@
 // the index and the size, and no result is returned. A hit of
 // kIndexCheckTooLong instead of 1 is a length above its bound (an ONNX
 // Attention mask longer than the past and new keys): {2, length, bound};
-// 3 and 4 are element counts a reshape's target cannot hold (below).
+// hits 3 to 7 are the other failures the module checks (below).
 // Calls of such a module run one at a time (the slots are the module's,
 // shared by every load of one shared object: one lock per slot address).
 //

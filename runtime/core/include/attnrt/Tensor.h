@@ -24,6 +24,11 @@ const char *dtypeName(DType t);
 /// Parses an MLIR element type spelling; false if unknown.
 bool parseDType(const std::string &s, DType &out);
 
+/// The largest element count of a tensor, and so the largest size of one
+/// of its dims even beside a 0: products of sizes in compiled code stay
+/// far from int64's range.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
 class Tensor {
 public:
   Tensor() = default;
