@@ -30,7 +30,8 @@ llvm_config.add_tool_substitutions(
     ["attention-opt", "attention-run", "attention-translate", "attnrt-c-demo",
      "attn-gpu-emulator", "attnrt-cuda-error-slots", "attnrt-retain-memory",
      "attnrt-cpu-features", "attn-philox-check", "attnrt-signature-check",
-     "attnrt-invoke-reuse", "attnrt-c-api-tensors", "attnrt-two-loads", "opt", "mlir-translate"],
+     "attnrt-invoke-reuse", "attnrt-c-api-tensors", "attnrt-two-loads",
+     "attnrt-checked-allocation", "opt", "mlir-translate"],
     tool_dirs)
 config.environment["ATTENTION_RUN"] = os.path.join(config.attn_tools_dir, "attention-run")
 config.environment["ATTENTION_OPT"] = os.path.join(config.attn_tools_dir, "attention-opt")

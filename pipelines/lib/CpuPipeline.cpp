@@ -260,6 +260,12 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   if (options.parallel && options.regionsPerFunction > 0)
     pm.addPass(createAttnSplitParallelFunctionsPass(
         {/*regionsPerPart=*/options.regionsPerFunction}));
+  // Checked allocations go through the runtime's functions, which fail
+  // the call when memory runs out (attnrt/Allocation.h).
+  std::string memrefToLlvm =
+      options.checkedAllocations
+          ? "finalize-memref-to-llvm{use-generic-functions=true},"
+          : "finalize-memref-to-llvm,";
   add("expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       // (log1p not as log(1 + x), which loses a small x: libm's log1pf.)
       "convert-math-to-llvm{approximate-log1p=false},"
@@ -267,8 +273,9 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       // log1p) calls libm, element by element: on a vector (a row sum's
       // body) through vector.extract/insert, hence before vector-to-llvm.
       "convert-math-to-libm,"
-      "convert-vector-to-llvm{enable-x86vector},"
-      "finalize-memref-to-llvm,convert-arith-to-llvm,"
+      "convert-vector-to-llvm{enable-x86vector}," +
+      memrefToLlvm +
+      "convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "convert-openmp-to-llvm,reconcile-unrealized-casts,canonicalize,cse");
   // Large constants (packed weights) as byte strings, which LLVM translates

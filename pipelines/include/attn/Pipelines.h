@@ -235,6 +235,15 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "GPT-2 compiles about 1 s faster, the kernels are the "
                      "same code); 0: never"),
       llvm::cl::init(8)};
+  PassOptions::Option<bool> checkedAllocations{
+      *this, "checked-allocations",
+      llvm::cl::desc("Allocate and free through _mlir_memref_to_llvm_alloc "
+                     "and _mlir_memref_to_llvm_free, which the runtime "
+                     "defines: a failed allocation fails the call instead "
+                     "of crashing it (attention-run and the runtime's JIT "
+                     "turn it on; false: malloc and free, self-contained "
+                     "for mlir-runner)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> captureConstantAddresses{
       *this, "capture-constant-addresses",
       llvm::cl::desc("Run attn-capture-constant-addresses (parallel regions "

@@ -12,11 +12,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnrt/Allocation.h"
 #include "attnrt/CpuFeatures.h"
 #include "attnrt/Cuda.h"
 #include "attnrt/Module.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -488,7 +490,21 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
   // inputs (the same vector): those are read by this call.
   if (&outputs != &inputs)
     outputs.clear();
-  fn(packed.data());
+  if (uint64_t bytes = callCheckingAllocations(m, fn, packed.data())) {
+    // A failed check hands the rest of the call stand-ins of the sizes it
+    // refused (a reshape's target), which may be what could not be
+    // allocated: the check is the cause.
+    if (Status s = indexError(entry, checks); !s)
+      return s;
+    char gib[32];
+    std::snprintf(gib, sizeof(gib), "%.1f GiB",
+                  static_cast<double>(bytes) / (1ull << 30));
+    return Status::error("@" + entry +
+                         ": out of memory: the compiled code could not "
+                         "allocate " +
+                         std::to_string(bytes) + " bytes (" + gib +
+                         "); the call returned no result");
+  }
 
   // Results are owned by the caller unless they alias an input or a
   // constant global (whose allocated pointer is the 0xdeadbeef marker).

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attnrt/Jit.h"
+#include "attnrt/Allocation.h"
 #include "attnrt/CpuFeatures.h"
 #include "attnrt/Cuda.h"
 #include "attnrt/Npy.h"
@@ -1135,6 +1136,12 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   if (cpu != "host")
     pipelineOptions +=
         (pipelineOptions.empty() ? "" : " ") + std::string("target-cpu=") + cpu;
+  // Allocations through the runtime (attnrt/Allocation.h): one too large
+  // for memory fails the call instead of crashing it.
+  if (!gpu &&
+      !llvm::StringRef(options.pipelineOptions).contains("checked-allocations"))
+    pipelineOptions += (pipelineOptions.empty() ? "" : " ") +
+                       std::string("checked-allocations=true");
   if (!pipelineOptions.empty())
     pipeline += "{" + pipelineOptions + "}";
   std::string pipelineErr;
@@ -1227,6 +1234,21 @@ Status compileFile(const std::string &path, const CompileOptions &options,
         map[interner(constants[i].name)] = {
             llvm::orc::ExecutorAddr::fromPtr(constants[i].data.get()),
             llvm::JITSymbolFlags::Exported};
+      return map;
+    });
+  if (!gpu)
+    (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      auto add = [&](llvm::StringRef name, void *address) {
+        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+      };
+      add("_mlir_memref_to_llvm_alloc",
+          reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
+      add("_mlir_memref_to_llvm_aligned_alloc",
+          reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
+      add("_mlir_memref_to_llvm_free",
+          reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
       return map;
     });
   if (gpu) {

@@ -65,7 +65,11 @@ int attnrt_tensor_save_npy(const attnrt_tensor *t, const char *path);
    other C libraries (attnrt::retainFreedMemory in attnrt/Memory.h). */
 int attnrt_retain_freed_memory(size_t bytes);
 
-/* Calls `entry`; outputs[i] receive new tensors the caller frees. */
+/* Calls `entry`; outputs[i] receive new tensors the caller frees. A call
+   fails (non-zero, attnrt_last_error() says why) on inputs the signature
+   refuses, on an index its checks find out of range, and on an allocation
+   the memory cannot hold: the call's blocks are freed and the module stays
+   usable (attnrt/Allocation.h). */
 int attnrt_invoke(attnrt_module *m, const char *entry,
                   attnrt_tensor *const *inputs, size_t num_inputs,
                   attnrt_tensor **outputs, size_t num_outputs);

@@ -1,0 +1,50 @@
+//===- Allocation.h - the compiled code's checked allocations ----*- C++
+//-*-===//
+//
+// Compiled CPU modules (the pipeline's `checked-allocations`, which the
+// JIT turns on) allocate and free through the three functions below instead
+// of malloc and free. A result or intermediate too large for memory (an
+// `Expand` to 2^40 rows, a square of a long dynamic dim) then fails its
+// call with the size instead of handing the code a null pointer to write
+// through (SIGSEGV).
+//
+// Failing a call means leaving its compiled code in the middle: the call
+// runs under setjmp, and the failed allocation longjmps back, after which
+// what the call had allocated is freed. That is sound only on the thread
+// that called the entry point and outside its parallel loops (OpenMP's
+// other threads would wait for this one at the end of the loop for ever;
+// the compiled code holds no locks and runs no destructors). A failure
+// elsewhere (an allocation inside a parallel loop's body) ends the process
+// with a message naming the size, as an uncaught std::bad_alloc would.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTNRT_ALLOCATION_H
+#define ATTNRT_ALLOCATION_H
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+/// The entry points MLIR's memref lowering calls with
+/// `use-generic-functions` (malloc, aligned_alloc and free otherwise).
+/// Memory comes from malloc and aligned_alloc: free() releases it.
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+}
+
+namespace attnrt {
+
+class CompiledModule;
+
+/// Calls `fn(args)`, an entry point of `module`, failing it on an
+/// allocation that fails. Returns 0 if the call ran to its end; otherwise
+/// the size in bytes of the allocation that failed: the call was left
+/// there, and every block it had allocated on this thread and not freed
+/// was freed.
+uint64_t callCheckingAllocations(CompiledModule &module, void (*fn)(void **),
+                                 void **args);
+
+} // namespace attnrt
+
+#endif // ATTNRT_ALLOCATION_H
