@@ -60,6 +60,19 @@ if os.access(ptxas, os.X_OK):
 else:
     lit_config.note("no %s: the PTX assembly tests are unsupported" % ptxas)
 
+# An allocation beyond the machine's memory (but within the address space)
+# fails at once only where the kernel refuses obvious overcommits
+# (vm.overcommit_memory 0, the default, or 2); with 1 it is granted and the
+# code then touches terabytes.
+try:
+    with open("/proc/sys/vm/overcommit_memory") as f:
+        if f.read().strip() in ("0", "2"):
+            config.available_features.add("refuses-overcommit")
+except OSError:
+    pass
+if "refuses-overcommit" not in config.available_features:
+    lit_config.note("vm.overcommit_memory is 1: the test of a reshape's stand-in too large for memory is unsupported")
+
 # bench/compare_options.py --paired pins its two runs to two CPUs.
 if len(os.sched_getaffinity(0)) >= 2:
     config.available_features.add("two-cpus")

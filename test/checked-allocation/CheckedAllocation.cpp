@@ -5,8 +5,8 @@
 // call computes the right numbers, failed calls do not keep memory, and a
 // call failing on one thread leaves another thread's calls alone.
 // Usage: attnrt-checked-allocation MODULE.so, a module whose @main maps
-// x: f32[n, 0] to n twos and their n x n outer sums (fours), 16 TiB at
-// n = 2^21 (test/runtime/Inputs/too-large.mlir). Prints one line per check
+// x: f32[n, 0] to n twos and their n x n outer sums (fours), 256 TiB at
+// n = 2^23 (test/runtime/Inputs/too-large.mlir). Prints one line per check
 // and exits 1 if any failed.
 //
 //===----------------------------------------------------------------------===//
@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 1;
   }
-  const int64_t bigRows = int64_t(1) << 21;
+  const int64_t bigRows = int64_t(1) << 23;
   attnrt::Tensor small(attnrt::DType::F32, {5, 0});
   attnrt::Tensor big(attnrt::DType::F32, {bigRows, 0});
 
@@ -80,8 +80,8 @@ int main(int argc, char **argv) {
   checks.expect(s && rightNumbers(out, 5), "the module is used again",
                 s ? "" : s.message());
 
-  // Each failed call had filled its first result, 8 MiB of twos, before the
-  // second failed: kept, 20 calls would hold 160 MiB.
+  // Each failed call had filled its first result, 32 MiB of twos, before
+  // the second failed: kept, 20 calls would hold 640 MiB.
   out.clear();
   int64_t before = residentBytes();
   for (int i = 0; i < 20; ++i)

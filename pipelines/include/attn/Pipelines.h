@@ -238,11 +238,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> checkedAllocations{
       *this, "checked-allocations",
       llvm::cl::desc("Allocate and free through _mlir_memref_to_llvm_alloc "
-                     "and _mlir_memref_to_llvm_free, which the runtime "
-                     "defines: a failed allocation fails the call instead "
-                     "of crashing it (attention-run and the runtime's JIT "
-                     "turn it on; false: malloc and free, self-contained "
-                     "for mlir-runner)"),
+                     "and _mlir_memref_to_llvm_free, which the runtime's "
+                     "JIT defines through a table the runtime points at "
+                     "its checked functions: a failed allocation fails the "
+                     "call instead of crashing it (attention-run and the "
+                     "JIT turn it on; false: malloc and free, "
+                     "self-contained for mlir-runner)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> captureConstantAddresses{
       *this, "capture-constant-addresses",

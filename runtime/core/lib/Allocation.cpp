@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 namespace attnrt {
@@ -25,14 +26,21 @@ namespace {
 
 struct CallGuard {
   std::jmp_buf resume;
-  CompiledModule *module;
-  uint64_t failedBytes = 0;
+  int (*ompGetLevel)();
+  /// The OpenMP nesting level the call started at (a host may call from
+  /// a parallel region of its own).
+  int startLevel;
+  /// Written before the longjmp, read after it.
+  volatile uint64_t failedBytes = 0;
 };
 
 /// The guard of the call running on this thread, if any.
 thread_local CallGuard *currentGuard = nullptr;
 /// Guards active in the process: frees look blocks up only while one is.
 std::atomic<int> activeGuards{0};
+/// The omp_get_level of the module loaded last, for the message of a
+/// failure on a thread without a guard (a parallel loop's worker).
+std::atomic<int (*)()> anyOmpGetLevel{nullptr};
 
 std::mutex &blocksLock() {
   static std::mutex *lock = new std::mutex();
@@ -46,20 +54,13 @@ std::unordered_map<void *, CallGuard *> &blocks() {
   return *table;
 }
 
-/// Whether this thread runs inside a parallel region of the module's OpenMP
-/// runtime, active or not (a one-thread team's region is inactive, and
-/// leaving it by longjmp would corrupt the runtime as much). The runtime is
-/// the .so's dependency or, under the JIT, loaded globally.
-bool inParallelRegion(CompiledModule &m) {
-  void *sym = m.lookupSymbol("omp_get_level");
-  if (!sym)
-    sym = ::dlsym(RTLD_DEFAULT, "omp_get_level");
-  return sym && reinterpret_cast<int (*)()>(sym)() > 0;
-}
+int levelOf(int (*ompGetLevel)()) { return ompGetLevel ? ompGetLevel() : 0; }
 
 [[noreturn]] void failAllocation(uint64_t bytes) {
   CallGuard *guard = currentGuard;
-  if (guard && !inParallelRegion(*guard->module)) {
+  int (*ompGetLevel)() = guard ? guard->ompGetLevel : anyOmpGetLevel.load();
+  int level = levelOf(ompGetLevel);
+  if (guard && level == guard->startLevel) {
     guard->failedBytes = bytes;
     std::longjmp(guard->resume, 1);
   }
@@ -69,7 +70,8 @@ bool inParallelRegion(CompiledModule &m) {
                "continue\n",
                static_cast<unsigned long long>(bytes),
                static_cast<double>(bytes) / (1ull << 30),
-               guard ? "inside a parallel loop" : "on a worker thread");
+               guard || level > 0 ? "inside a parallel loop"
+                                  : "outside a call of the runtime");
   std::abort();
 }
 
@@ -81,18 +83,74 @@ void *recordBlock(void *p, size_t bytes) {
     failAllocation(bytes);
   }
   if (CallGuard *guard = currentGuard) {
-    std::lock_guard<std::mutex> lock(blocksLock());
-    blocks()[p] = guard;
+    bool recorded = false;
+    {
+      std::lock_guard<std::mutex> lock(blocksLock());
+      try {
+        blocks()[p] = guard;
+        recorded = true;
+      } catch (const std::bad_alloc &) {
+      }
+    }
+    // (No room for the record: out of memory all the same.)
+    if (!recorded) {
+      std::free(p);
+      failAllocation(bytes);
+    }
   }
   return p;
 }
 
+void *checkedAlloc(size_t size) { return recordBlock(std::malloc(size), size); }
+
+void *checkedAlignedAlloc(size_t alignment, size_t size) {
+  // aligned_alloc wants a multiple of the alignment (a power of two).
+  if (alignment == 0)
+    alignment = 1;
+  size_t rounded = 0;
+  if (__builtin_add_overflow(size, alignment - 1, &rounded))
+    failAllocation(size);
+  rounded &= ~(alignment - 1);
+  return recordBlock(std::aligned_alloc(alignment, rounded), size);
+}
+
+void checkedFree(void *ptr) {
+  if (ptr && activeGuards.load() > 0) {
+    std::lock_guard<std::mutex> lock(blocksLock());
+    blocks().erase(ptr);
+  }
+  std::free(ptr);
+}
+
 } // namespace
+
+void installCheckedAllocations(CompiledModule &module) {
+  // The module's OpenMP runtime: in a saved .so a dependency of the
+  // object; under the JIT loaded globally.
+  void *level = module.lookupSymbol("omp_get_level");
+  if (!level)
+    level = ::dlsym(RTLD_DEFAULT, "omp_get_level");
+  module.ompGetLevel_ = reinterpret_cast<int (*)()>(level);
+  if (module.ompGetLevel_)
+    anyOmpGetLevel.store(module.ompGetLevel_);
+  auto *table =
+      static_cast<void **>(module.lookupSymbol(kAllocationFunctionsSymbol));
+  if (!table)
+    return;
+  // (Two loads of one .so share the table: both write the same values.)
+  __atomic_store_n(&table[0], reinterpret_cast<void *>(&checkedAlloc),
+                   __ATOMIC_SEQ_CST);
+  __atomic_store_n(&table[1], reinterpret_cast<void *>(&checkedAlignedAlloc),
+                   __ATOMIC_SEQ_CST);
+  __atomic_store_n(&table[2], reinterpret_cast<void *>(&checkedFree),
+                   __ATOMIC_SEQ_CST);
+}
 
 uint64_t callCheckingAllocations(CompiledModule &module, void (*fn)(void **),
                                  void **args) {
   CallGuard guard;
-  guard.module = &module;
+  guard.ompGetLevel = module.ompGetLevel_;
+  guard.startLevel = levelOf(guard.ompGetLevel);
   CallGuard *outer = currentGuard;
   currentGuard = &guard;
   activeGuards.fetch_add(1);
@@ -120,27 +178,3 @@ uint64_t callCheckingAllocations(CompiledModule &module, void (*fn)(void **),
 }
 
 } // namespace attnrt
-
-extern "C" void *_mlir_memref_to_llvm_alloc(size_t size) {
-  return attnrt::recordBlock(std::malloc(size), size);
-}
-
-extern "C" void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
-                                                    size_t size) {
-  // aligned_alloc wants a multiple of the alignment (a power of two).
-  if (alignment == 0)
-    alignment = 1;
-  size_t rounded = 0;
-  if (__builtin_add_overflow(size, alignment - 1, &rounded))
-    attnrt::failAllocation(size);
-  rounded &= ~(alignment - 1);
-  return attnrt::recordBlock(std::aligned_alloc(alignment, rounded), size);
-}
-
-extern "C" void _mlir_memref_to_llvm_free(void *ptr) {
-  if (ptr && attnrt::activeGuards.load() > 0) {
-    std::lock_guard<std::mutex> lock(attnrt::blocksLock());
-    attnrt::blocks().erase(ptr);
-  }
-  std::free(ptr);
-}

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attnrt/Allocation.h"
 #include "attnrt/Cuda.h"
 #include "attnrt/Module.h"
 
@@ -128,6 +129,7 @@ Status SharedObjectModule::load(const std::string &path,
   }
   std::unique_ptr<SharedObjectModule> m(new SharedObjectModule());
   m->handle_ = h;
+  installCheckedAllocations(*m);
   // Before any of its code runs (a cuda module's __attn_init): it would die
   // with SIGILL at the first instruction this CPU lacks.
   if (Status s = m->checkHostCpu(); !s)

@@ -1,5 +1,5 @@
-// @main: x is [n, m] (n = 2^21 with m = 0 holds nothing); it returns n twos
-// and their n x n outer sums, 16 TiB at n = 2^21, allocated after the twos
+// @main: x is [n, m] (n = 2^23 with m = 0 holds nothing); it returns n twos
+// and their n x n outer sums, 256 TiB at n = 2^23, allocated after the twos
 // (test/runtime/checked-allocation.test).
 func.func @main(%x: tensor<?x?xf32>) -> (tensor<?xf32>, tensor<?x?xf32>) {
   %c0 = arith.constant 0 : index

@@ -2,40 +2,38 @@
 //-*-===//
 //
 // Compiled CPU modules (the pipeline's `checked-allocations`, which the
-// JIT turns on) allocate and free through the three functions below instead
-// of malloc and free. A result or intermediate too large for memory (an
-// `Expand` to 2^40 rows, a square of a long dynamic dim) then fails its
-// call with the size instead of handing the code a null pointer to write
-// through (SIGSEGV).
+// JIT turns on) allocate and free through a table of three function
+// pointers of their own (kAllocationFunctionsSymbol: malloc, aligned_alloc
+// and free as compiled), which the runtime points at its checked functions
+// when it loads the module. A result or intermediate too large for memory
+// (an `Expand` to 2^40 rows, a square of a long dynamic dim) then fails
+// its call with the size instead of handing the code a null pointer to
+// write through (SIGSEGV). A saved .so needs nothing of the runtime: loaded
+// by other means, it allocates with plain malloc.
 //
 // Failing a call means leaving its compiled code in the middle: the call
 // runs under setjmp, and the failed allocation longjmps back, after which
 // what the call had allocated is freed. That is sound only on the thread
-// that called the entry point and outside its parallel loops (OpenMP's
-// other threads would wait for this one at the end of the loop for ever;
-// the compiled code holds no locks and runs no destructors). A failure
-// elsewhere (an allocation inside a parallel loop's body) ends the process
-// with a message naming the size, as an uncaught std::bad_alloc would.
+// that called the entry point and outside the module's parallel loops
+// (OpenMP's other threads would wait for this one at the end of the loop
+// for ever; the compiled code holds no locks and runs no destructors). A
+// failure elsewhere (an allocation inside a parallel loop's body) ends the
+// process with a message naming the size, as an uncaught std::bad_alloc
+// would.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTNRT_ALLOCATION_H
 #define ATTNRT_ALLOCATION_H
 
-#include <cstddef>
 #include <cstdint>
-
-extern "C" {
-/// The entry points MLIR's memref lowering calls with
-/// `use-generic-functions` (malloc, aligned_alloc and free otherwise).
-/// Memory comes from malloc and aligned_alloc: free() releases it.
-void *_mlir_memref_to_llvm_alloc(size_t size);
-void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
-void _mlir_memref_to_llvm_free(void *ptr);
-}
 
 namespace attnrt {
 
 class CompiledModule;
+
+/// Points a loaded module's allocation table, if it has one, at the
+/// runtime's checked functions, and finds its OpenMP runtime.
+void installCheckedAllocations(CompiledModule &module);
 
 /// Calls `fn(args)`, an entry point of `module`, failing it on an
 /// allocation that fails. Returns 0 if the call ran to its end; otherwise

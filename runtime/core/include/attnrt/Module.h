@@ -125,6 +125,10 @@ constexpr const char *kEntryListSymbol = "__attn_entry_points";
 constexpr const char *kTargetSymbol = "__attn_target";
 constexpr const char *kTargetCpuSymbol = "__attn_target_cpu";
 constexpr const char *kIndexChecksSymbol = "__attn_index_checks";
+/// A module with checked allocations (Allocation.h): three pointers, to
+/// malloc, aligned_alloc and free unless the runtime replaced them.
+constexpr const char *kAllocationFunctionsSymbol =
+    "__attn_allocation_functions";
 constexpr const char *kIndexErrorSlotPrefix = "__attn_index_error_";
 /// The hit words of an index check's slot: an index outside [-size, size),
 /// or a length above its bound.
@@ -185,7 +189,12 @@ public:
                      std::vector<double> &millis);
 
 private:
+  friend void installCheckedAllocations(CompiledModule &module);
+  friend uint64_t callCheckingAllocations(CompiledModule &module,
+                                          void (*fn)(void **), void **args);
   bool initialized_ = false;
+  /// The module's OpenMP runtime's omp_get_level, if it has one.
+  int (*ompGetLevel_)() = nullptr;
 };
 
 /// A module saved with `attention-run --emit-shared-object`, loaded by dlopen.
