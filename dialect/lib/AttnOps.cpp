@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <sstream>
@@ -90,7 +91,10 @@ LogicalResult verifySameElementType(Operation *op) {
   return success();
 }
 
-/// Checks that `result` has exactly `expected` (dims compatible).
+/// Checks that `result` has exactly `expected`: dims equal, or dynamic in
+/// the result. A static result dim where the operands leave it dynamic
+/// would be a size nothing checks while running (the result would have the
+/// operands' size whatever its type says).
 LogicalResult verifyResultShape(Operation *op, RankedTensorType result,
                                 ArrayRef<int64_t> expected) {
   auto fmt = [](ArrayRef<int64_t> s) {
@@ -102,11 +106,41 @@ LogicalResult verifyResultShape(Operation *op, RankedTensorType result,
   bool ok = result.getRank() == static_cast<int64_t>(expected.size());
   for (int64_t i = 0; ok && i < result.getRank(); ++i)
     ok = compatible(result.getDimSize(i), expected[i]);
-  if (ok)
+  if (!ok)
+    return op->emitOpError()
+           << "result shape " << fmt(result.getShape())
+           << " does not match the expected shape " << fmt(expected);
+  for (int64_t i = 0; i < result.getRank(); ++i)
+    if (!result.isDynamicDim(i) && ShapedType::isDynamic(expected[i]))
+      return op->emitOpError()
+             << "result dim " << i << " is static (" << result.getDimSize(i)
+             << ") but the operands leave it dynamic (expected shape "
+             << fmt(expected) << "): make it ?, or give the operands its size";
+  return success();
+}
+
+/// No operand or result has a static dim of 0 (the lowerings' tiles assume
+/// at least one element per static dim; a dynamic dim may be 0 while
+/// running).
+LogicalResult verifyNoEmptyDims(Operation *op) {
+  auto check = [&](Type type, StringRef what, unsigned index) -> LogicalResult {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t)
+      return success();
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (t.getDimSize(i) == 0)
+        return op->emitOpError()
+               << what << " #" << index << " (" << t << ") dim " << i
+               << " is 0: empty operands are not supported";
     return success();
-  return op->emitOpError() << "result shape " << fmt(result.getShape())
-                           << " does not match the expected shape "
-                           << fmt(expected);
+  };
+  for (OpOperand &o : op->getOpOperands())
+    if (failed(check(o.get().getType(), "operand", o.getOperandNumber())))
+      return failure();
+  for (OpResult r : op->getResults())
+    if (failed(check(r.getType(), "result", r.getResultNumber())))
+      return failure();
+  return success();
 }
 
 /// A projection weight must be rank 2 with rows == `dIn`.
@@ -157,13 +191,14 @@ template <typename OpT> LogicalResult verifyProjectedAttention(OpT op) {
            << "input must have rank >= 2 ([..., T, d_in]), got rank "
            << in.getRank();
   int64_t dIn = in.getShape().back();
-  if (failed(verifySameElementType(op)) ||
+  if (failed(verifyNoEmptyDims(op)) || failed(verifySameElementType(op)) ||
       failed(verifyScale(op, op.getScale())) ||
       failed(verifyDropout(op, op.getDropoutP().convertToFloat())) ||
       failed(verifyWeight(op, "w_query", op.getWQuery(), dIn)) ||
       failed(verifyWeight(op, "w_key", op.getWKey(), dIn)) ||
       failed(verifyWeight(op, "w_value", op.getWValue(), dIn)) ||
-      failed(verifyBiasTriple(op, op.getBQuery(), op.getBKey(), op.getBValue())))
+      failed(
+          verifyBiasTriple(op, op.getBQuery(), op.getBKey(), op.getBValue())))
     return failure();
   return success();
 }
@@ -179,7 +214,8 @@ LogicalResult SelfAttentionOp::verify() {
   if (in.getRank() < 2)
     return emitOpError() << "input must have rank >= 2 ([..., T, D]), got rank "
                          << in.getRank();
-  if (failed(verifySameElementType(*this)) ||
+  if (failed(verifyNoEmptyDims(*this)) ||
+      failed(verifySameElementType(*this)) ||
       failed(verifyScale(*this, getScale())))
     return failure();
   return verifyResultShape(*this, getResult().getType(), in.getShape());
@@ -244,6 +280,9 @@ LogicalResult SdpaOp::verify() {
       if (t.getDimSize(i) == 0)
         return emitOpError() << name << " dim " << i
                              << " is 0: empty operands are not supported";
+  // (The mask and the result.)
+  if (failed(verifyNoEmptyDims(*this)))
+    return failure();
   // The mask's element type follows its kind, not the operands'.
   if (Value m = getMask()) {
     auto mt = cast<RankedTensorType>(m.getType());
@@ -423,7 +462,7 @@ LogicalResult SplitHeadsOp::verify() {
   if (in.getRank() < 2)
     return emitOpError() << "input must have rank >= 2 ([..., T, H*d]), got rank "
                          << in.getRank();
-  if (failed(verifySameElementType(*this)))
+  if (failed(verifyNoEmptyDims(*this)) || failed(verifySameElementType(*this)))
     return failure();
   int64_t width = in.getShape().back(), heads = getNumHeads();
   if (ShapedType::isDynamic(width))
@@ -441,14 +480,18 @@ LogicalResult MergeHeadsOp::verify() {
   if (in.getRank() < 3)
     return emitOpError() << "input must have rank >= 3 ([..., H, T, d]), got rank "
                          << in.getRank();
-  if (failed(verifySameElementType(*this)))
+  if (failed(verifyNoEmptyDims(*this)) || failed(verifySameElementType(*this)))
     return failure();
   int64_t r = in.getRank();
   int64_t h = in.getDimSize(r - 3), d = in.getDimSize(r - 1);
   if (ShapedType::isDynamic(h) || ShapedType::isDynamic(d))
     return emitOpError() << "needs static head count and head dim, got "
                          << dimStr(h) << " and " << dimStr(d);
+  int64_t width = 0;
+  if (llvm::MulOverflow(h, d, width) || width > (int64_t(1) << 40))
+    return emitOpError() << "head count " << h << " times head dim " << d
+                         << " is too large a width";
   SmallVector<int64_t> expected(in.getShape().drop_back(3));
-  expected.append({in.getDimSize(r - 2), h * d});
+  expected.append({in.getDimSize(r - 2), width});
   return verifyResultShape(*this, getResult().getType(), expected);
 }

@@ -59,7 +59,8 @@ struct FuseConcatenatedHeads : OpRewritePattern<tensor::ConcatOp> {
       if (h.getWQuery().getType() != first.getWQuery().getType() ||
           h.getWKey().getType() != first.getWKey().getType() ||
           h.getWValue().getType() != first.getWValue().getType() ||
-          h.getWQuery().getType() != h.getWValue().getType())
+          h.getWQuery().getType() != h.getWValue().getType() ||
+          h.getWQuery().getType() != h.getWKey().getType())
         return rw.notifyMatchFailure(concat, "heads have different widths");
     }
     if (ShapedType::isDynamic(first.getWQuery().getType().getDimSize(1)))

@@ -59,3 +59,16 @@ func.func @concat_on_rows(%x: tensor<6x3xf32>, %w: tensor<3x2xf32>) -> tensor<12
   %c = tensor.concat dim(0) %a, %a : (tensor<6x2xf32>, tensor<6x2xf32>) -> tensor<12x2xf32>
   return %c : tensor<12x2xf32>
 }
+
+// A key width the type leaves dynamic (the op takes it from w_query, 2)
+// cannot become one multi_head_attention, which needs static widths: the
+// heads stay (they were fused into an op that failed to verify).
+// CHECK-LABEL: func.func @dynamic_key_width
+// CHECK-COUNT-2: attn.causal_attention
+// CHECK: tensor.concat
+func.func @dynamic_key_width(%x: tensor<6x3xf32>, %wq: tensor<3x2xf32>, %wk: tensor<3x?xf32>, %wv: tensor<3x2xf32>) -> tensor<6x4xf32> {
+  %a = attn.causal_attention %x weights(%wq, %wk, %wv) : (tensor<6x3xf32>, tensor<3x2xf32>, tensor<3x?xf32>, tensor<3x2xf32>) -> tensor<6x2xf32>
+  %b = attn.causal_attention %x weights(%wq, %wk, %wv) : (tensor<6x3xf32>, tensor<3x2xf32>, tensor<3x?xf32>, tensor<3x2xf32>) -> tensor<6x2xf32>
+  %c = tensor.concat dim(1) %a, %b : (tensor<6x2xf32>, tensor<6x2xf32>) -> tensor<6x4xf32>
+  return %c : tensor<6x4xf32>
+}

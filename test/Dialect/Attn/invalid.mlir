@@ -454,3 +454,70 @@ func.func @mha_dynamic_value_width(%x: tensor<1x6x8xf32>, %w: tensor<8x4xf32>, %
   %0 = attn.multi_head_attention %x weights(%w, %w, %wv) {num_heads = 2 : i64} : (tensor<1x6x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x?xf32>) -> tensor<1x6x4xf32>
   return %0 : tensor<1x6x4xf32>
 }
+
+// -----
+
+func.func @causal_empty_weight_width(%x: tensor<4x3xf32>, %w: tensor<3x0xf32>) -> tensor<4x0xf32> {
+  // expected-error @+1 {{operand #1 ('tensor<3x0xf32>') dim 1 is 0: empty operands are not supported}}
+  %0 = attn.causal_attention %x weights(%w, %w, %w) : (tensor<4x3xf32>, tensor<3x0xf32>, tensor<3x0xf32>, tensor<3x0xf32>) -> tensor<4x0xf32>
+  return %0 : tensor<4x0xf32>
+}
+
+// -----
+
+func.func @mha_empty_weight_width(%x: tensor<2x4x3xf32>, %w: tensor<3x0xf32>) -> tensor<2x4x0xf32> {
+  // expected-error @+1 {{operand #1 ('tensor<3x0xf32>') dim 1 is 0: empty operands are not supported}}
+  %0 = attn.multi_head_attention %x weights(%w, %w, %w) {num_heads = 1 : i64} : (tensor<2x4x3xf32>, tensor<3x0xf32>, tensor<3x0xf32>, tensor<3x0xf32>) -> tensor<2x4x0xf32>
+  return %0 : tensor<2x4x0xf32>
+}
+
+// -----
+
+func.func @self_attention_no_tokens(%x: tensor<0x3xf32>) -> tensor<0x3xf32> {
+  // expected-error @+1 {{operand #0 ('tensor<0x3xf32>') dim 0 is 0: empty operands are not supported}}
+  %0 = attn.self_attention %x : tensor<0x3xf32> -> tensor<0x3xf32>
+  return %0 : tensor<0x3xf32>
+}
+
+// -----
+
+func.func @split_heads_empty(%x: tensor<2x0x8xf32>) -> tensor<2x2x0x4xf32> {
+  // expected-error @+1 {{operand #0 ('tensor<2x0x8xf32>') dim 1 is 0: empty operands are not supported}}
+  %0 = attn.split_heads %x {num_heads = 2 : i64} : tensor<2x0x8xf32> -> tensor<2x2x0x4xf32>
+  return %0 : tensor<2x2x0x4xf32>
+}
+
+// -----
+
+func.func @sdpa_empty_mask_dim(%q: tensor<4x8xf32>, %m: tensor<4x0xi1>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{operand #3 ('tensor<4x0xi1>') dim 1 is 0: empty operands are not supported}}
+  %0 = attn.sdpa %q, %q, %q mask(%m : masked_where_true) : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x0xi1> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// The result's rows come from the query's, known only while running: a
+// static 5 there would be a size nothing checks (a 3-row query gave a
+// 3-row result typed 5 x 4).
+func.func @sdpa_static_result_of_dynamic_query(%q: tensor<?x4xf32>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{result dim 0 is static (5) but the operands leave it dynamic (expected shape [?, 4]): make it ?, or give the operands its size}}
+  %0 = attn.sdpa %q, %q, %q : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32> -> tensor<5x4xf32>
+  return %0 : tensor<5x4xf32>
+}
+
+// -----
+
+func.func @causal_static_result_of_dynamic_width(%x: tensor<6x3xf32>, %w: tensor<3x?xf32>) -> tensor<6x2xf32> {
+  // expected-error @+1 {{result dim 1 is static (2) but the operands leave it dynamic (expected shape [6, ?])}}
+  %0 = attn.causal_attention %x weights(%w, %w, %w) {scale = 0.5 : f32} : (tensor<6x3xf32>, tensor<3x?xf32>, tensor<3x?xf32>, tensor<3x?xf32>) -> tensor<6x2xf32>
+  return %0 : tensor<6x2xf32>
+}
+
+// -----
+
+func.func @merge_heads_width_overflows(%x: tensor<4294967296x1x4294967296xf32>) -> tensor<1x?xf32> {
+  // expected-error @+1 {{head count 4294967296 times head dim 4294967296 is too large a width}}
+  %m = attn.merge_heads %x : tensor<4294967296x1x4294967296xf32> -> tensor<1x?xf32>
+  return %m : tensor<1x?xf32>
+}
