@@ -506,6 +506,8 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
                          "); the call returned no result");
   }
 
+  // (How the results' blocks are freed.)
+  bool checked = m.checkedAllocations();
   // Results are owned by the caller unless they alias an input or a
   // constant global (whose allocated pointer is the 0xdeadbeef marker).
   std::set<int64_t> notOwned;
@@ -522,7 +524,7 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
       int64_t alloc = results[at];
       at += descriptorWords(o.dims.size());
       if (!notOwned.count(alloc) && freed.insert(alloc).second)
-        std::free(reinterpret_cast<void *>(alloc));
+        freeCompiledBlock(checked, reinterpret_cast<void *>(alloc));
     }
     return s;
   }
@@ -534,8 +536,8 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
   }
   // An owned buffer that only this result uses, dense and 64-byte aligned,
   // becomes the output tensor as it is (the buffer is malloc'ed by the
-  // compiled code: free() releases it). Every other result is copied out
-  // before anything is freed: two results may share one buffer (a value
+  // compiled code: freeCompiledBlock releases it). Every other result is copied
+  // out before anything is freed: two results may share one buffer (a value
   // returned twice). When `outputs` is `inputs`, the inputs are held until
   // then: a result that is an input (or a view of one) is copied from it.
   std::vector<Tensor> heldInputs;
@@ -551,8 +553,8 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
     bool owned = !notOwned.count(alloc);
     if (owned && uses[alloc] == 1 && isDense(d, r) &&
         reinterpret_cast<uintptr_t>(data) % 64 == 0) {
-      std::shared_ptr<uint8_t> buffer(data, [alloc](uint8_t *) {
-        std::free(reinterpret_cast<void *>(alloc));
+      std::shared_ptr<uint8_t> buffer(data, [alloc, checked](uint8_t *) {
+        freeCompiledBlock(checked, reinterpret_cast<void *>(alloc));
       });
       outputs.emplace_back(o.dtype, std::vector<int64_t>(d + 3, d + 3 + r),
                            std::move(buffer));
@@ -567,7 +569,7 @@ Status invokeCpu(CompiledModule &m, const std::string &entry,
   std::set<int64_t> freed;
   for (int64_t alloc : toFree)
     if (freed.insert(alloc).second)
-      std::free(reinterpret_cast<void *>(alloc));
+      freeCompiledBlock(checked, reinterpret_cast<void *>(alloc));
   return Status::ok();
 }
 

@@ -9,7 +9,8 @@
 // (an `Expand` to 2^40 rows, a square of a long dynamic dim) then fails
 // its call with the size instead of handing the code a null pointer to
 // write through (SIGSEGV). A saved .so needs nothing of the runtime: loaded
-// by other means, it allocates with plain malloc.
+// by other means, it allocates with plain malloc. Checked blocks carry a
+// header: the results of such a module are freed with freeCompiledBlock.
 //
 // Failing a call means leaving its compiled code in the middle: the call
 // runs under setjmp, and the failed allocation longjmps back, after which
@@ -34,6 +35,11 @@ class CompiledModule;
 /// Points a loaded module's allocation table, if it has one, at the
 /// runtime's checked functions, and finds its OpenMP runtime.
 void installCheckedAllocations(CompiledModule &module);
+
+/// Frees a block the compiled code allocated and returned (a result),
+/// through the checked functions if the module's allocations are checked
+/// (CompiledModule::checkedAllocations), else with free().
+void freeCompiledBlock(bool checked, void *block);
 
 /// Calls `fn(args)`, an entry point of `module`, failing it on an
 /// allocation that fails. Returns 0 if the call ran to its end; otherwise

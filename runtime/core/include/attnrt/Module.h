@@ -187,6 +187,9 @@ public:
                      const std::vector<Tensor> &inputs,
                      std::vector<Tensor> &outputs, unsigned repeat,
                      std::vector<double> &millis);
+  /// Whether the module allocates through the runtime's checked functions
+  /// (Allocation.h), set when it was loaded.
+  bool checkedAllocations() const { return checkedAllocations_; }
 
 private:
   friend void installCheckedAllocations(CompiledModule &module);
@@ -195,6 +198,7 @@ private:
   bool initialized_ = false;
   /// The module's OpenMP runtime's omp_get_level, if it has one.
   int (*ompGetLevel_)() = nullptr;
+  bool checkedAllocations_ = false;
 };
 
 /// A module saved with `attention-run --emit-shared-object`, loaded by dlopen.
