@@ -10,7 +10,9 @@
 // its call with the size instead of handing the code a null pointer to
 // write through (SIGSEGV). A saved .so needs nothing of the runtime: loaded
 // by other means, it allocates with plain malloc. Checked blocks carry a
-// header: the results of such a module are freed with freeCompiledBlock.
+// header: the results of such a module are freed with freeCompiledBlock
+// (the table is the file's: once the runtime loaded a .so, a direct call of
+// the same file in the process returns such blocks too).
 //
 // Failing a call means leaving its compiled code in the middle: the call
 // runs under setjmp, and the failed allocation longjmps back, after which
