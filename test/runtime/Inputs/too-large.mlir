@@ -33,3 +33,19 @@ func.func @in_loop(%x: tensor<?x?xf32>) -> memref<4xf32> {
   }
   return %out : memref<4xf32>
 }
+
+// A result that is a view into a larger computed block (rows 1 and 2 of
+// an n x m block of ones): copied out, and the block freed through the
+// runtime (a plain free() of a checked block is what the sanitizer build
+// would report).
+func.func @slice(%x: tensor<?x?xf32>) -> tensor<2x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %m = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%n, %m) : tensor<?x?xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = tensor.extract_slice %f[1, 0] [2, %m] [1, 1] : tensor<?x?xf32> to tensor<2x?xf32>
+  return %s : tensor<2x?xf32>
+}
