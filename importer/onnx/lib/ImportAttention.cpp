@@ -35,6 +35,13 @@ void Importer::importAttention(const onnx::NodeProto &n) {
                      << opset;
         return;
       }
+  // Opset 24 added the seventh input; an Attention-23 node has six.
+  if (opset < 24 && n.input_size() > 6 && !n.input(6).empty()) {
+    nodeError(n) << "nonpad_kv_seqlen exists from opset 24; the model "
+                    "imports opset "
+                 << opset;
+    return;
+  }
   Value nonpad = input(n, 6);
   if (failed)
     return;
@@ -144,6 +151,12 @@ void Importer::importAttention(const onnx::NodeProto &n) {
     auto mt = cast<RankedTensorType>(mask.getType());
     maskKind = mt.getElementType().isInteger(1) ? MaskKind::attend_where_true
                                                 : MaskKind::additive;
+    if (maskKind == MaskKind::additive &&
+        !isa<FloatType>(mt.getElementType())) {
+      nodeError(n) << "attn_mask must be bool or of Q's float type, got "
+                   << mt.getElementType();
+      return;
+    }
     if (maskKind == MaskKind::additive &&
         mt.getElementType() != q4.getElementType()) {
       nodeError(n) << "float attn_mask type " << mt.getElementType()

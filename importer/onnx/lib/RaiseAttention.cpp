@@ -12,6 +12,29 @@
 namespace mlir::attn::onnx_import {
 
 namespace {
+
+/// Whether `mask`, a constant bool mask of kind `kind`, keeps at least one
+/// key (last axis) in every row; false for any other value.
+bool keepsAKeyInEveryRow(Value mask, MaskKind kind) {
+  std::optional<DenseElementsAttr> attr = constantElements(mask);
+  if (!attr || !attr->getElementType().isInteger(1))
+    return false;
+  bool keptValue = kind == MaskKind::attend_where_true;
+  auto shape = attr->getType().getShape();
+  int64_t keys = shape.empty() ? 1 : shape.back();
+  if (keys == 0)
+    return false;
+  SmallVector<bool> values(attr->getValues<bool>());
+  for (size_t row = 0; row < values.size(); row += keys) {
+    bool any = false;
+    for (int64_t j = 0; j < keys && !any; ++j)
+      any = values[row + j] == keptValue;
+    if (!any)
+      return false;
+  }
+  return true;
+}
+
 // Fuzzed models have nodes with fewer inputs or outputs than their op
 // needs; the matchers read names through these, which give "" instead.
 const std::string &inputName(const onnx::NodeProto &n, int i) {
@@ -801,6 +824,14 @@ Importer::resolveChain(const AttentionChain &c, Value q, Value kT) {
     }
     if (rc.mask)
       return std::nullopt; // two masks neither of which is causal
+    // A finite fill replaces the masked scores, so a row whose keys are
+    // all masked averages V (a softmax of equal scores), where the op's
+    // mask gives 0: only a constant mask that keeps a key in every row is
+    // raised (a mask known only while running, DistilBERT's
+    // masked_fill(pad, finfo.min), stays op by op).
+    if (!m.fill.empty() && std::isfinite(*scalarConst(m.fill)) &&
+        !keepsAKeyInEveryRow(mv, kind))
+      return std::nullopt;
     if (kind == MaskKind::additive && post != 1.0) {
       // Added before the scale: the bias is scaled with the scores.
       auto mt = typeOf(mv);

@@ -109,7 +109,8 @@ LogicalResult toSpec(func::FuncOp fn, Type t, const std::string &what,
 
 /// Dim `d` of `v`, followed back through transposes, reshapes that keep
 /// it whole (a group of one dim), concatenations along another dim (to
-/// their first input, which the others equal there) and empty tensors
+/// their first input, which the others equal there), pads and slices that
+/// leave it whole, and empty tensors
 /// sized by `tensor.dim` of another value: the value it first
 /// appears on and its dim there, or dim -1 where a reshape splits or merges
 /// it. A concatenation's own dim, a sum of sizes, ends the trace on it.
@@ -152,6 +153,37 @@ std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
       else if (d == r - 1)
         return {v, -1};
       v = m.getInput();
+    } else if (auto p = dyn_cast<tensor::PadOp>(def)) {
+      // A pad that leaves the dim alone (a mask padded to the key count
+      // along another dim).
+      auto isZero = [](OpFoldResult f) {
+        std::optional<int64_t> c = getConstantIntValue(f);
+        return c && *c == 0;
+      };
+      if (!isZero(p.getMixedLowPad()[d]) || !isZero(p.getMixedHighPad()[d]))
+        return {v, -1};
+      v = p.getSource();
+    } else if (auto x = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      // A slice that takes the whole dim: offset 0, stride 1 and the size
+      // `tensor.dim` of a value whose dim traces where the source's does
+      // (a mask cut to the key count along another dim, sized by the dims
+      // of the mask before it was padded).
+      if (x.getSourceType().getRank() != x.getType().getRank())
+        return {v, -1};
+      std::optional<int64_t> offset =
+          getConstantIntValue(x.getMixedOffsets()[d]);
+      std::optional<int64_t> stride =
+          getConstantIntValue(x.getMixedStrides()[d]);
+      auto size = dyn_cast<Value>(x.getMixedSizes()[d]);
+      auto dim = size ? size.getDefiningOp<tensor::DimOp>() : nullptr;
+      std::optional<int64_t> index =
+          dim ? dim.getConstantIndex() : std::nullopt;
+      if (!offset || *offset != 0 || !stride || *stride != 1 || !index)
+        return {v, -1};
+      std::pair<Value, int64_t> whole = traceDim(x.getSource(), d);
+      if (whole.second < 0 || whole != traceDim(dim.getSource(), *index))
+        return {v, -1};
+      return whole;
     } else if (auto e = dyn_cast<tensor::EmptyOp>(def)) {
       // An empty tensor sized by `tensor.dim %x, c` (a transpose's init).
       if (!e.getType().isDynamicDim(d))
