@@ -82,13 +82,22 @@ struct FuseConcatenatedHeads : OpRewritePattern<tensor::ConcatOp> {
       bk = stack([](CausalAttentionOp h) { return h.getBKey(); }, 0);
       bv = stack([](CausalAttentionOp h) { return h.getBValue(); }, 0);
     }
+    // The op's type follows its operands (the concatenation may be typed
+    // more statically than they are: a cast keeps its type).
+    auto inType = cast<RankedTensorType>(first.getInput().getType());
+    SmallVector<int64_t> shape(inType.getShape());
+    shape.back() = cast<RankedTensorType>(wq.getType()).getDimSize(1);
+    auto mhaType = RankedTensorType::get(shape, rt.getElementType());
     auto mha = MultiHeadAttentionOp::create(
-        rw, loc, rt, first.getInput(), wq, wk, wv, bq, bk, bv,
+        rw, loc, mhaType, first.getInput(), wq, wk, wv, bq, bk, bv,
         /*w_out=*/Value(), /*b_out=*/Value(),
         rw.getI64IntegerAttr(static_cast<int64_t>(heads.size())),
         rw.getUnitAttr(), first.getScaleAttr(), rw.getF32FloatAttr(0.0f),
         rw.getI64IntegerAttr(0));
-    rw.replaceOp(concat, mha.getResult());
+    Value fused = mha.getResult();
+    if (mhaType != rt)
+      fused = tensor::CastOp::create(rw, loc, rt, fused);
+    rw.replaceOp(concat, fused);
     return success();
   }
 };

@@ -72,3 +72,17 @@ func.func @dynamic_key_width(%x: tensor<6x3xf32>, %wq: tensor<3x2xf32>, %wk: ten
   %c = tensor.concat dim(1) %a, %b : (tensor<6x2xf32>, tensor<6x2xf32>) -> tensor<6x4xf32>
   return %c : tensor<6x4xf32>
 }
+
+// A concatenation typed more statically than its heads: the fused op takes
+// its operands' type and a cast gives the concatenation's (the op typed 6
+// rows on a dynamic input failed to verify).
+// CHECK-LABEL: func.func @static_concat_of_dynamic_heads
+// CHECK: %[[M:.*]] = attn.multi_head_attention {{.*}} -> tensor<?x4xf32>
+// CHECK: %[[C:.*]] = tensor.cast %[[M]] : tensor<?x4xf32> to tensor<6x4xf32>
+// CHECK: return %[[C]]
+func.func @static_concat_of_dynamic_heads(%x: tensor<?x3xf32>, %w: tensor<3x2xf32>) -> tensor<6x4xf32> {
+  %a = attn.causal_attention %x weights(%w, %w, %w) : (tensor<?x3xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  %b = attn.causal_attention %x weights(%w, %w, %w) : (tensor<?x3xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  %c = tensor.concat dim(1) %a, %b : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<6x4xf32>
+  return %c : tensor<6x4xf32>
+}

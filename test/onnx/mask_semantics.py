@@ -5,7 +5,9 @@
 #   padded to the keys while running; its other dims are now tied to the
 #   scores' (a [1, 5] mask for 3 queries is refused before the call: a
 #   dynamic mask dim does not broadcast, and it was read as 3 rows: NaN,
-#   wrong numbers, a segfault at T = 2048); a [3, 5] mask runs;
+#   wrong numbers, a segfault at T = 2048); a [3, 5] mask runs; so with
+#   the mask computed in the graph (the trace follows an elementwise op
+#   to its init, sized by the input);
 # - Where(m, scores, fill) with a finite fill (-1e4, finfo.min) replaces
 #   the masked scores, so a row whose keys are all masked averages V: a
 #   mask known only while running is not raised to attn.sdpa (whose mask
@@ -79,6 +81,20 @@ for opset in (23, 24):
 # CHECK: error opset 23 mask [1, 5]: attention-run: error: input 3 ({{.*}}in_attn_mask.npy): dim 0 must be 3 (expected attn_mask: f32[3, ?], got f32[1, 5])
 # CHECK: ok opset 24 mask [3, 5]: max abs error below 1e-5
 # CHECK: error opset 24 mask [1, 5]: attention-run: error: input 3 ({{.*}}in_attn_mask.npy): dim 0 must be 3 (expected attn_mask: f32[3, ?], got f32[1, 5])
+
+# The same mask computed in the graph (Mul by 1): the trace reaches the
+# input through the elementwise op's init (it ran, reading 3 rows of 1).
+path = save("computed_mask",
+            [helper.make_node("Mul", ["attn_mask", "one"], ["m2"]),
+             helper.make_node("Attention", ["Q", "K", "V", "m2"], ["Y"], name="attn")],
+            [("Q", F, [1, 2, 3, 8]), ("K", F, [1, 2, 5, 8]), ("V", F, [1, 2, 5, 8]),
+             ("attn_mask", F, [None, None])], 24, [helper.make_tensor("one", F, [], [1.0])])
+check("computed mask [3, 5]", run_model(work, path, {"Q": q, "K": k, "V": v, "attn_mask": m}),
+      softmax_v(s, v))
+expect_error("computed mask [1, 5]", run_model(
+    work, path, {"Q": q, "K": k, "V": v, "attn_mask": m[:1]}))
+# CHECK: ok computed mask [3, 5]: max abs error below 1e-5
+# CHECK: error computed mask [1, 5]: attention-run: error: input 3 ({{.*}}in_attn_mask.npy): dim 0 must be 3 (expected attn_mask: f32[3, ?], got f32[1, 5])
 
 # Where(m, s, fill), m marking the kept scores, row 1 all masked.
 qw = rng.standard_normal((1, 4, 8)).astype(np.float32)

@@ -33,6 +33,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
@@ -110,7 +111,7 @@ LogicalResult toSpec(func::FuncOp fn, Type t, const std::string &what,
 /// Dim `d` of `v`, followed back through transposes, reshapes that keep
 /// it whole (a group of one dim), concatenations along another dim (to
 /// their first input, which the others equal there), pads and slices that
-/// leave it whole, and empty tensors
+/// leave it whole, destination-style ops (to their init) and empty tensors
 /// sized by `tensor.dim` of another value: the value it first
 /// appears on and its dim there, or dim -1 where a reshape splits or merges
 /// it. A concatenation's own dim, a sum of sizes, ends the trace on it.
@@ -184,6 +185,13 @@ std::pair<Value, int64_t> traceDim(Value v, int64_t d) {
       if (whole.second < 0 || whole != traceDim(dim.getSource(), *index))
         return {v, -1};
       return whole;
+    } else if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
+      // A destination-style op's result has its init's shape (a mask
+      // computed elementwise: its init sized by the inputs' dims).
+      unsigned result = cast<OpResult>(v).getResultNumber();
+      if (result >= static_cast<unsigned>(dps.getNumDpsInits()))
+        break;
+      v = dps.getDpsInitOperand(result)->get();
     } else if (auto e = dyn_cast<tensor::EmptyOp>(def)) {
       // An empty tensor sized by `tensor.dim %x, c` (a transpose's init).
       if (!e.getType().isDynamicDim(d))
