@@ -56,11 +56,16 @@ struct FuseConcatenatedHeads : OpRewritePattern<tensor::ConcatOp> {
         return rw.notifyMatchFailure(concat, "heads use different scales");
       if (!!h.getBQuery() != !!first.getBQuery())
         return rw.notifyMatchFailure(concat, "some heads have biases, some not");
+      // (Widths compared by dim: multi_head_attention needs one static
+      // d_out for all three weights, whose rows may differ in type.)
+      auto width = [](Value w) {
+        return cast<RankedTensorType>(w.getType()).getDimSize(1);
+      };
       if (h.getWQuery().getType() != first.getWQuery().getType() ||
           h.getWKey().getType() != first.getWKey().getType() ||
           h.getWValue().getType() != first.getWValue().getType() ||
-          h.getWQuery().getType() != h.getWValue().getType() ||
-          h.getWQuery().getType() != h.getWKey().getType())
+          width(h.getWQuery()) != width(h.getWKey()) ||
+          width(h.getWQuery()) != width(h.getWValue()))
         return rw.notifyMatchFailure(concat, "heads have different widths");
     }
     if (ShapedType::isDynamic(first.getWQuery().getType().getDimSize(1)))

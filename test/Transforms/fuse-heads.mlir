@@ -86,3 +86,15 @@ func.func @static_concat_of_dynamic_heads(%x: tensor<?x3xf32>, %w: tensor<3x2xf3
   %c = tensor.concat dim(1) %a, %b : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<6x4xf32>
   return %c : tensor<6x4xf32>
 }
+
+// Weights whose rows the type leaves dynamic still fuse: only the widths
+// (d_out) must be one static size.
+// CHECK-LABEL: func.func @dynamic_key_rows
+// CHECK: attn.multi_head_attention
+// CHECK-NOT: attn.causal_attention
+func.func @dynamic_key_rows(%x: tensor<6x3xf32>, %wq: tensor<3x2xf32>, %wk: tensor<?x2xf32>) -> tensor<6x4xf32> {
+  %a = attn.causal_attention %x weights(%wq, %wk, %wq) : (tensor<6x3xf32>, tensor<3x2xf32>, tensor<?x2xf32>, tensor<3x2xf32>) -> tensor<6x2xf32>
+  %b = attn.causal_attention %x weights(%wq, %wk, %wq) : (tensor<6x3xf32>, tensor<3x2xf32>, tensor<?x2xf32>, tensor<3x2xf32>) -> tensor<6x2xf32>
+  %c = tensor.concat dim(1) %a, %b : (tensor<6x2xf32>, tensor<6x2xf32>) -> tensor<6x4xf32>
+  return %c : tensor<6x4xf32>
+}

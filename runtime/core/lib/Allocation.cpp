@@ -27,13 +27,11 @@ namespace {
 
 struct CallGuard;
 
-/// In front of every checked block; 32 bytes keep malloc's 16-byte
-/// alignment for the block.
+/// In front of every checked block, where malloc placed it; 32 bytes keep
+/// malloc's 16-byte alignment for the block.
 struct alignas(16) BlockHeader {
   CallGuard *guard;
   BlockHeader *prev, *next;
-  /// What malloc or aligned_alloc returned.
-  void *base;
 };
 static_assert(sizeof(BlockHeader) == 32, "the header keeps 16-byte alignment");
 
@@ -78,10 +76,14 @@ int levelOf(int (*ompGetLevel)()) { return ompGetLevel ? ompGetLevel() : 0; }
   std::abort();
 }
 
-/// The block after the header at `base`, recorded with this thread's call.
-void *startBlock(void *base, void *block) {
-  auto *h = static_cast<BlockHeader *>(block) - 1;
-  h->base = base;
+void *checkedAlloc(size_t size) {
+  size_t total = 0;
+  BlockHeader *h = nullptr;
+  if (!__builtin_add_overflow(size, sizeof(BlockHeader), &total))
+    h = static_cast<BlockHeader *>(std::malloc(total));
+  if (!h)
+    failAllocation(size);
+  // Recorded with this thread's call, if any.
   h->prev = nullptr;
   h->guard = currentGuard;
   if (CallGuard *guard = h->guard) {
@@ -93,33 +95,7 @@ void *startBlock(void *base, void *block) {
   } else {
     h->next = nullptr;
   }
-  return block;
-}
-
-void *checkedAlloc(size_t size) {
-  size_t total = 0;
-  void *base = nullptr;
-  if (!__builtin_add_overflow(size, sizeof(BlockHeader), &total))
-    base = std::malloc(total);
-  if (!base)
-    failAllocation(size);
-  return startBlock(base, static_cast<BlockHeader *>(base) + 1);
-}
-
-void *checkedAlignedAlloc(size_t alignment, size_t size) {
-  // The header in front of the block, in a room of a whole alignment;
-  // aligned_alloc wants a multiple of the alignment (a power of two).
-  if (alignment < alignof(BlockHeader))
-    alignment = alignof(BlockHeader);
-  size_t room =
-      alignment < sizeof(BlockHeader) ? sizeof(BlockHeader) : alignment;
-  size_t total = 0;
-  void *base = nullptr;
-  if (!__builtin_add_overflow(size, room + alignment - 1, &total))
-    base = std::aligned_alloc(alignment, total & ~(alignment - 1));
-  if (!base)
-    failAllocation(size);
-  return startBlock(base, static_cast<char *>(base) + room);
+  return h + 1;
 }
 
 void checkedFree(void *block) {
@@ -135,7 +111,7 @@ void checkedFree(void *block) {
     if (h->next)
       h->next->prev = h->prev;
   }
-  std::free(h->base);
+  std::free(h);
 }
 
 } // namespace
@@ -157,9 +133,7 @@ void installCheckedAllocations(CompiledModule &module) {
   // (Two loads of one .so share the table: both write the same values.)
   __atomic_store_n(&table[0], reinterpret_cast<void *>(&checkedAlloc),
                    __ATOMIC_SEQ_CST);
-  __atomic_store_n(&table[1], reinterpret_cast<void *>(&checkedAlignedAlloc),
-                   __ATOMIC_SEQ_CST);
-  __atomic_store_n(&table[2], reinterpret_cast<void *>(&checkedFree),
+  __atomic_store_n(&table[1], reinterpret_cast<void *>(&checkedFree),
                    __ATOMIC_SEQ_CST);
 }
 
@@ -189,7 +163,7 @@ uint64_t callCheckingAllocations(CompiledModule &module, void (*fn)(void **),
   for (BlockHeader *h = guard.blocks, *next; h; h = next) {
     next = h->next;
     if (abandoned) {
-      std::free(h->base);
+      std::free(h);
     } else {
       h->guard = nullptr;
       h->prev = h->next = nullptr;

@@ -701,75 +701,74 @@ LogicalResult entrySignature(func::FuncOp fn, bool gpu,
 
 namespace {
 
-/// Turns the module's static constructors and destructors into the exported
-/// functions `__attn_init` and `__attn_fini`. GPU modules load their kernels
-/// in a constructor (gpu-module-to-binary's embedding); the runtime calls
-/// `__attn_init` itself, after checking that a CUDA driver is there, and in
-/// a saved shared object as well (where the JIT's renamed constructors would
-/// otherwise never run).
 /// Defines the generic allocation functions that a module with checked
-/// allocations calls (finalize-memref-to-llvm's use-generic-functions) as
-/// calls through the module's own table kAllocationFunctionsSymbol, which
-/// holds malloc, aligned_alloc and free until the runtime points it at its
-/// checked functions (attnrt/Allocation.h). A saved .so thus needs no
-/// symbol of the runtime. The functions return fresh memory, as malloc
-/// does (noalias), and stay calls (noinline) so that LLVM keeps knowing.
+/// allocations calls (finalize-memref-to-llvm's use-generic-functions:
+/// alloc and free; the pipeline never asks for aligned_alloc) as calls
+/// through the module's own table kAllocationFunctionsSymbol, which holds
+/// malloc and free until the runtime points it at its checked functions
+/// (attnrt/Allocation.h). A saved .so thus needs no symbol of the runtime.
+/// The allocation returns fresh memory, as malloc does (noalias), and both
+/// stay calls (noinline) so that LLVM keeps knowing.
 /// (Not marked as the malloc family otherwise, allockind and allocsize:
 /// that changed 33 bytes of the GPT-2 block's code, and let LLVM remove
 /// unused allocations, which the tests of failing ones need kept.)
 void defineAllocationFunctions(llvm::Module &m) {
-  const char *names[] = {"_mlir_memref_to_llvm_alloc",
-                         "_mlir_memref_to_llvm_aligned_alloc",
-                         "_mlir_memref_to_llvm_free"};
-  llvm::Function *fns[3];
-  bool any = false;
-  for (int i = 0; i < 3; ++i) {
-    fns[i] = m.getFunction(names[i]);
-    any |= fns[i] && fns[i]->isDeclaration();
-  }
-  if (!any)
-    return;
   llvm::LLVMContext &ctx = m.getContext();
   auto *ptr = llvm::PointerType::get(ctx, 0);
-  auto *i64 = llvm::Type::getInt64Ty(ctx);
-  auto *voidTy = llvm::Type::getVoidTy(ctx);
-  llvm::FunctionType *types[] = {
-      llvm::FunctionType::get(ptr, {i64}, false),
-      llvm::FunctionType::get(ptr, {i64, i64}, false),
-      llvm::FunctionType::get(voidTy, {ptr}, false)};
-  const char *libc[] = {"malloc", "aligned_alloc", "free"};
-  llvm::Constant *defaults[3];
-  for (int i = 0; i < 3; ++i)
+  struct Entry {
+    const char *name, *libc;
+    llvm::FunctionType *type;
+  } entries[] = {
+      {"_mlir_memref_to_llvm_alloc", "malloc",
+       llvm::FunctionType::get(ptr, {llvm::Type::getInt64Ty(ctx)}, false)},
+      {"_mlir_memref_to_llvm_free", "free",
+       llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false)}};
+  auto declared = [&](const Entry &e) {
+    llvm::Function *fn = m.getFunction(e.name);
+    return fn && fn->isDeclaration() && fn->getFunctionType() == e.type
+               ? fn
+               : nullptr;
+  };
+  if (!declared(entries[0]) && !declared(entries[1]))
+    return;
+  llvm::Constant *defaults[2];
+  for (int i = 0; i < 2; ++i)
     defaults[i] = llvm::cast<llvm::Constant>(
-        m.getOrInsertFunction(libc[i], types[i]).getCallee());
-  auto *tableType = llvm::ArrayType::get(ptr, 3);
+        m.getOrInsertFunction(entries[i].libc, entries[i].type).getCallee());
+  auto *tableType = llvm::ArrayType::get(ptr, 2);
   auto *table = new llvm::GlobalVariable(
       m, tableType, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
       llvm::ConstantArray::get(tableType, defaults),
       kAllocationFunctionsSymbol);
-  for (int i = 0; i < 3; ++i) {
-    llvm::Function *fn = fns[i];
-    if (!fn || !fn->isDeclaration() || fn->getFunctionType() != types[i])
+  for (int i = 0; i < 2; ++i) {
+    llvm::Function *fn = declared(entries[i]);
+    if (!fn)
       continue;
     fn->addFnAttr(llvm::Attribute::NoInline);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
-    if (i < 2)
+    bool allocates = i == 0;
+    if (allocates)
       fn->addRetAttr(llvm::Attribute::NoAlias);
     llvm::IRBuilder<> builder(llvm::BasicBlock::Create(ctx, "entry", fn));
-    llvm::Value *slot =
-        builder.CreateConstInBoundsGEP2_64(tableType, table, 0, i);
-    llvm::Value *target = builder.CreateLoad(ptr, slot);
+    llvm::Value *target = builder.CreateLoad(
+        ptr, builder.CreateConstInBoundsGEP2_64(tableType, table, 0, i));
     llvm::SmallVector<llvm::Value *> args;
     for (llvm::Argument &a : fn->args())
       args.push_back(&a);
-    llvm::CallInst *call = builder.CreateCall(types[i], target, args);
-    if (i < 2)
+    llvm::CallInst *call = builder.CreateCall(entries[i].type, target, args);
+    if (allocates)
       builder.CreateRet(call);
     else
       builder.CreateRetVoid();
   }
 }
 
+/// Turns the module's static constructors and destructors into the exported
+/// functions `__attn_init` and `__attn_fini`. GPU modules load their kernels
+/// in a constructor (gpu-module-to-binary's embedding); the runtime calls
+/// `__attn_init` itself, after checking that a CUDA driver is there, and in
+/// a saved shared object as well (where the JIT's renamed constructors would
+/// otherwise never run).
 void hoistStaticConstructors(llvm::Module &m) {
   for (bool ctors : {true, false}) {
     const char *global = ctors ? "llvm.global_ctors" : "llvm.global_dtors";

@@ -1,10 +1,9 @@
-//===- Allocation.h - the compiled code's checked allocations ----*- C++
-//-*-===//
+//===- Allocation.h - the compiled code's checked allocations --*- C++ -*-===//
 //
 // Compiled CPU modules (the pipeline's `checked-allocations`, which the
-// JIT turns on) allocate and free through a table of three function
-// pointers of their own (kAllocationFunctionsSymbol: malloc, aligned_alloc
-// and free as compiled), which the runtime points at its checked functions
+// JIT turns on) allocate and free through a table of two function
+// pointers of their own (kAllocationFunctionsSymbol: malloc and free as
+// compiled), which the runtime points at its checked functions
 // when it loads the module. A result or intermediate too large for memory
 // (an `Expand` to 2^40 rows, a square of a long dynamic dim) then fails
 // its call with the size instead of handing the code a null pointer to

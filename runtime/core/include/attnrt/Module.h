@@ -125,8 +125,8 @@ constexpr const char *kEntryListSymbol = "__attn_entry_points";
 constexpr const char *kTargetSymbol = "__attn_target";
 constexpr const char *kTargetCpuSymbol = "__attn_target_cpu";
 constexpr const char *kIndexChecksSymbol = "__attn_index_checks";
-/// A module with checked allocations (Allocation.h): three pointers, to
-/// malloc, aligned_alloc and free unless the runtime replaced them.
+/// A module with checked allocations (Allocation.h): two pointers, to
+/// malloc and free unless the runtime replaced them.
 constexpr const char *kAllocationFunctionsSymbol =
     "__attn_allocation_functions";
 constexpr const char *kIndexErrorSlotPrefix = "__attn_index_error_";
