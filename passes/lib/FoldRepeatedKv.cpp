@@ -1,5 +1,4 @@
-//===- FoldRepeatedKv.cpp - attn-fold-repeated-kv
-//--------------------------===//
+//===- FoldRepeatedKv.cpp - attn-fold-repeated-kv -------------------------===//
 //
 // Grouped-query models written without a GQA op repeat their key/value heads
 // before the attention: Hugging Face's repeat_kv is
@@ -168,6 +167,23 @@ Value materialize(PatternRewriter &rw, Location loc, const KvSource &s) {
   llvm_unreachable("unknown view");
 }
 
+/// `src` (the unrepeated K or V) cast to the sizes `repeated` knows
+/// statically but `src` does not: a broadcast's init may type a size its
+/// source leaves dynamic, and the op's result keeps that size. Dim `h`
+/// (the heads) stays as `src` has it.
+Value keepStaticSizes(PatternRewriter &rw, Location loc, Value src,
+                      Value repeated, int64_t h) {
+  auto st = cast<RankedTensorType>(src.getType());
+  auto rt = cast<RankedTensorType>(repeated.getType());
+  SmallVector<int64_t> shape(st.getShape());
+  for (int64_t i = 0; i < st.getRank(); ++i)
+    if (i != h && st.isDynamicDim(i))
+      shape[i] = rt.getDimSize(i);
+  if (shape == st.getShape())
+    return src;
+  return tensor::CastOp::create(rw, loc, st.clone(shape), src);
+}
+
 struct FoldRepeatedKv : OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SdpaOp op, PatternRewriter &rw) const override {
@@ -187,8 +203,12 @@ struct FoldRepeatedKv : OpRewritePattern<SdpaOp> {
     if (k->heads != v->heads || ShapedType::isDynamic(k->heads) ||
         k->heads <= 0 || ShapedType::isDynamic(hq) || hq % k->heads != 0)
       return rw.notifyMatchFailure(op, "key and value repeat differently");
-    Value newK = materialize(rw, op.getLoc(), *k),
-          newV = materialize(rw, op.getLoc(), *v);
+    Value newK =
+              keepStaticSizes(rw, op.getLoc(), materialize(rw, op.getLoc(), *k),
+                              op.getKey(), h),
+          newV =
+              keepStaticSizes(rw, op.getLoc(), materialize(rw, op.getLoc(), *v),
+                              op.getValue(), h);
     rw.modifyOpInPlace(op, [&] {
       op.getKeyMutable().assign(newK);
       op.getValueMutable().assign(newV);

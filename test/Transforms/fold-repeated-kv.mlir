@@ -287,3 +287,28 @@ func.func @scalar_fill(%q: tensor<1x4x8x16xf32>, %c: f32) -> tensor<1x4x8x16xf32
   %o = attn.sdpa %q, %kf, %kf : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<1x4x8x16xf32>
   return %o : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+// A repeat whose source is less static than the repeated tensor (the
+// broadcast's init types the value width 64, its source leaves it ?): the
+// unrepeated V is cast to the static width, so the op still verifies with
+// its static result (run alone, the pass made an op whose result width
+// the operands left dynamic).
+// CHECK-LABEL: func.func @less_static_source(
+// CHECK-SAME: %[[Q:.*]]: tensor<1x4x8x64xf32>, %[[K:.*]]: tensor<1x2x8x64xf32>, %[[V:.*]]: tensor<1x2x?x?xf32>)
+// CHECK: %[[VC:.*]] = tensor.cast %[[V]] : tensor<1x2x?x?xf32> to tensor<1x2x8x64xf32>
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[VC]] : tensor<1x4x8x64xf32>, tensor<1x2x8x64xf32>, tensor<1x2x8x64xf32> -> tensor<1x4x8x64xf32>
+func.func @less_static_source(%q: tensor<1x4x8x64xf32>, %k: tensor<1x2x8x64xf32>, %v: tensor<1x2x?x?xf32>) -> tensor<1x4x8x64xf32> {
+  %ki = tensor.empty() : tensor<1x2x2x8x64xf32>
+  %kb = linalg.broadcast ins(%k : tensor<1x2x8x64xf32>) outs(%ki : tensor<1x2x2x8x64xf32>) dimensions = [2]
+  %kr = tensor.collapse_shape %kb [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x64xf32> into tensor<1x4x8x64xf32>
+  %vi = tensor.empty() : tensor<1x2x2x8x64xf32>
+  %vb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%v : tensor<1x2x?x?xf32>) outs(%vi : tensor<1x2x2x8x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x2x8x64xf32>
+  %vr = tensor.collapse_shape %vb [[0], [1, 2], [3], [4]] : tensor<1x2x2x8x64xf32> into tensor<1x4x8x64xf32>
+  %o = attn.sdpa %q, %kr, %vr : tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32>, tensor<1x4x8x64xf32> -> tensor<1x4x8x64xf32>
+  return %o : tensor<1x4x8x64xf32>
+}
