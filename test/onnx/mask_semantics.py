@@ -12,6 +12,8 @@
 #   the masked scores, so a row whose keys are all masked averages V: a
 #   mask known only while running is not raised to attn.sdpa (whose mask
 #   gives such a row 0), a constant one that keeps a key in every row is;
+# - a constant sliced to [:T, :T] while running is raised when every row
+#   keeps a key at or left of its diagonal (a band), else not;
 # - nonpad_kv_seqlen does not exist at opset 23; an integer attn_mask is
 #   refused as such.
 # Outputs against a float64 NumPy reference, absolute 1e-5.
@@ -139,6 +141,62 @@ for fill in (-1e4, float(np.finfo(np.float32).min)):
 # CHECK: ok Where fill -3.40282e+38, mask an input, a row all masked: max abs error below 1e-5
 # CHECK: constant mask raised: True
 # CHECK: ok Where fill -3.40282e+38, a constant mask: max abs error below 1e-5
+
+# A model-sized constant sliced to the sequence while running ([:T, :T],
+# T from Shape(Q)), as sliding-window exports build their masks: raised
+# when every row i of the constant keeps a key j <= i (a band of width 3,
+# kept with Where(m, s, fill) or hidden with Where(Not(m), fill, s)),
+# since the corner then keeps one whatever T is; op by op when a row can
+# lose all its keys (keys j > i only: the last row of any corner).
+N = 16
+ii, jj = np.arange(N)[:, None], np.arange(N)[None, :]
+for name, grid, negate in (("band", (jj <= ii) & (jj > ii - 3), False),
+                           ("band under Not", (jj <= ii) & (jj > ii - 3), True),
+                           ("future keys", jj > ii, False)):
+    mask = "m"
+    nodes = [helper.make_node("Shape", ["Q"], ["qs"]),
+             helper.make_node("Gather", ["qs", "one"], ["t"], axis=0),
+             helper.make_node("Unsqueeze", ["t", "zero"], ["t1"]),
+             helper.make_node("Concat", ["t1", "t1"], ["ends"], axis=0),
+             helper.make_node("Slice", ["grid", "zeros", "ends", "axes"], ["m"]),
+             helper.make_node("Transpose", ["K"], ["kt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["Q", "kt"], ["s"])]
+    if negate:
+        nodes.append(helper.make_node("Not", ["m"], ["nm"]))
+        nodes.append(helper.make_node("Where", ["nm", "fill", "s"], ["sm"]))
+    else:
+        nodes.append(helper.make_node("Where", ["m", "s", "fill"], ["sm"]))
+    nodes += [helper.make_node("Softmax", ["sm"], ["p"], axis=-1),
+              helper.make_node("MatMul", ["p", "V"], ["Y"])]
+    inits = [helper.make_tensor("grid", B, [N, N], grid.flatten().tolist()),
+             helper.make_tensor("one", I64, [], [1]), helper.make_tensor("zero", I64, [1], [0]),
+             helper.make_tensor("zeros", I64, [2], [0, 0]),
+             helper.make_tensor("axes", I64, [2], [0, 1]),
+             helper.make_tensor("fill", F, [], [float(np.finfo(np.float32).min)])]
+    path = save("sliced_" + name.replace(" ", "_"), nodes,
+                [("Q", F, [1, "T", 8]), ("K", F, [1, "T", 8]), ("V", F, [1, "T", 8])], 17,
+                inits)
+    proc = subprocess.run([os.environ["ATTENTION_RUN"], path, "--compile-only"],
+                          capture_output=True, text=True)
+    print("%s raised: %s" % (name, "raised" in proc.stderr))
+    for t in (1, 5, N):
+        qs, ks, vs = (rng.standard_normal((1, t, 8)).astype(np.float32) for _ in range(3))
+        s = qs.astype(float) @ ks.astype(float).transpose(0, 2, 1)
+        want = softmax_v(np.where(grid[:t, :t], s, float(np.finfo(np.float32).min)),
+                         vs.astype(float))
+        check("%s T=%d" % (name, t), run_model(work, path, {"Q": qs, "K": ks, "V": vs}), want)
+# CHECK: band raised: True
+# CHECK: ok band T=1: max abs error below 1e-5
+# CHECK: ok band T=5: max abs error below 1e-5
+# CHECK: ok band T=16: max abs error below 1e-5
+# CHECK: band under Not raised: True
+# CHECK: ok band under Not T=1: max abs error below 1e-5
+# CHECK: ok band under Not T=5: max abs error below 1e-5
+# CHECK: ok band under Not T=16: max abs error below 1e-5
+# CHECK: future keys raised: False
+# CHECK: ok future keys T=1: max abs error below 1e-5
+# CHECK: ok future keys T=5: max abs error below 1e-5
+# CHECK: ok future keys T=16: max abs error below 1e-5
 
 # Refused while importing.
 shapes = [("Q", F, [1, 2, 3, 8]), ("K", F, [1, 2, 5, 8]), ("V", F, [1, 2, 5, 8])]

@@ -13,21 +13,68 @@ namespace mlir::attn::onnx_import {
 
 namespace {
 
-/// Whether `mask`, a constant bool mask of kind `kind`, keeps at least one
-/// key (last axis) in every row; false for any other value.
+/// Whether `mask`, a bool mask of kind `kind`, keeps at least one key
+/// (last axis) in every row: a constant (or its Not) that does, or a
+/// square top-left corner of one ([:T, :T], as an export slices a
+/// model-sized band to the sequence while running) whose every row i keeps
+/// a key j <= i, which the corner holds whatever T is. False for any other
+/// value.
 bool keepsAKeyInEveryRow(Value mask, MaskKind kind) {
+  bool keptValue = kind == MaskKind::attend_where_true;
+  // Not (an elementwise xor with true) flips which value keeps a key.
+  while (auto g = mask.getDefiningOp<linalg::GenericOp>()) {
+    auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+    auto x = yield.getNumOperands() == 1
+                 ? yield.getOperand(0).getDefiningOp<arith::XOrIOp>()
+                 : nullptr;
+    if (g.getNumDpsInputs() != 1 || !x ||
+        !llvm::all_of(g.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      return false;
+    Value in = g.getBody()->getArgument(0);
+    Value other = x.getLhs() == in ? x.getRhs() : x.getLhs();
+    if ((x.getLhs() != in && x.getRhs() != in) || !matchPattern(other, m_One()))
+      return false;
+    keptValue = !keptValue;
+    mask = g.getDpsInputs()[0];
+  }
+  // Top-left corners: rank-keeping, unit strides, no offset on the last
+  // two dims (leading dims may be sliced anyhow: every row is checked).
+  bool corner = false;
+  while (auto slice = mask.getDefiningOp<tensor::ExtractSliceOp>()) {
+    int64_t rank = slice.getSourceType().getRank();
+    if (rank < 2 || slice.getResultType().getRank() != rank ||
+        !llvm::all_of(slice.getMixedStrides(),
+                      [](OpFoldResult s) { return isConstantIntValue(s, 1); }))
+      return false;
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    if (!isConstantIntValue(offsets[rank - 2], 0) ||
+        !isConstantIntValue(offsets[rank - 1], 0))
+      return false;
+    // The outermost slice fixes the corner's shape: square.
+    if (!corner) {
+      SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+      if (!isEqualConstantIntOrValue(sizes[rank - 2], sizes[rank - 1]))
+        return false;
+    }
+    corner = true;
+    mask = slice.getSource();
+  }
   std::optional<DenseElementsAttr> attr = constantElements(mask);
   if (!attr || !attr->getElementType().isInteger(1))
     return false;
-  bool keptValue = kind == MaskKind::attend_where_true;
   auto shape = attr->getType().getShape();
   int64_t keys = shape.empty() ? 1 : shape.back();
+  int64_t rows = shape.size() < 2 ? 1 : shape[shape.size() - 2];
   if (keys == 0)
     return false;
   SmallVector<bool> values(attr->getValues<bool>());
   for (size_t row = 0; row < values.size(); row += keys) {
+    // In a corner, row i sees keys up to i at least.
+    int64_t seen =
+        corner ? std::min<int64_t>(keys, (row / keys) % rows + 1) : keys;
     bool any = false;
-    for (int64_t j = 0; j < keys && !any; ++j)
+    for (int64_t j = 0; j < seen && !any; ++j)
       any = values[row + j] == keptValue;
     if (!any)
       return false;
