@@ -531,14 +531,17 @@ std::string Importer::indexErrorSlot(const onnx::NodeProto &n,
                                      std::string what) {
   if (what.empty())
     what = "indices '" + n.input(1) + "'";
+  return indexErrorSlotAt((n.name().empty()
+                               ? "node #" + std::to_string(nodeIndex)
+                               : "'" + n.name() + "'") +
+                          " (" + n.op_type() + ", " + what + ")");
+}
+
+std::string Importer::indexErrorSlotAt(const std::string &what) {
   // The runtime's names (attnrt/Module.h: kIndexErrorSlotPrefix).
   std::string name =
       "__attn_index_error_" + std::to_string(indexCheckSites.size());
-  std::string site = (llvm::sys::path::filename(modelPath) + ": " +
-                      (n.name().empty() ? "node #" + std::to_string(nodeIndex)
-                                        : "'" + n.name() + "'") +
-                      " (" + n.op_type() + ", " + what + ")")
-                         .str();
+  std::string site = (llvm::sys::path::filename(modelPath) + ": " + what).str();
   // One line per site in the runtime's list.
   std::replace(site.begin(), site.end(), '\n', ' ');
   indexCheckSites.push_back(site);
@@ -590,6 +593,47 @@ void Importer::checkAtMost(OpBuilder &nb, Location l, const std::string &slot,
   Value tooLong =
       arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt, length, most);
   checkFailsIf(nb, l, slot, tooLong, kHitTooLong, length, most);
+}
+
+/// Whether index `v` cannot be negative: a tensor's size, a constant of at
+/// least 0, or sums, products and maxima of such.
+static bool knownNonNegative(Value v, int depth = 0) {
+  if (depth > 8)
+    return false;
+  if (auto c = getConstantIntValue(v))
+    return *c >= 0;
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return false;
+  if (isa<tensor::DimOp>(op))
+    return true;
+  if (isa<arith::AddIOp, arith::MulIOp>(op))
+    return knownNonNegative(op->getOperand(0), depth + 1) &&
+           knownNonNegative(op->getOperand(1), depth + 1);
+  if (isa<arith::MaxSIOp>(op))
+    return knownNonNegative(op->getOperand(0), depth + 1) ||
+           knownNonNegative(op->getOperand(1), depth + 1);
+  return false;
+}
+
+OpFoldResult Importer::nonNegativeTargetSize(const onnx::NodeProto &n,
+                                             std::string &slot,
+                                             OpFoldResult size,
+                                             int64_t position) {
+  if (getConstantIntValue(size) || knownNonNegative(cast<Value>(size)))
+    return size;
+  Location loc = nodeLoc(n);
+  if (slot.empty())
+    slot = indexErrorSlot(n, "the target shape");
+  Value v = indexValue(size);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
+                            arith::ConstantIndexOp::create(b, loc, 0));
+  checkFailsIf(b, loc, slot, negative, kHitNegativeSize, v,
+               arith::ConstantIndexOp::create(b, loc, position));
+  // max(s, 0) folds to s itself for a size read off a tensor, so the
+  // result keeps the sizes the rest of the graph compares with.
+  return foldIndex('M', size, b.getIndexAttr(0));
 }
 
 Value Importer::checkedRead(
@@ -692,18 +736,59 @@ void Importer::importSqueeze(const onnx::NodeProto &n) {
     return;
   auto t = typeOf(x);
   SmallVector<bool> drop(t.getRank(), false);
+  Location loc = nodeLoc(n);
   if (axes) {
+    SmallVector<int64_t> unitShape(t.getShape());
     for (int64_t a : *axes) {
       auto na = normalizeAxis(a, t.getRank());
-      if (!na || t.getDimSize(*na) != 1) {
-        nodeError(n) << "axis " << a << " is out of range or not of size 1";
+      if (!na) {
+        nodeError(n) << "axis " << a << " is out of range for rank "
+                     << t.getRank();
         return;
+      }
+      if (!t.isDynamicDim(*na) && t.getDimSize(*na) != 1) {
+        nodeError(n) << "axis " << a << " has size " << t.getDimSize(*na)
+                     << ", not 1";
+        return;
+      }
+      if (t.isDynamicDim(*na)) {
+        // Known only while running: checked on each call to be 1.
+        Value size = tensor::DimOp::create(b, loc, x, *na);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        checkFailsIf(
+            b, loc,
+            indexErrorSlot(n, "input dim " + std::to_string(*na) +
+                                  ", which the axes drop"),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size, one),
+            kHitSizeDiffers, size, one);
+        unitShape[*na] = 1;
       }
       drop[*na] = true;
     }
+    if (unitShape != t.getShape()) {
+      x = tensor::CastOp::create(b, loc, t.clone(unitShape), x);
+      t = typeOf(x);
+    }
   } else {
-    for (int64_t i = 0; i < t.getRank(); ++i)
+    // Without axes every dim of size 1 goes, so a dynamic dim's fate (and
+    // the result's rank) would depend on the call: dynamic dims are kept,
+    // and checked on each call not to be 1.
+    std::string slot;
+    for (int64_t i = 0; i < t.getRank(); ++i) {
       drop[i] = t.getDimSize(i) == 1;
+      if (!t.isDynamicDim(i))
+        continue;
+      if (slot.empty())
+        slot = indexErrorSlot(
+            n, "without axes: dynamic dims are kept, so they must not be 1");
+      Value size = tensor::DimOp::create(b, loc, x, i);
+      checkFailsIf(
+          b, loc, slot,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, size,
+                                arith::ConstantIndexOp::create(b, loc, 1)),
+          kHitUnitSize, arith::ConstantIndexOp::create(b, loc, i),
+          arith::ConstantIndexOp::create(b, loc, 0));
+    }
   }
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < t.getRank(); ++i)
@@ -711,7 +796,7 @@ void Importer::importSqueeze(const onnx::NodeProto &n) {
       shape.push_back(t.getDimSize(i));
   define(n, 0,
          tensor::CollapseShapeOp::create(
-             b, nodeLoc(n), RankedTensorType::get(shape, t.getElementType()), x,
+             b, loc, RankedTensorType::get(shape, t.getElementType()), x,
              unitGroups(t.getRank(), drop)));
 }
 
@@ -1453,6 +1538,7 @@ void Importer::importExpand(const onnx::NodeProto &n) {
   SmallVector<OpFoldResult> sizes;
   SmallVector<int64_t> shape;
   SmallVector<AffineExpr> inExprs;
+  std::string negativeSlot;
   for (int64_t d = 0; d < rank; ++d) {
     int64_t xi = d - (rank - t.getRank());
     int64_t si = d - (rank - static_cast<int64_t>(shapeK->elems.size()));
@@ -1460,8 +1546,13 @@ void Importer::importExpand(const onnx::NodeProto &n) {
         si >= 0 ? shapeK->elems[si] : OpFoldResult(b.getIndexAttr(1));
     bool xUnit = xi < 0 || t.getDimSize(xi) == 1;
     auto sc = getConstantIntValue(s);
+    if (sc && *sc < 0) {
+      nodeError(n) << "target size " << *sc << " at position " << si
+                   << " is negative";
+      return;
+    }
     if (xUnit) {
-      sizes.push_back(s);
+      sizes.push_back(nonNegativeTargetSize(n, negativeSlot, s, si));
     } else if (sc && *sc == 1) {
       sizes.push_back(dimOf(x, xi));
     } else if (t.isDynamicDim(xi) &&
@@ -1475,6 +1566,25 @@ void Importer::importExpand(const onnx::NodeProto &n) {
         nodeError(n) << "cannot expand dim " << xi << " of size "
                      << t.getDimSize(xi) << " to " << *sc;
         return;
+      }
+      if (!sc && !t.isDynamicDim(xi)) {
+        // A target size known only while running against a static dim:
+        // it must be 1 (the dim stays) or the dim's size, as numpy
+        // refuses other sizes; checked on each call.
+        Location loc = nodeLoc(n);
+        Value v = indexValue(s);
+        Value have = arith::ConstantIndexOp::create(b, loc, t.getDimSize(xi));
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        Value differs = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, have),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, one));
+        checkFailsIf(b, loc,
+                     indexErrorSlot(n, "target size at position " +
+                                           std::to_string(si) +
+                                           ", which must be 1 or input dim " +
+                                           std::to_string(xi) + "'s size"),
+                     differs, kHitSizeDiffers, v, have);
       }
       sizes.push_back(dimOf(x, xi));
     }
@@ -1517,7 +1627,11 @@ void Importer::importConstantOfShape(const onnx::NodeProto &n) {
         n, 0,
         arith::ConstantOp::create(b, loc, DenseElementsAttr::get(type, fill)));
   }
-  Value init = tensor::EmptyOp::create(b, loc, shapeK->elems, fill.getType());
+  std::string negativeSlot;
+  SmallVector<OpFoldResult> sizes;
+  for (auto [i, s] : llvm::enumerate(shapeK->elems))
+    sizes.push_back(nonNegativeTargetSize(n, negativeSlot, s, i));
+  Value init = tensor::EmptyOp::create(b, loc, sizes, fill.getType());
   Value c = arith::ConstantOp::create(b, loc, fill);
   define(n, 0,
          linalg::FillOp::create(b, loc, ValueRange{c}, ValueRange{init})

@@ -548,12 +548,23 @@ private:
   /// `what` names the checked index in the runtime's message (default: the
   /// Gather's indices input).
   std::string indexErrorSlot(const onnx::NodeProto &n, std::string what = "");
+  /// A new slot for a check at `site` (after the model's file name in the
+  /// runtime's message), one not tied to a node.
+  std::string indexErrorSlotAt(const std::string &site);
   /// In a Gather's body: the element `readInRange` reads if index `i` lies
   /// in [-size, size); otherwise writes (1, i, size) to `slot` and reads
   /// nothing (0 of type `elem`).
   Value checkedRead(OpBuilder &nb, Location l, const std::string &slot, Value i,
                     Value size, Type elem,
                     function_ref<Value(OpBuilder &, Location)> readInRange);
+  /// Target size `size` at `position` of node `n`'s shape input (Expand,
+  /// ConstantOfShape): a constant as it is; one known only while running
+  /// is checked on each call not to be negative (the call fails with "size
+  /// S at position P of the target", through `slot`, made on first use)
+  /// and counts as max(size, 0), so nothing is allocated or read with it.
+  OpFoldResult nonNegativeTargetSize(const onnx::NodeProto &n,
+                                     std::string &slot, OpFoldResult size,
+                                     int64_t position);
   /// Writes (2, length, most) to `slot` if `length` > `most`: the runtime
   /// then fails the call with "<site>: <length>, more than <most>".
   void checkAtMost(OpBuilder &nb, Location l, const std::string &slot,
@@ -563,11 +574,11 @@ private:
   /// no multiple of a reshape's known sizes, one that differs from its
   /// target's, an empty axis that an ArgMax or ArgMin reduces, a size that
   /// differs from the one an op needs, a negative size in a reshape's
-  /// target.
+  /// target, a dynamic dim of size 1 that an op assumed is not.
   static constexpr int64_t kHitOutside = 1, kHitTooLong = 2,
                            kHitNotMultiple = 3, kHitCountDiffers = 4,
                            kHitEmptyAxis = 5, kHitSizeDiffers = 6,
-                           kHitNegativeSize = 7;
+                           kHitNegativeSize = 7, kHitUnitSize = 8;
   /// Writes (`hit`, value, bound) to `slot` if `failed` holds: for the
   /// runtime's other kinds of failure (attnrt/Module.h, kIndexCheck*).
   void checkFailsIf(OpBuilder &nb, Location l, const std::string &slot,

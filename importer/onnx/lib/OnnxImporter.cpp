@@ -45,8 +45,17 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes,
     return nullptr;
   }
   for (const auto &op : model.opset_import())
-    if (op.domain().empty() || op.domain() == "ai.onnx")
+    if (op.domain().empty() || op.domain() == "ai.onnx") {
+      // Two versions of the default domain: which one the nodes mean is
+      // anyone's guess (their semantics differ between opsets).
+      if (opset && opset != op.version()) {
+        emitError(fileLoc) << "the model imports the default ONNX domain "
+                              "twice, at opsets "
+                           << opset << " and " << op.version();
+        return nullptr;
+      }
       opset = op.version();
+    }
   if (opset < 9) {
     emitError(fileLoc) << "unsupported ONNX opset " << opset
                        << " (the importer reads opsets 9 to 25)";
@@ -890,10 +899,53 @@ bool Importer::checkAcyclic(const onnx::GraphProto &g) {
                             "value once)";
       return false;
     }
+  // Initializers are values too: one of a name, not written by a node.
+  // One that a graph input declares (an overridable default) must match
+  // the declaration.
+  std::map<std::string, const onnx::TensorProto *> initializers;
+  for (const auto &t : g.initializer())
+    if (!initializers.emplace(t.name(), &t).second) {
+      emitError(fileLoc) << "initializer '" << t.name()
+                         << "' is given twice (ONNX graphs assign each value "
+                            "once)";
+      return false;
+    }
+  for (const auto &v : g.input()) {
+    auto it = initializers.find(v.name());
+    if (it == initializers.end() || !v.type().has_tensor_type())
+      continue;
+    const onnx::TensorProto &t = *it->second;
+    const auto &tt = v.type().tensor_type();
+    bool differs = tt.elem_type() != 0 && tt.elem_type() != t.data_type();
+    if (tt.has_shape()) {
+      const auto &dims = tt.shape().dim();
+      differs |= dims.size() != t.dims_size();
+      for (int d = 0; !differs && d < dims.size(); ++d)
+        differs = dims[d].has_dim_value() && dims[d].dim_value() != t.dims(d);
+    }
+    if (differs) {
+      std::string shape;
+      for (int d = 0; d < t.dims_size(); ++d)
+        shape += (d ? ", " : "") + std::to_string(t.dims(d));
+      emitError(fileLoc) << "graph input '" << v.name()
+                         << "' is declared otherwise than its initializer ("
+                         << onnx::TensorProto::DataType_Name(
+                                static_cast<onnx::TensorProto::DataType>(
+                                    t.data_type()))
+                         << " [" << shape << "])";
+      return false;
+    }
+  }
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto &o : g.node(i).output()) {
       if (o.empty())
         continue;
+      if (initializers.count(o)) {
+        emitError(fileLoc) << "value '" << o << "' is an initializer and also "
+                           << "written by '" << name(i)
+                           << "' (ONNX graphs assign each value once)";
+        return false;
+      }
       if (graphInputs.count(o)) {
         emitError(fileLoc) << "value '" << o << "' is a graph input and also "
                            << "written by '" << name(i)
@@ -1283,6 +1335,23 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
               << " but computes " << got;
           return false;
         }
+        // A size the graph declares but computes only while running: the
+        // cast would hand the caller a buffer of another size typed as the
+        // declared one (reads past its end, or a silently cut result).
+        for (int64_t d = 0; d < want.getRank(); ++d) {
+          if (want.isDynamicDim(d) || !got.isDynamicDim(d))
+            continue;
+          std::string slot = indexErrorSlotAt("graph output '" + vi.name() +
+                                              "' dim " + std::to_string(d) +
+                                              " against its declared size");
+          Value size = tensor::DimOp::create(b, fileLoc, v, d);
+          Value declared =
+              arith::ConstantIndexOp::create(b, fileLoc, want.getDimSize(d));
+          Value differs = arith::CmpIOp::create(
+              b, fileLoc, arith::CmpIPredicate::ne, size, declared);
+          checkFailsIf(b, fileLoc, slot, differs, kHitSizeDiffers, size,
+                       declared);
+        }
         v = tensor::CastOp::create(b, fileLoc, want, v);
       }
       results.push_back(v);
@@ -1631,6 +1700,38 @@ OwningOpRef<ModuleOp> importOnnxModel(std::shared_ptr<llvm::MemoryBuffer> file,
                                       const OnnxImportOptions &options) {
   StringRef bytes = file->getBuffer();
   return importModel(bytes, std::move(file), fileName, context, options);
+}
+
+std::vector<std::string> onnxExternalDataFiles(StringRef modelPath) {
+  auto buffer = llvm::MemoryBuffer::getFile(modelPath, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return {};
+  StringRef bytes = (*buffer)->getBuffer();
+  // (Only the weights' locations are needed: parse without their bytes.)
+  std::optional<onnx_import::StrippedModel> stripped =
+      onnx_import::stripWeightBytes(bytes, /*minBytes=*/64);
+  StringRef parsed = stripped ? StringRef(stripped->bytes) : bytes;
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(parsed.data(), static_cast<int>(parsed.size())))
+    return {};
+  std::set<std::string> files;
+  auto add = [&](const onnx::TensorProto &t) {
+    for (const auto &kv : t.external_data())
+      if (kv.key() == "location") {
+        SmallString<256> path(llvm::sys::path::parent_path(modelPath));
+        llvm::sys::path::append(path, kv.value());
+        files.insert(path.str().str());
+      }
+  };
+  for (const auto &t : model.graph().initializer())
+    add(t);
+  for (const auto &n : model.graph().node())
+    for (const auto &a : n.attribute())
+      if (a.has_t())
+        add(a.t());
+  return {files.begin(), files.end()};
 }
 
 void registerOnnxImportDialects(DialectRegistry &registry) {

@@ -425,6 +425,8 @@ Status indexError(const std::string &entry,
     else if (hit == kIndexCheckNegativeSize)
       what = "size " + std::to_string(index) + " at position " +
              std::to_string(size) + " of the target";
+    else if (hit == kIndexCheckUnitSize)
+      what = "dim " + std::to_string(index) + " has size 1 while running";
     else if (hit == kIndexCheckSizeDiffers)
       what = std::to_string(index) + ", expected " + std::to_string(size);
     else if (hit == kIndexCheckCountDiffers)

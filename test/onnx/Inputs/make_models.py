@@ -93,6 +93,28 @@ save("dropout_mask",
 save("undefined_value",
      [helper.make_node("Identity", ["nowhere"], ["Y"], name="copy")],
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])])
+# Values assigned twice through initializers: two initializers of one
+# name (the last one was read), an initializer a node also writes (the
+# node's value was read), and an overridable initializer whose graph input
+# declares another shape.
+one, hundred = (numpy_helper.from_array(np.full(3, v, np.float32), "W") for v in (1, 100))
+save("initializer_twice",
+     [helper.make_node("Add", ["X", "W"], ["Y"], name="add")],
+     [vi("X", F, [3])], [vi("Y", F, [3])], inits=[one, hundred], opset=17)
+save("initializer_written",
+     [helper.make_node("Relu", ["X"], ["W"], name="relu"),
+      helper.make_node("Add", ["X", "W"], ["Y"], name="add")],
+     [vi("X", F, [3])], [vi("Y", F, [3])], inits=[one], opset=17)
+save("initializer_declared_otherwise",
+     [helper.make_node("Add", ["X", "W"], ["Y"], name="add")],
+     [vi("X", F, [3]), vi("W", F, [5])], [vi("Y", F, [3])], inits=[one], opset=17)
+# The default domain imported at two opsets (Softmax's axis means other
+# things at 11 and 13).
+graph = helper.make_graph([helper.make_node("Softmax", ["X"], ["Y"], axis=1)], "two_opsets",
+                          [vi("X", F, [2, 3, 4])], [vi("Y", F, [2, 3, 4])])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11),
+                                                  helper.make_opsetid("", 13)]),
+          os.path.join(d, "two_opsets.onnx"))
 # An unsupported (too old) opset.
 save("old_opset",
      [helper.make_node("Identity", ["X"], ["Y"], name="copy")],

@@ -14,6 +14,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace mlir::attn {
 
@@ -39,6 +41,12 @@ OwningOpRef<ModuleOp> importOnnxModel(std::shared_ptr<llvm::MemoryBuffer> file,
                                       llvm::StringRef fileName,
                                       MLIRContext *context,
                                       const OnnxImportOptions &options = {});
+
+/// The files the model at `modelPath` keeps weights in (its initializers'
+/// and Constants' external data, resolved as the importer resolves them),
+/// for tools that must not overwrite them; empty when it has none or does
+/// not parse.
+std::vector<std::string> onnxExternalDataFiles(llvm::StringRef modelPath);
 
 /// Registers the dialects the importer creates.
 void registerOnnxImportDialects(DialectRegistry &registry);

@@ -31,7 +31,7 @@
 // the index and the size, and no result is returned. A hit of
 // kIndexCheckTooLong instead of 1 is a length above its bound (an ONNX
 // Attention mask longer than the past and new keys): {2, length, bound};
-// hits 3 to 7 are the other failures the module checks (below).
+// hits 3 to 8 are the other failures the module checks (below).
 // Calls of such a module run one at a time (the slots are the module's,
 // shared by every load of one shared object: one lock per slot address).
 //
@@ -147,6 +147,9 @@ constexpr int64_t kIndexCheckEmptyAxis = 5;
 constexpr int64_t kIndexCheckSizeDiffers = 6;
 /// A negative size in a reshape's target: {7, size, its position}.
 constexpr int64_t kIndexCheckNegativeSize = 7;
+/// A dynamic dim of size 1 where the module was compiled for other sizes
+/// (an ONNX Squeeze without axes keeps its dynamic dims): {8, dim, 0}.
+constexpr int64_t kIndexCheckUnitSize = 8;
 
 class CompiledModule {
 public:
