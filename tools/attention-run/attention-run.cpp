@@ -18,9 +18,11 @@
 #include "attnrt/Threads.h"
 
 #ifdef ATTN_HAVE_JIT
+#include "attn/OnnxImporter.h"
 #include "attnrt/Jit.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #endif
 
@@ -154,8 +156,10 @@ llvm::cl::opt<std::string> entryOpt(
     llvm::cl::init(""), llvm::cl::cat(category));
 llvm::cl::list<std::string>
     inputsOpt("input",
-              llvm::cl::desc("[argN=|NAME=]PATH.npy, one per function argument "
-                             "(NAME: an ONNX graph input)"),
+              llvm::cl::desc("[NAME=|argN=|N=]PATH.npy, one per function "
+                             "argument (NAME: an ONNX graph input, which wins "
+                             "over an index of the same spelling; - reads "
+                             "standard input, once)"),
               llvm::cl::cat(category));
 llvm::cl::list<std::string>
     outputsOpt("output", llvm::cl::desc("PATH.npy, one per result"),
@@ -454,6 +458,17 @@ int main(int argc, char **argv) {
   if (opts.compileOnly && (!opts.inputs.empty() || !opts.outputs.empty()))
     return fail("--compile-only runs nothing: it takes no --input or "
                 "--output");
+  // "-" reads an input from standard input, which holds one .npy; results
+  // go to files (standard output carries the run's report).
+  if (std::count(opts.outputs.begin(), opts.outputs.end(), "-"))
+    return fail("--output -: results are written to .npy files, not to "
+                "standard output; name a file");
+  if (std::count_if(opts.inputs.begin(), opts.inputs.end(),
+                    [](const std::string &spec) {
+                      return spec == "-" || endsWith(spec, "=-");
+                    }) > 1)
+    return fail("--input -: standard input holds one .npy; only one input "
+                "can be read from it");
   // Before anything runs: a result that could not be written would waste
   // the run (and two results for one file would lose one).
   if (Status s = checkOutputPaths(opts.outputs); !s)
@@ -466,7 +481,9 @@ int main(int argc, char **argv) {
     if (Status s = checkOutputPaths(all); !s)
       return fail("--emit-shared-object " + s.message());
   }
-  // Nothing written may be what is read: the module or an input.
+  // Nothing written may be what is read: the module, an input, or an ONNX
+  // model's external weights (listed only when a written file exists: only
+  // then can it be one of them).
   {
     std::vector<std::string> written = opts.outputs, read = {opts.inputFile};
     if (!opts.emitSharedObject.empty())
@@ -476,6 +493,15 @@ int main(int argc, char **argv) {
       if (size_t eq = spec.find('='); eq != std::string::npos)
         read.push_back(spec.substr(eq + 1));
     }
+#ifdef ATTN_HAVE_JIT
+    if (endsWith(opts.inputFile, ".onnx") &&
+        std::any_of(written.begin(), written.end(), [](const std::string &w) {
+          return llvm::sys::fs::exists(w);
+        }))
+      for (std::string &file :
+           mlir::attn::onnxExternalDataFiles(opts.inputFile))
+        read.push_back(std::move(file));
+#endif
     if (Status s = checkOutputsAreNotInputs(written, read); !s)
       return fail(s.message());
   }
@@ -592,22 +618,23 @@ int main(int argc, char **argv) {
     while (next < bound.size() && bound[next])
       ++next;
     size_t index = next;
-    // "argN=PATH" / "N=PATH" / "NAME=PATH" (an ONNX input name) bind by
-    // index or name; anything else is a path (which may contain '=').
+    // "NAME=PATH" (an ONNX input name) / "argN=PATH" / "N=PATH" bind by
+    // name or index; anything else is a path (which may contain '=').
+    // A name comes first: torch exports may name inputs "0", "1", ... in
+    // another order than their positions.
     size_t eq = spec.find('=');
     std::string name = eq == std::string::npos ? "" : spec.substr(0, eq);
     std::string digits = name.rfind("arg", 0) == 0 ? name.substr(3) : name;
     bool named = false;
-    if (!digits.empty() && digits.size() <= 6 &&
+    for (size_t i = 0; !name.empty() && i < sig.inputs.size(); ++i)
+      if (sig.inputs[i].name == name) {
+        index = i;
+        named = true;
+      }
+    if (!named && !digits.empty() && digits.size() <= 6 &&
         digits.find_first_not_of("0123456789") == std::string::npos) {
       index = std::stoul(digits);
       named = true;
-    } else if (!name.empty()) {
-      for (size_t i = 0; i < sig.inputs.size(); ++i)
-        if (sig.inputs[i].name == name) {
-          index = i;
-          named = true;
-        }
     }
     if (named) {
       path = spec.substr(eq + 1);

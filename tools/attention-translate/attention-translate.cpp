@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Signals.h"
@@ -67,8 +68,12 @@ int main(int argc, char **argv) {
   if (outputFile != "-") {
     if (attnrt::Status s = attnrt::checkOutputPaths({outputFile}); !s)
       return fail(s.message());
-    if (attnrt::Status s =
-            attnrt::checkOutputsAreNotInputs({outputFile}, {inputFile});
+    // (The model's external weights too: they are read while importing.)
+    std::vector<std::string> read = {inputFile};
+    if (inputFile != "-" && llvm::sys::fs::exists(outputFile))
+      for (std::string &file : mlir::attn::onnxExternalDataFiles(inputFile))
+        read.push_back(std::move(file));
+    if (attnrt::Status s = attnrt::checkOutputsAreNotInputs({outputFile}, read);
         !s)
       return fail(s.message());
   }
