@@ -595,32 +595,11 @@ void Importer::checkAtMost(OpBuilder &nb, Location l, const std::string &slot,
   checkFailsIf(nb, l, slot, tooLong, kHitTooLong, length, most);
 }
 
-/// Whether index `v` cannot be negative: a tensor's size, a constant of at
-/// least 0, or sums, products and maxima of such.
-static bool knownNonNegative(Value v, int depth = 0) {
-  if (depth > 8)
-    return false;
-  if (auto c = getConstantIntValue(v))
-    return *c >= 0;
-  Operation *op = v.getDefiningOp();
-  if (!op)
-    return false;
-  if (isa<tensor::DimOp>(op))
-    return true;
-  if (isa<arith::AddIOp, arith::MulIOp>(op))
-    return knownNonNegative(op->getOperand(0), depth + 1) &&
-           knownNonNegative(op->getOperand(1), depth + 1);
-  if (isa<arith::MaxSIOp>(op))
-    return knownNonNegative(op->getOperand(0), depth + 1) ||
-           knownNonNegative(op->getOperand(1), depth + 1);
-  return false;
-}
-
 OpFoldResult Importer::nonNegativeTargetSize(const onnx::NodeProto &n,
                                              std::string &slot,
                                              OpFoldResult size,
                                              int64_t position) {
-  if (getConstantIntValue(size) || knownNonNegative(cast<Value>(size)))
+  if (getConstantIntValue(size) || knownNonNegative(size))
     return size;
   Location loc = nodeLoc(n);
   if (slot.empty())
