@@ -594,6 +594,37 @@ void collectSameSizes(func::FuncOp fn, SameSizeGroups &groups) {
   });
 }
 
+/// The value the last `name=value` (or bare `name`: "true") among the
+/// space-separated pipeline `options` gives, if any: the options the
+/// runtime reads or refuses, by their exact names.
+std::optional<std::string> pipelineOptionValue(llvm::StringRef options,
+                                               llvm::StringRef name) {
+  std::optional<std::string> value;
+  llvm::SmallVector<llvm::StringRef> items;
+  options.split(items, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [key, rest] = item.split('=');
+    if (key == name)
+      value = item.contains('=') ? rest.str() : std::string("true");
+  }
+  return value;
+}
+
+/// Whether `module` computes with bf16 anywhere.
+bool usesBf16(ModuleOp module) {
+  bool found = false;
+  module->walk([&](Operation *op) {
+    auto isBf16 = [](Type t) { return getElementTypeOrSelf(t).isBF16(); };
+    if (llvm::any_of(op->getResultTypes(), isBf16) ||
+        llvm::any_of(op->getOperandTypes(), isBf16)) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
 } // namespace
 
 /// Value-range bounds the signature text holds (18 digits).
@@ -1175,16 +1206,39 @@ Status compileFile(const std::string &path, const CompileOptions &options,
                          "' given for target cuda: it applies to cpu "
                          "modules only (a cuda module's host code is "
                          "compiled for this host)");
-  if (llvm::StringRef(options.pipelineOptions).contains("target-cpu"))
+  if (pipelineOptionValue(options.pipelineOptions, "target-cpu"))
     return Status::error("give the CPU as the target CPU (attention-run "
                          "--target-cpu), not as a pipeline option: code "
                          "generation must use the same one");
+  // The runtime calls entry points through their C interface.
+  if (!gpu) {
+    auto cInterface =
+        pipelineOptionValue(options.pipelineOptions, "emit-c-interface");
+    if (cInterface && llvm::is_contained({"false", "FALSE", "False", "0"},
+                                         llvm::StringRef(*cInterface)))
+      return Status::error(
+          "pipeline option emit-c-interface=" + *cInterface +
+          ": the runtime calls entry points through their C interface "
+          "(attention-opt can print the lowering without it)");
+  }
   FailureOr<llvm::StringMap<bool>> cpuFeatures = attn::targetCpuFeatures(cpu);
   if (failed(cpuFeatures))
     return Status::error("unknown target CPU '" + cpu +
                          "' (expected host, or an x86-64 CPU name as for "
                          "clang's -march: x86-64-v3, x86-64-v4, znver4, "
                          "sapphirerapids, ...)");
+  // Without avx512_bf16 LLVM lowers a native f32 -> bf16 conversion to a
+  // call of compiler-rt's __truncsfbf2, which neither the JIT nor the
+  // system's libgcc provides: the link would fail on a missing symbol.
+  if (!gpu && !cpuFeatures->lookup("avx512bf16") &&
+      pipelineOptionValue(options.pipelineOptions, "bf16-conversions") ==
+          "native" &&
+      usesBf16(*module))
+    return Status::error(
+        "pipeline option bf16-conversions=native: target CPU '" + cpu +
+        "' lacks avx512_bf16, so the module's bf16 conversions would call "
+        "compiler-rt's __truncsfbf2, which the runtime does not provide "
+        "(use auto or expand)");
 
   // Entry points and their signatures, from the source-level functions.
   std::string entryList;
@@ -1241,7 +1295,7 @@ Status compileFile(const std::string &path, const CompileOptions &options,
   // Allocations through the runtime (attnrt/Allocation.h): one too large
   // for memory fails the call instead of crashing it.
   if (!gpu &&
-      !llvm::StringRef(options.pipelineOptions).contains("checked-allocations"))
+      !pipelineOptionValue(options.pipelineOptions, "checked-allocations"))
     pipelineOptions += (pipelineOptions.empty() ? "" : " ") +
                        std::string("checked-allocations=true");
   if (!pipelineOptions.empty())
