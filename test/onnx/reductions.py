@@ -6,7 +6,8 @@
 # in float64: floats, and integers for the three that take them. LogSumExp
 # subtracts its max first: rows of 100-ish values do not overflow, a row of
 # -inf gives -inf and one holding +inf gives +inf. Then LogSoftmax (x - max
-# - log(sum(exp(x - max)))), at opsets 11 and 13.
+# - log(sum(exp(x - max)))), at opsets 11 and 13. noop_with_empty_axes
+# without axes applies each op's elementwise step.
 
 import os
 import sys
@@ -80,6 +81,23 @@ print("logsumexp edges:", got[0, 0], got[0, 1], "finite rest",
       bool(np.allclose(got[1:], np.log(np.exp(x[1:].astype(np.float64) - 100).sum(-1)) + 100,
                        rtol=1e-6)))
 
+# noop_with_empty_axes=1 without axes (opset 18): nothing is reduced, but
+# each element takes the op's step, as ONNX specifies and ONNX Runtime
+# computes (x^2, |x|, sqrt(x^2) = |x|; the others x). The input came back
+# unchanged.
+x = np.float32([[-1.5, 2], [0.5, -3]])
+for op, want in (("ReduceSumSquare", x * x), ("ReduceL1", np.abs(x)), ("ReduceL2", np.abs(x)),
+                 ("ReduceLogSumExp", x), ("ReduceProd", x), ("ReduceSum", x)):
+    path = os.path.join(work, "noop_%s.onnx" % op)
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x"], ["y"], noop_with_empty_axes=1)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    got = run(path, x)
+    ok = not isinstance(got, str) and got.shape == want.shape and np.allclose(got, want)
+    print("%s %s noop_with_empty_axes" % ("ok" if ok else "FAIL", op), "" if ok else got)
+
 # LogSoftmax along the last axis (opset 13) and, before opset 13, over the
 # dims from the axis on, flattened; large logits, a row of -inf (NaN, as
 # torch) and a row holding +inf (NaN throughout, as ONNX: x - max is NaN;
@@ -116,5 +134,11 @@ for opset, axis, axes in ((13, -1, -1), (11, 1, (1, 2))):
 # CHECK: ok ReduceL2 opset 18 axes [0, 2] keepdims 0 float
 # CHECK: ok ReduceLogSumExp opset 18 axes [0, 2] keepdims 0 float
 # CHECK: logsumexp edges: -inf inf finite rest True
+# CHECK: ok ReduceSumSquare noop_with_empty_axes
+# CHECK: ok ReduceL1 noop_with_empty_axes
+# CHECK: ok ReduceL2 noop_with_empty_axes
+# CHECK: ok ReduceLogSumExp noop_with_empty_axes
+# CHECK: ok ReduceProd noop_with_empty_axes
+# CHECK: ok ReduceSum noop_with_empty_axes
 # CHECK: ok LogSoftmax opset 13 axis -1
 # CHECK: ok LogSoftmax opset 11 axis 1

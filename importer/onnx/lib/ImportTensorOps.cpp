@@ -520,6 +520,28 @@ Value Importer::convertScalar(OpBuilder &nb, Location l, Value x, Type to) {
              : Value(arith::TruncIOp::create(nb, l, to, x));
 }
 
+Type Importer::sumType(Type elem) {
+  return elem.isF16() || elem.isBF16() ? Float32Type::get(elem.getContext())
+                                       : elem;
+}
+
+Value Importer::convertElements(Location loc, Value x, Type to) {
+  auto t = typeOf(x);
+  if (t.getElementType() == to)
+    return x;
+  Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), to);
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(t.getRank()));
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+             maps,
+             SmallVector<utils::IteratorType>(t.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, convertScalar(nb, l, a[0], to));
+             })
+      .getResult(0);
+}
+
 void Importer::importCast(const onnx::NodeProto &n) {
   std::optional<Type> to = elemType(intAttr(n, "to", 0));
   if (!to) {
@@ -548,22 +570,7 @@ void Importer::importCast(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   if (failed)
     return;
-  auto t = typeOf(x);
-  if (t.getElementType() == *to)
-    return define(n, 0, x);
-  Location loc = nodeLoc(n);
-  Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), *to);
-  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(t.getRank()));
-  define(n, 0,
-         linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-             maps,
-             SmallVector<utils::IteratorType>(t.getRank(),
-                                              utils::IteratorType::parallel),
-             [&](OpBuilder &nb, Location l, ValueRange a) {
-               linalg::YieldOp::create(nb, l, convertScalar(nb, l, a[0], *to));
-             })
-             .getResult(0));
+  define(n, 0, convertElements(nodeLoc(n), x, *to));
 }
 
 /// Equal, Less, Greater, LessOrEqual, GreaterOrEqual: NumPy broadcasting,
@@ -811,9 +818,13 @@ void Importer::importGemm(const onnx::NodeProto &n) {
                  << "name, or static sizes";
     return;
   }
-  // The accumulator starts as beta * C (broadcast), or 0.
+  // The accumulator starts as beta * C (broadcast), or 0; 16-bit floats
+  // sum in f32, their operands converted first (as MatMul's).
+  Type acc = sumType(elem);
+  a = convertElements(loc, a, acc);
+  w = convertElements(loc, w, acc);
   Value init =
-      tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{m, nn}, elem);
+      tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{m, nn}, acc);
   if (c) {
     auto ct = typeOf(c);
     if (ct.getElementType() != elem) {
@@ -847,12 +858,12 @@ void Importer::importGemm(const onnx::NodeProto &n) {
             cm,
             SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
             [&](OpBuilder &nb, Location l, ValueRange v) {
-              Value x = v[0];
+              Value x = convertScalar(nb, l, v[0], acc);
               if (beta != 1.0f)
                 x = arith::MulFOp::create(
                     nb, l, x,
                     arith::ConstantOp::create(nb, l,
-                                              nb.getFloatAttr(elem, beta)));
+                                              nb.getFloatAttr(acc, beta)));
               linalg::YieldOp::create(nb, l, x);
             })
             .getResult(0);
@@ -862,21 +873,22 @@ void Importer::importGemm(const onnx::NodeProto &n) {
   SmallVector<utils::IteratorType> iters{utils::IteratorType::parallel,
                                          utils::IteratorType::parallel,
                                          utils::IteratorType::reduction};
-  define(n, 0,
-         linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{a, w},
-             ValueRange{init}, maps, iters,
-             [&](OpBuilder &nb, Location l, ValueRange v) {
-               Value p = arith::MulFOp::create(nb, l, v[0], v[1]);
-               if (alpha != 1.0f)
-                 p = arith::MulFOp::create(
-                     nb, l, p,
-                     arith::ConstantOp::create(nb, l,
-                                               nb.getFloatAttr(elem, alpha)));
-               linalg::YieldOp::create(
-                   nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], p)});
-             })
-             .getResult(0));
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{a, w}, ValueRange{init},
+          maps, iters,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value p = arith::MulFOp::create(nb, l, v[0], v[1]);
+            if (alpha != 1.0f)
+              p = arith::MulFOp::create(
+                  nb, l, p,
+                  arith::ConstantOp::create(nb, l,
+                                            nb.getFloatAttr(acc, alpha)));
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::AddFOp::create(nb, l, v[2], p)});
+          })
+          .getResult(0);
+  define(n, 0, convertElements(loc, out, elem));
 }
 
 Importer::ReductionLoops Importer::reductionLoops(ArrayRef<bool> reduced,
@@ -950,11 +962,6 @@ void Importer::importReduce(const onnx::NodeProto &n) {
       reduced[a < 0 ? a + r : a] = any = true;
     }
   }
-  if (!any) {
-    if (intAttr(n, "noop_with_empty_axes", 0))
-      return define(n, 0, x);
-    reduced.assign(r, true);
-  }
   Type elem = t.getElementType();
   bool isFloat = isa<FloatType>(elem);
   if (!isNumber(elem) || (floatOnly && !isFloat)) {
@@ -962,8 +969,48 @@ void Importer::importReduce(const onnx::NodeProto &n) {
                  << " tensor, got " << elem;
     return;
   }
-  bool keep = intAttr(n, "keepdims", 1) != 0;
   Location loc = nodeLoc(n);
+  if (!any) {
+    if (!intAttr(n, "noop_with_empty_axes", 0)) {
+      reduced.assign(r, true);
+    } else {
+      // Nothing is reduced, but each element still takes the op's own
+      // step (as ONNX specifies and ONNX Runtime computes): x^2 for
+      // ReduceSumSquare, |x| for ReduceL1 and ReduceL2 (sqrt(x^2)); the
+      // others give x (log(exp(x)) for ReduceLogSumExp).
+      if (!squares && !abs)
+        return define(n, 0, x);
+      Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), elem);
+      SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(r));
+      return define(n, 0,
+                    linalg::GenericOp::create(
+                        b, loc, TypeRange{init.getType()}, ValueRange{x},
+                        ValueRange{init}, maps,
+                        SmallVector<utils::IteratorType>(
+                            r, utils::IteratorType::parallel),
+                        [&](OpBuilder &nb, Location l, ValueRange v) {
+                          Value e = v[0];
+                          if (abs || l2)
+                            e = isFloat ? Value(math::AbsFOp::create(nb, l, e))
+                                        : Value(math::AbsIOp::create(nb, l, e));
+                          else
+                            e = isFloat
+                                    ? Value(arith::MulFOp::create(nb, l, e, e))
+                                    : Value(arith::MulIOp::create(nb, l, e, e));
+                          linalg::YieldOp::create(nb, l, ValueRange{e});
+                        })
+                        .getResult(0));
+    }
+  }
+  // 16-bit floats sum in f32 (max and min are exact in any type).
+  Type given = elem;
+  if (!max && !min) {
+    x = convertElements(loc, x, sumType(elem));
+    t = typeOf(x);
+    elem = t.getElementType();
+  }
+  auto finish = [&](Value v) { define(n, 0, convertElements(loc, v, given)); };
+  bool keep = intAttr(n, "keepdims", 1) != 0;
   SmallVector<OpFoldResult> sizes;
   for (int64_t d = 0; d < r; ++d) {
     if (!reduced[d])
@@ -1057,8 +1104,7 @@ void Importer::importReduce(const onnx::NodeProto &n) {
     SmallVector<Value> ins{sum};
     if (logSumExp)
       ins.push_back(rowMax);
-    return define(
-        n, 0,
+    return finish(
         linalg::GenericOp::create(
             b, loc, TypeRange{sum.getType()}, ins, ValueRange{empty},
             SmallVector<AffineMap>(ins.size() + 1, id),
@@ -1074,7 +1120,7 @@ void Importer::importReduce(const onnx::NodeProto &n) {
             .getResult(0));
   }
   if (!mean)
-    return define(n, 0, sum);
+    return finish(sum);
   OpFoldResult count = b.getIndexAttr(1);
   for (int64_t d = 0; d < r; ++d)
     if (reduced[d])
@@ -1096,8 +1142,7 @@ void Importer::importReduce(const onnx::NodeProto &n) {
   }
   int64_t outRank = typeOf(sum).getRank();
   AffineMap id = b.getMultiDimIdentityMap(outRank);
-  define(n, 0,
-         linalg::GenericOp::create(
+  finish(linalg::GenericOp::create(
              b, loc, TypeRange{sum.getType()}, ValueRange{sum}, ValueRange{sum},
              ArrayRef<AffineMap>{id, id},
              SmallVector<utils::IteratorType>(outRank,
@@ -1143,6 +1188,10 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
   bool exclusive = intAttr(n, "exclusive", 0) != 0;
   bool reverse = intAttr(n, "reverse", 0) != 0;
   Location loc = nodeLoc(n);
+  // 16-bit floats sum in f32.
+  Type given = elem;
+  x = convertElements(loc, x, sumType(elem));
+  elem = typeOf(x).getElementType();
   Value init =
       zeroFilled(loc, tensor::EmptyOp::create(b, loc, sizesOf(x), elem));
   // Loops: the output's dims, then j along the axis.
@@ -1158,24 +1207,25 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
       reverse
           ? (exclusive ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::sge)
           : (exclusive ? arith::CmpIPredicate::slt : arith::CmpIPredicate::sle);
-  define(n, 0,
-         linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
-             SmallVector<AffineMap>{AffineMap::get(r + 1, 0, in, ctx),
-                                    AffineMap::get(r + 1, 0, out, ctx)},
-             iters,
-             [&](OpBuilder &nb, Location l, ValueRange v) {
-               Value i = linalg::IndexOp::create(nb, l, *axis);
-               Value jj = linalg::IndexOp::create(nb, l, j);
-               Value in = arith::CmpIOp::create(nb, l, pred, jj, i);
-               Value sum =
-                   isFloat ? Value(arith::AddFOp::create(nb, l, v[1], v[0]))
-                           : Value(arith::AddIOp::create(nb, l, v[1], v[0]));
-               linalg::YieldOp::create(
-                   nb, l,
-                   ValueRange{arith::SelectOp::create(nb, l, in, sum, v[1])});
-             })
-             .getResult(0));
+  Value sums =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{x}, ValueRange{init},
+          SmallVector<AffineMap>{AffineMap::get(r + 1, 0, in, ctx),
+                                 AffineMap::get(r + 1, 0, out, ctx)},
+          iters,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value i = linalg::IndexOp::create(nb, l, *axis);
+            Value jj = linalg::IndexOp::create(nb, l, j);
+            Value in = arith::CmpIOp::create(nb, l, pred, jj, i);
+            Value sum = isFloat
+                            ? Value(arith::AddFOp::create(nb, l, v[1], v[0]))
+                            : Value(arith::AddIOp::create(nb, l, v[1], v[0]));
+            linalg::YieldOp::create(
+                nb, l,
+                ValueRange{arith::SelectOp::create(nb, l, in, sum, v[1])});
+          })
+          .getResult(0);
+  define(n, 0, convertElements(loc, sums, given));
 }
 
 /// ArgMax and ArgMin along `axis` (int64 indices): one reduction carrying
@@ -1611,7 +1661,15 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
   }
   sizes.push_back(dimOf(a, at.getRank() - 2));
   sizes.push_back(dimOf(w, wt.getRank() - 1));
-  Value init = tensor::EmptyOp::create(b, loc, sizes, elem);
+  // 16-bit floats sum in f32 (a 16-bit running sum stops growing: past
+  // 2048 an f16 sum no longer adds values below 1): the operands are
+  // converted first, so the product is an f32 one, which the CPU
+  // pipeline's contraction kernels take (O(m k + k n) conversions for
+  // O(m n k) products).
+  Type acc = sumType(elem);
+  a = convertElements(loc, a, acc);
+  w = convertElements(loc, w, acc);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, acc);
   init = zeroFilled(loc, init);
   SmallVector<utils::IteratorType> iters(nl, utils::IteratorType::parallel);
   iters[kd] = utils::IteratorType::reduction;
@@ -1640,6 +1698,7 @@ void Importer::importMatMul(const onnx::NodeProto &n) {
             linalg::YieldOp::create(nb, l, ValueRange{sum});
           })
           .getResult(0);
+  out = convertElements(loc, out, elem);
   if (aVector || wVector) {
     auto ot = typeOf(out);
     SmallVector<bool> drop(r, false);
@@ -1871,24 +1930,28 @@ void Importer::importEinsum(const onnx::NodeProto &n) {
   // Without summed loops (an outer product, a transpose) each output
   // element is one product: no zero fill to add it to.
   bool sums = outLoops.size() < nl;
-  Value init = tensor::EmptyOp::create(b, loc, outSizes, elem);
+  // 16-bit floats sum (and multiply) in f32.
+  Type acc = sums ? sumType(elem) : elem;
+  Value init = tensor::EmptyOp::create(b, loc, outSizes, acc);
   if (sums)
     init = zeroFilled(loc, init);
   Value out =
       linalg::GenericOp::create(
           b, loc, TypeRange{init.getType()}, ops, ValueRange{init}, maps, iters,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            Value p = v[0];
-            for (size_t i = 1; i + 1 < v.size(); ++i)
-              p = isFloat ? Value(arith::MulFOp::create(nb, l, p, v[i]))
-                          : Value(arith::MulIOp::create(nb, l, p, v[i]));
+            Value p = convertScalar(nb, l, v[0], acc);
+            for (size_t i = 1; i + 1 < v.size(); ++i) {
+              Value x = convertScalar(nb, l, v[i], acc);
+              p = isFloat ? Value(arith::MulFOp::create(nb, l, p, x))
+                          : Value(arith::MulIOp::create(nb, l, p, x));
+            }
             if (sums)
               p = isFloat ? Value(arith::AddFOp::create(nb, l, v.back(), p))
                           : Value(arith::AddIOp::create(nb, l, v.back(), p));
             linalg::YieldOp::create(nb, l, ValueRange{p});
           })
           .getResult(0);
-  define(n, 0, out);
+  define(n, 0, convertElements(loc, out, elem));
 }
 
 void Importer::importTranspose(const onnx::NodeProto &n) {
@@ -1909,13 +1972,24 @@ void Importer::importTranspose(const onnx::NodeProto &n) {
   }
   Location loc = nodeLoc(n);
   SmallVector<OpFoldResult> in = sizesOf(x), sizes;
+  SmallVector<bool> seen(t.getRank(), false);
   for (int64_t p : perm) {
     if (p < 0 || p >= t.getRank()) {
       nodeError(n) << "perm entry " << p << " is out of range";
       return;
     }
+    if (seen[p]) {
+      nodeError(n) << "perm names dim " << p
+                   << " twice (a permutation names each dim once)";
+      return;
+    }
+    seen[p] = true;
     sizes.push_back(in[p]);
   }
+  // The identity (any permutation of a rank-0 or rank-1 tensor) moves
+  // nothing; linalg.transpose has no rank-0 form.
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, t.getRank())))
+    return define(n, 0, x);
   Value init = tensor::EmptyOp::create(b, loc, sizes, t.getElementType());
   define(n, 0,
          linalg::TransposeOp::create(b, loc, x, init, perm).getResult()[0]);
@@ -2407,6 +2481,9 @@ void Importer::importSoftmax(const onnx::NodeProto &n) {
     groups.emplace_back(llvm::to_vector(llvm::seq<int64_t>(axis, rank)));
     in = tensor::CollapseShapeOp::create(b, loc, x, groups);
   }
+  // 16-bit floats in f32: the row sums.
+  Type elem = t.getElementType();
+  in = convertElements(loc, in, sumType(elem));
   auto it = typeOf(in);
   Value init =
       tensor::EmptyOp::create(b, loc, sizesOf(in), it.getElementType());
@@ -2415,6 +2492,7 @@ void Importer::importSoftmax(const onnx::NodeProto &n) {
           ? logSoftmax(loc, in, init, axis)
           : linalg::SoftmaxOp::create(b, loc, TypeRange{it}, in, init, axis)
                 .getResult()[0];
+  y = convertElements(loc, y, elem);
   if (flattened)
     y = tensor::ExpandShapeOp::create(
         b, loc, t, y,

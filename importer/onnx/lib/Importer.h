@@ -652,6 +652,13 @@ private:
   bool importKnownWhere(const onnx::NodeProto &n);
   /// One element converted between scalar types (ONNX Cast semantics).
   Value convertScalar(OpBuilder &nb, Location l, Value x, Type to);
+  /// `x` with its elements converted to `to` (convertScalar each; `x`
+  /// itself when they already are).
+  Value convertElements(Location loc, Value x, Type to);
+  /// The type sums of `elem` run in: f32 for f16 and bf16 (a 16-bit
+  /// running sum stops growing once large: past 2048 an f16 sum no longer
+  /// adds values below 1), else `elem`.
+  static Type sumType(Type elem);
 };
 
 } // namespace mlir::attn::onnx_import
