@@ -9,6 +9,9 @@
 # 993. Long rows against NumPy in float64 on the same (16-bit) inputs: the
 # error is the result's own rounding, relative to the largest |value|
 # below 2e-3 for f16 (2^-11 = 4.9e-4) and 1e-2 for bf16 (2^-8 = 3.9e-3).
+# ReduceMax and LayerNormalization convert to f32 too (exact for max, the
+# vectorized kernels), Softmax before opset 13 over flattened dims, and a
+# Cast between f16 and bf16 goes through f32.
 # Transpose of a rank-0 tensor (and any identity perm) is the input (the
 # import crashed on a linalg.transpose of rank 0); a perm naming a dim twice
 # is refused by name.
@@ -67,6 +70,20 @@ CASES = [
      {"a": (2, 4096)}, lambda a: np.log(np.exp(a).sum(-1)), 18),
     ("CumSum n=4096", [helper.make_node("CumSum", ["a", "axis"], ["y"])],
      {"a": (2, 4096)}, lambda a: np.cumsum(a, -1), 17),
+    # Also computed in f32 now (exact for max; the f32 kernels are the
+    # vectorized ones), and before opset 13 over flattened dims (the
+    # import crashed for 16-bit types).
+    ("ReduceMax n=4096", [helper.make_node("ReduceMax", ["a", "axes"], ["y"], keepdims=0)],
+     {"a": (2, 4096)}, lambda a: a.max(-1), 18),
+    ("LayerNormalization n=4096", [helper.make_node("LayerNormalization", ["a", "g", "c"], ["y"],
+                                                    axis=-1)],
+     {"a": (2, 4096), "g": (4096,), "c": (4096,)},
+     lambda a, g, c: (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, keepdims=True) + 1e-5)
+     * g + c, 17),
+    ("Softmax opset 11 axis 1", [helper.make_node("Softmax", ["a"], ["y"], axis=1)],
+     {"a": (2, 64, 64)}, lambda a: softmax(a.reshape(2, -1)).reshape(2, 64, 64), 11),
+    ("LogSoftmax opset 11 axis 0", [helper.make_node("LogSoftmax", ["a"], ["y"], axis=0)],
+     {"a": (16, 4, 64)}, lambda a: np.log(softmax(a.reshape(1, -1))).reshape(16, 4, 64), 11),
 ]
 for dtype, name, tol in ((TensorProto.FLOAT16, "f16", 2e-3), (TensorProto.BFLOAT16, "bf16", 1e-2)):
     for what, nodes, shapes, ref, opset in CASES:
@@ -83,6 +100,8 @@ for dtype, name, tol in ((TensorProto.FLOAT16, "f16", 2e-3), (TensorProto.BFLOAT
         feeds = {}
         for k, s in shapes.items():
             x = rng.random(s) if "Softmax" not in what else rng.standard_normal(s) * 0.5
+            if "LayerNorm" in what:
+                x = rng.standard_normal(s)
             feeds[k] = (x.astype(np.float16) if name == "f16"
                         else to_bf16(x.astype(np.float32)))
         want = ref(*[feeds[k].astype(np.float64) for k in shapes])
@@ -103,6 +122,10 @@ for dtype, name, tol in ((TensorProto.FLOAT16, "f16", 2e-3), (TensorProto.BFLOAT
 # CHECK: ok f16 ReduceL2 n=4096: relative error below 0.002
 # CHECK: ok f16 ReduceLogSumExp n=4096: relative error below 0.002
 # CHECK: ok f16 CumSum n=4096: relative error below 0.002
+# CHECK: ok f16 ReduceMax n=4096: relative error below 0.002
+# CHECK: ok f16 LayerNormalization n=4096: relative error below 0.002
+# CHECK: ok f16 Softmax opset 11 axis 1: relative error below 0.002
+# CHECK: ok f16 LogSoftmax opset 11 axis 0: relative error below 0.002
 # CHECK: ok bf16 MatMul K=4096: relative error below 0.01
 # CHECK: ok bf16 Gemm K=4096 transB: relative error below 0.01
 # CHECK: ok bf16 Einsum ij,jk->ik K=4096: relative error below 0.01
@@ -113,6 +136,32 @@ for dtype, name, tol in ((TensorProto.FLOAT16, "f16", 2e-3), (TensorProto.BFLOAT
 # CHECK: ok bf16 ReduceL2 n=4096: relative error below 0.01
 # CHECK: ok bf16 ReduceLogSumExp n=4096: relative error below 0.01
 # CHECK: ok bf16 CumSum n=4096: relative error below 0.01
+# CHECK: ok bf16 ReduceMax n=4096: relative error below 0.01
+# CHECK: ok bf16 LayerNormalization n=4096: relative error below 0.01
+# CHECK: ok bf16 Softmax opset 11 axis 1: relative error below 0.01
+# CHECK: ok bf16 LogSoftmax opset 11 axis 0: relative error below 0.01
+
+# Cast between FLOAT16 and BFLOAT16 (equal widths: through f32, rounding
+# once; the import made an invalid arith.truncf f16 -> bf16). Values
+# exact in both types, and ones each rounds.
+x = np.float32([1.5, -2.25, 0.0, 3.0e4, 1.0e-3, 7.0, -0.5, 100.0])
+for first, second in ((TensorProto.FLOAT16, TensorProto.BFLOAT16),
+                      (TensorProto.BFLOAT16, TensorProto.FLOAT16)):
+    graph = helper.make_graph([helper.make_node("Cast", ["x"], ["h"], to=first),
+                               helper.make_node("Cast", ["h"], ["y"], to=second)], "g",
+                              [vi("x", TensorProto.FLOAT, [8])], [vi("y", second, None)])
+    path = os.path.join(work, "cast.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    if first == TensorProto.FLOAT16:
+        want = to_bf16(x.astype(np.float16).astype(np.float32))
+    else:
+        want = to_bf16(x).astype(np.float16).astype(np.float32)
+    got = run_model(work, path, {"x": x})
+    ok = not isinstance(got, str) and (got[0].astype(np.float32) == want).all()
+    print("%s Cast %s" % ("ok" if ok else "FAIL", "f16 -> bf16" if first == TensorProto.FLOAT16
+                          else "bf16 -> f16"), "" if ok else got)
+# CHECK: ok Cast f16 -> bf16
+# CHECK: ok Cast bf16 -> f16
 
 # Transpose: rank 0 (no perm, and perm=[]), an identity perm; a repeated dim.
 for what, shape, perm in (("rank 0", [], None), ("rank 0 perm []", [], []),

@@ -717,7 +717,6 @@ void Importer::importSqueeze(const onnx::NodeProto &n) {
   SmallVector<bool> drop(t.getRank(), false);
   Location loc = nodeLoc(n);
   if (axes) {
-    SmallVector<int64_t> unitShape(t.getShape());
     for (int64_t a : *axes) {
       auto na = normalizeAxis(a, t.getRank());
       if (!na) {
@@ -725,28 +724,23 @@ void Importer::importSqueeze(const onnx::NodeProto &n) {
                      << t.getRank();
         return;
       }
-      if (!t.isDynamicDim(*na) && t.getDimSize(*na) != 1) {
+      // A dynamic dim is refused: typing it 1 for the rest of the graph
+      // (a cast) would let canonicalization hand that size to the ops
+      // computing the input, which then write all its rows into one (a
+      // check while running would come too late).
+      if (t.isDynamicDim(*na)) {
+        nodeError(n) << "axis " << a
+                     << " is dynamic: Squeeze needs its size to be 1, "
+                        "which is known only while running (export it "
+                        "with a static size 1)";
+        return;
+      }
+      if (t.getDimSize(*na) != 1) {
         nodeError(n) << "axis " << a << " has size " << t.getDimSize(*na)
                      << ", not 1";
         return;
       }
-      if (t.isDynamicDim(*na)) {
-        // Known only while running: checked on each call to be 1.
-        Value size = tensor::DimOp::create(b, loc, x, *na);
-        Value one = arith::ConstantIndexOp::create(b, loc, 1);
-        checkFailsIf(
-            b, loc,
-            indexErrorSlot(n, "input dim " + std::to_string(*na) +
-                                  ", which the axes drop"),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, size, one),
-            kHitSizeDiffers, size, one);
-        unitShape[*na] = 1;
-      }
       drop[*na] = true;
-    }
-    if (unitShape != t.getShape()) {
-      x = tensor::CastOp::create(b, loc, t.clone(unitShape), x);
-      t = typeOf(x);
     }
   } else {
     // Without axes every dim of size 1 goes, so a dynamic dim's fate (and

@@ -1335,12 +1335,17 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
               << " but computes " << got;
           return false;
         }
-        // A size the graph declares but computes only while running: the
-        // cast would hand the caller a buffer of another size typed as the
-        // declared one (reads past its end, or a silently cut result).
+        // A size the graph declares but computes only while running is
+        // checked on each call, and the result keeps the computed type: a
+        // cast to the declared size would let canonicalization give that
+        // size to the ops computing the result (a buffer of the declared
+        // size written with the computed one: a heap overflow before the
+        // check could report).
+        bool lessStatic = false;
         for (int64_t d = 0; d < want.getRank(); ++d) {
           if (want.isDynamicDim(d) || !got.isDynamicDim(d))
             continue;
+          lessStatic = true;
           std::string slot = indexErrorSlotAt("graph output '" + vi.name() +
                                               "' dim " + std::to_string(d) +
                                               " against its declared size");
@@ -1351,6 +1356,11 @@ bool Importer::importGraph(const onnx::GraphProto &g) {
               b, fileLoc, arith::CmpIPredicate::ne, size, declared);
           checkFailsIf(b, fileLoc, slot, differs, kHitSizeDiffers, size,
                        declared);
+        }
+        if (lessStatic) {
+          resultTypes[i] = got;
+          results.push_back(v);
+          continue;
         }
         v = tensor::CastOp::create(b, fileLoc, want, v);
       }

@@ -604,8 +604,15 @@ std::optional<std::string> pipelineOptionValue(llvm::StringRef options,
   options.split(items, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (llvm::StringRef item : items) {
     auto [key, rest] = item.split('=');
-    if (key == name)
-      value = item.contains('=') ? rest.str() : std::string("true");
+    if (key != name)
+      continue;
+    // The pass-option parser takes a value in quotes or braces as the
+    // text within them.
+    while (rest.size() >= 2 && ((rest.front() == '\'' && rest.back() == '\'') ||
+                                (rest.front() == '"' && rest.back() == '"') ||
+                                (rest.front() == '{' && rest.back() == '}')))
+      rest = rest.drop_front().drop_back();
+    value = item.contains('=') ? rest.str() : std::string("true");
   }
   return value;
 }
