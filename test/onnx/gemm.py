@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
 from run_model import counting_print, run_model  # noqa: E402
@@ -68,5 +68,62 @@ for dtype, name, npt, tol in ((TensorProto.FLOAT, "f32", np.float32, 1e-5),
 # CHECK: ok f16 alpha 2 beta 0 C [40] transA 1 transB 0: relative error below 0.002
 # CHECK: ok f16 alpha 0.25 beta 1 C [] transA 0 transB 0: relative error below 0.002
 # CHECK: ok f16 alpha 1 beta 0.5 C [64, 1] transA 0 transB 1: relative error below 0.002
+
+# Operands read transposed ([k, m] for A, [n, k] for B) are transposed once
+# before the contraction kernels (a constant B at compile time): Gemm's
+# transA / transB with B an input or an initializer (an nn.Linear weight),
+# MatMul of a Transpose, and einsums with either operand transposed, 2-D
+# and batched. M = 130 and N = 72 leave rows and columns past the register
+# tiles.
+M, K, N = 130, 96, 72
+
+
+def graph_of(nodes, feeds, weights):
+    inputs = [vi(k, TensorProto.FLOAT, list(v.shape)) for k, v in feeds.items()]
+    inits = [numpy_helper.from_array(v, k) for k, v in weights.items()]
+    return helper.make_graph(nodes, "g", inputs, [vi("y", TensorProto.FLOAT, None)], inits)
+
+
+cases = []
+for ta, tb, const in ((0, 1, False), (0, 1, True), (1, 0, False), (1, 1, True)):
+    cases.append(("Gemm transA %d transB %d, B %s" % (ta, tb, "an initializer" if const else "an input"),
+                  [helper.make_node("Gemm", ["a", "b"], ["y"], transA=ta, transB=tb)],
+                  (K, M) if ta else (M, K), (N, K) if tb else (K, N), const,
+                  lambda a, b, ta=ta, tb=tb: (a.T if ta else a) @ (b.T if tb else b)))
+cases.append(("MatMul of a and Transpose(b)",
+              [helper.make_node("Transpose", ["b"], ["bt"], perm=[1, 0]),
+               helper.make_node("MatMul", ["a", "bt"], ["y"])],
+              (M, K), (N, K), False, lambda a, b: a @ b.T))
+for eq in ("mk,nk->mn", "km,kn->mn", "km,nk->mn", "bmk,bnk->bmn", "bkm,bkn->bmn"):
+    lhs = eq.split("->")[0].split(",")
+    dims = {"b": 3, "m": M, "k": K, "n": N}
+    cases.append(("Einsum %s" % eq, [helper.make_node("Einsum", ["a", "b"], ["y"], equation=eq)],
+                  tuple(dims[c] for c in lhs[0]), tuple(dims[c] for c in lhs[1]), False,
+                  lambda a, b, eq=eq: np.einsum(eq, a, b)))
+for what, nodes, ashape, bshape, const, reference in cases:
+    a = rng.standard_normal(ashape).astype(np.float32)
+    b = rng.standard_normal(bshape).astype(np.float32)
+    feeds, weights = ({"a": a}, {"b": b}) if const else ({"a": a, "b": b}, {})
+    path = os.path.join(work, "layout.onnx")
+    onnx.save(helper.make_model(graph_of(nodes, feeds, weights),
+                                opset_imports=[helper.make_opsetid("", 17)]), path)
+    got = run_model(work, path, feeds)
+    if isinstance(got, str):
+        print("FAIL %s: %s" % (what, got))
+        continue
+    want = reference(a.astype(float), b.astype(float))
+    err = float(np.abs(got[0].astype(float) - want).max() / np.abs(want).max())
+    print("%s %s: relative error %s" % ("ok" if err < 1e-5 else "FAIL", what,
+                                        "below 1e-05" if err < 1e-5 else err))
+# CHECK: ok Gemm transA 0 transB 1, B an input: relative error below 1e-05
+# CHECK: ok Gemm transA 0 transB 1, B an initializer: relative error below 1e-05
+# CHECK: ok Gemm transA 1 transB 0, B an input: relative error below 1e-05
+# CHECK: ok Gemm transA 1 transB 1, B an initializer: relative error below 1e-05
+# CHECK: ok MatMul of a and Transpose(b): relative error below 1e-05
+# CHECK: ok Einsum mk,nk->mn: relative error below 1e-05
+# CHECK: ok Einsum km,kn->mn: relative error below 1e-05
+# CHECK: ok Einsum km,nk->mn: relative error below 1e-05
+# CHECK: ok Einsum bmk,bnk->bmn: relative error below 1e-05
+# CHECK: ok Einsum bkm,bkn->bmn: relative error below 1e-05
 print("%d failed" % len(failures))
 # CHECK: 0 failed
