@@ -56,8 +56,10 @@
 // as math.exp2 with polynomial-exp=false. bf16 (bf16-dot): V is packed once
 // into key pairs, Q^T and P are stored in pairs, and both products are
 // x86vector.avx512.dot (vdpbf16ps); softmax and accumulators stay f32.
-// bf16 without dot products (bf16-widen): the f32 loop nest, every operand
-// load widened to f32 and the output rounded to bf16.
+// bf16 without dot products (bf16-widen), and f16 (f16-widen; no CPU the
+// pipeline targets below AVX512-FP16 multiplies f16): the f32 loop nest,
+// every operand load widened to f32 and the output rounded to 16 bits. An
+// f16 additive mask is widened to f32 once per call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,15 +104,18 @@ bool usesBf16Dot(SdpaOp op, bool bf16Dot) {
 }
 
 /// Why `op` stays with attn-fuse-softmax, or "" if this pass takes it.
-std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen) {
+std::string unsupportedReason(SdpaOp op, bool bf16Dot, bool bf16Widen,
+                              bool f16Widen) {
   auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
        vt = op.getValue().getType();
   Type e = qt.getElementType();
   if (kt.getElementType() != e || vt.getElementType() != e ||
       op.getResult().getType().getElementType() != e)
     return "mixed element types";
-  if (!e.isF32() && !(e.isBF16() && (bf16Dot || bf16Widen)))
-    return "element type is not f32 (or bf16 with bf16-dot or bf16-widen)";
+  if (!e.isF32() && !(e.isBF16() && (bf16Dot || bf16Widen)) &&
+      !(e.isF16() && f16Widen))
+    return "element type is not f32 (or bf16 with bf16-dot or bf16-widen, "
+           "f16 with f16-widen)";
   if (qt.getRank() < 2 || qt.getRank() > 4 || kt.getRank() != qt.getRank() ||
       vt.getRank() != qt.getRank())
     return "rank is not 2 to 4";
@@ -1484,6 +1489,13 @@ void CpuFlashBuilder::emitEpilogue(Value q0, ValueRange l) {
 void CpuFlashBuilder::prepareMask() {
   Value m = op.getMask();
   auto mType = cast<RankedTensorType>(m.getType());
+  // An f16 additive mask is widened to f32 once per call (it has no
+  // 16-bit panel form of its own, as bf16's bits), then taken as an f32
+  // one.
+  if (mType.getElementType().isF16()) {
+    m = widenMask(m, /*dropKeyDim=*/false, /*toZeroInf=*/false);
+    mType = cast<RankedTensorType>(m.getType());
+  }
   int64_t mr = mType.getRank();
   maskBool = mType.getElementType().isInteger(1);
   maskBf16 = mType.getElementType().isBF16();
@@ -1913,7 +1925,7 @@ struct AttnVectorizeSdpaPass
     }
     SmallVector<SdpaOp> ops;
     getOperation().walk([&](SdpaOp op) {
-      if (unsupportedReason(op, bf16Dot, bf16Widen).empty())
+      if (unsupportedReason(op, bf16Dot, bf16Widen, f16Widen).empty())
         ops.push_back(op);
     });
     for (SdpaOp op : ops) {

@@ -148,6 +148,8 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
       // Elsewhere bf16 cores run the f32 kernel on widened loads: the
       // same memory traffic as bf16, f32 FMAs.
       vec.bf16Widen = true;
+      // f16 likewise (vcvtph2ps is F16C, on every AVX2 and AVX-512 CPU).
+      vec.f16Widen = true;
       pm.addPass(createAttnVectorizeSdpaPass(vec));
     }
     if (options.fuseSoftmax) {

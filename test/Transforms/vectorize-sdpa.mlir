@@ -5,6 +5,7 @@
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-q=32 block-kv=64 accumulators=4' -cse | FileCheck %s --check-prefix=AVX2
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-dot' -cse | FileCheck %s --check-prefix=BF16
 // RUN: attention-opt %s --attn-vectorize-sdpa='bf16-widen' -cse | FileCheck %s --check-prefix=WIDEN
+// RUN: attention-opt %s --attn-vectorize-sdpa='f16-widen' -cse | FileCheck %s --check-prefix=F16
 // RUN: attention-opt %s --attn-vectorize-sdpa='avx512-scalef' -cse | FileCheck %s --check-prefix=SCALEF
 // RUN: attention-opt %s --attn-vectorize-sdpa='streaming-stores=false' -cse | FileCheck %s --check-prefix=NOSTREAM
 // RUN: attention-opt %s --attn-vectorize-sdpa='block-kv=96 register-keys=6 register-rows=6' -cse | FileCheck %s --check-prefix=TILE6
@@ -727,4 +728,29 @@ func.func @untouched(%h: tensor<2x16x64xf16>, %q: tensor<2x16x64xf32>, %r: tenso
 func.func @bf16(%q: tensor<2x4x100x64xbf16>, %k: tensor<2x4x99x64xbf16>) -> tensor<2x4x100x64xbf16> {
   %o = attn.sdpa %q, %k, %k causal(bottom_right) : tensor<2x4x100x64xbf16>, tensor<2x4x99x64xbf16>, tensor<2x4x99x64xbf16> -> tensor<2x4x100x64xbf16>
   return %o : tensor<2x4x100x64xbf16>
+}
+
+// f16 (f16-widen; without it the op is left to attn-fuse-softmax): the f32
+// loop nest of the widened bf16 form, every operand load widened by
+// arith.extf (vcvtph2ps), the output rounded by arith.truncf. An f16
+// additive mask is widened to f32 once per call, before the items, and is
+// then an f32 mask shared by the heads (transposed once into row panels).
+// CHECK-LABEL: func.func @f16(
+// CHECK: attn.sdpa
+// F16-LABEL: func.func @f16(
+// F16-NOT: attn.sdpa
+// F16: linalg.generic {{.*}} ins(%arg2 : tensor<1x1x100x99xf16>) outs(%{{.*}} : tensor<1x1x100x99xf32>)
+// F16-NEXT: ^bb0(%{{.*}}: f16, %{{.*}}: f32):
+// F16-NEXT: arith.extf %{{.*}} : f16 to f32
+// F16: scf.forall
+// F16: vector.load %{{.*}} : memref<2x4x100x64xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<16xf16>
+// F16-NEXT: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// F16: vector.fma
+// F16: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
+// F16-NEXT: vector.store
+// F16-NOT: x86vector
+// F16: bufferization.to_tensor %{{.*}} restrict writable : memref<2x4x100x64xf16> to tensor<2x4x100x64xf16>
+func.func @f16(%q: tensor<2x4x100x64xf16>, %k: tensor<2x4x99x64xf16>, %m: tensor<1x1x100x99xf16>) -> tensor<2x4x100x64xf16> {
+  %o = attn.sdpa %q, %k, %k mask(%m : additive) : tensor<2x4x100x64xf16>, tensor<2x4x99x64xf16>, tensor<2x4x99x64xf16>, tensor<1x1x100x99xf16> -> tensor<2x4x100x64xf16>
+  return %o : tensor<2x4x100x64xf16>
 }

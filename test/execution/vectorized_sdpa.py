@@ -29,7 +29,7 @@
 # left, vector FMAs present). bf16 cases are checked in both of the pass's
 # forms (vdpbf16ps with bf16-dot, f32 FMAs on widened loads with bf16-widen)
 # and run in the host's form, plus the widened one (bf16-dot=false) on hosts
-# with avx512_bf16. Each case also runs compiled for other CPUs than the
+# with avx512_bf16; f16 cases in the f16-widen form. Each case also runs compiled for other CPUs than the
 # host (--target-cpu): x86-64-v3, the whole AVX2 form in ymm code (32 x 64
 # blocks, 4 accumulators, 2^n from the exponent bits, bf16 widened with
 # its conversions expanded), and the bf16 cases for x86-64-v4 (AVX-512
@@ -226,20 +226,29 @@ def main():
             if mask is not None and mask[1] == "additive":
                 mask = (attn_exec.round_to_bf16(mask[0]), mask[1])
             tol = 2e-2
+        if elem == "f16":
+            # f16 arrays, passed as such (<f2 .npy); the reference takes
+            # the same values. The output is rounded to f16 (half an ulp:
+            # 4.9e-4 relative).
+            q, k, v = (a.astype(np.float16) for a in (q, k, v))
+            if mask is not None and mask[1] == "additive":
+                mask = (mask[0].astype(np.float16), mask[1])
+            tol = 2e-3
         want = reference(q, k, v, causal, layout, scale, mask, window, softcap, dropout)
         if q.ndim == 2:
             want = want[0]
         # bf16: both forms of the kernel, vdpbf16ps dot products and f32
         # FMAs on widened loads.
         forms = ([("bf16-dot", "x86vector.avx512.dot"), ("bf16-widen", "vector.fma")]
-                 if elem == "bf16" else [("bf16-dot", "vector.fma")])
+                 if elem == "bf16" else [("f16-widen", "vector.fma")] if elem == "f16"
+                 else [("bf16-dot", "vector.fma")])
         for option, kernel in forms:
             with checks("%s: taken by attn-vectorize-sdpa (%s)" % (name, option)):
                 ir = subprocess.run([ATTENTION_OPT, "--attn-vectorize-sdpa=" + option, "-"],
                                     input=text, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     universal_newlines=True, check=True).stdout
                 assert "attn.sdpa" not in ir and kernel in ir, "the pass did not take it"
-                if option == "bf16-widen":
+                if option in ("bf16-widen", "f16-widen"):
                     assert "x86vector" not in ir, "a dot product in the widened form"
         # The pipeline picks the dot products where the host has them; the
         # widened form then runs too (bf16-dot=false).
@@ -553,6 +562,34 @@ def main():
     case("bf16 window L=90 softcap 8 causal T=260 d=64", normal(1, 2, 260, 64) * 2,
          normal(1, 2, 260, 64) * 2, normal(1, 2, 260, 64), causal="top_left", window=(90, None),
          softcap=8.0, elem="bf16")
+    # f16 (f16-widen: every operand load widened to f32 by vcvtph2ps, f32
+    # softmax and accumulators, the output rounded to f16): causal of both
+    # alignments with tails, GQA, seq_major with dynamic sizes, inf/NaN
+    # values of weight 0, and the masks: key padding (i1), f16 additive
+    # biases of their own per head and shared by batches and heads (widened
+    # to f32 once per call, then taken as f32 masks), a row bias [B, 1, Tq,
+    # 1], and dropout.
+    case("f16 causal T=200 d=64", normal(1, 2, 200, 64), normal(1, 2, 200, 64),
+         normal(1, 2, 200, 64), causal="top_left", elem="f16")
+    case("f16 GQA 8/2 bottom_right Tq=70 Tk=151 d=32", normal(1, 8, 70, 32),
+         normal(1, 2, 151, 32), normal(1, 2, 151, 32), causal="bottom_right", elem="f16")
+    case("f16 seq_major GQA 6/2 full B=2 T=150 d=32 dynamic", normal(2, 150, 6, 32),
+         normal(2, 150, 2, 32), normal(2, 150, 2, 32), layout="seq_major",
+         shapes=((None, None, 6, 32), (None, None, 2, 32), (None, None, 2, 32)), elem="f16")
+    weight_zero_case("f16 inf/NaN values of weight 0", 21, 32, "f16")
+    case("f16 mask key padding attend_where_true causal T=200", normal(2, 2, 200, 64),
+         normal(2, 2, 200, 64), normal(2, 2, 200, 64), causal="top_left",
+         mask=(pad, "attend_where_true"), elem="f16")
+    case("f16 mask additive [1,H,Tq,Tk] Tq=33 Tk=301", normal(1, 3, 33, 64),
+         normal(1, 3, 301, 64), normal(1, 3, 301, 64), mask=(bias, "additive"), elem="f16")
+    case("f16 mask additive shared [1,1,Tq,Tk] B=2 Tq=40 Tk=160 causal", normal(2, 3, 40, 64),
+         normal(2, 3, 160, 64), normal(2, 3, 160, 64), causal="bottom_right",
+         mask=(shared_bias, "additive"), elem="f16")
+    case("f16 mask rows additive [B,1,Tq,1] Tq=33 Tk=151", normal(2, 3, 33, 64),
+         normal(2, 3, 151, 64), normal(2, 3, 151, 64), mask=(rbias, "additive"), elem="f16")
+    case("f16 dropout 0.2 causal T=100 d=64", normal(1, 2, 100, 64),
+         normal(1, 2, 100, 64), normal(1, 2, 100, 64), causal="top_left", dropout=(0.2, 5),
+         elem="f16")
     turns.report("vectorized_sdpa")
     checks.finish("vectorized_sdpa")
 

@@ -12,16 +12,19 @@
 # ReduceMax and LayerNormalization convert to f32 too (exact for max, the
 # vectorized kernels), Softmax before opset 13 over flattened dims, and a
 # Cast between f16 and bf16 goes through f32.
+# 16-bit constants an op converts to f32 are converted at import, bit for
+# bit (all 65536 patterns of each type).
 # Transpose of a rank-0 tensor (and any identity perm) is the input (the
 # import crashed on a linalg.transpose of rank 0); a perm naming a dim twice
 # is refused by name.
 
 import os
+import subprocess
 import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
 from run_model import counting_print, run_model  # noqa: E402
@@ -188,6 +191,83 @@ print("Transpose perm [0, 0]:", run_model(work, path, {"x": np.zeros((2, 2), np.
 # CHECK: ok Transpose identity [0, 1]
 # CHECK: ok Transpose perm [1, 0]
 # CHECK: Transpose perm [0, 0]: {{.*}}transpose_twice.onnx:0:0: error: ONNX node 't' (Transpose, opset 17): perm names dim 0 twice (a permutation names each dim once)
+
+
+# 16-bit constants that an op converts to f32 (a MatMul or Gemm weight, a
+# Cast) are converted once at import, into an f32 constant, instead of on
+# every call. Every one of the 65536 bit patterns of f16 and of bf16 (a
+# weight blob of 128 KiB), 16 values (inline) and a uniform weight (a
+# splat), through Cast to FLOAT,
+# bit for bit against NumPy (NaN as NaN): subnormals, +-0, +-inf, NaN
+# payloads. Then MatMuls by 16-bit initializer weights against NumPy.
+patterns = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+small = np.array([0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x7bff, 0x7c00, 0xfc00, 0x7e00,
+                  0x7c01, 0x3c00, 0xbc00, 0x3555, 0x0200, 0x8001, 0xfbff], np.uint16)
+for name, dtype in (("f16", TensorProto.FLOAT16), ("bf16", TensorProto.BFLOAT16)):
+    splat = np.full((64, 64), 0x3E00 if name == "f16" else 0x3FC0, np.uint16)  # 1.5
+    for what, bits in (("all 65536 patterns", patterns.reshape(256, 256)),
+                       ("16 values inline", small.reshape(4, 4)),
+                       ("uniform 1.5 (a splat)", splat)):
+        init = helper.make_tensor("c", dtype, bits.shape, bits.tobytes(), raw=True)
+        graph = helper.make_graph([helper.make_node("Cast", ["c"], ["y"], to=TensorProto.FLOAT)],
+                                  "g", [], [vi("y", TensorProto.FLOAT, None)], [init])
+        path = os.path.join(work, "widen_constant.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        got = run_model(work, path, {})
+        want = (bits.view(np.float16).astype(np.float32) if name == "f16"
+                else (bits.astype(np.uint32) << 16).view(np.float32))
+        if isinstance(got, str):
+            print("FAIL constant %s %s: %s" % (name, what, got))
+            continue
+        nan = np.isnan(want)
+        same = (np.array_equal(np.isnan(got[0]), nan)
+                and np.array_equal(got[0][~nan].view(np.uint32), want[~nan].view(np.uint32)))
+        print("%s constant %s %s widened exactly" % ("ok" if same else "FAIL", name, what))
+# CHECK: ok constant f16 all 65536 patterns widened exactly
+# CHECK: ok constant f16 16 values inline widened exactly
+# CHECK: ok constant f16 uniform 1.5 (a splat) widened exactly
+# CHECK: ok constant bf16 all 65536 patterns widened exactly
+# CHECK: ok constant bf16 16 values inline widened exactly
+# CHECK: ok constant bf16 uniform 1.5 (a splat) widened exactly
+for name, dtype, tol in (("f16", TensorProto.FLOAT16, 2e-3), ("bf16", TensorProto.BFLOAT16, 1e-2)):
+    for m in (1, 70):
+        x = rng.standard_normal((m, 512)).astype(np.float32)
+        w = rng.standard_normal((512, 96)).astype(np.float32)
+        if name == "f16":
+            x, w = x.astype(np.float16).astype(np.float32), w.astype(np.float16).astype(np.float32)
+            feed = x.astype(np.float16)
+            init = numpy_helper.from_array(w.astype(np.float16), "w")
+        else:
+            x, w = to_bf16(x), to_bf16(w)
+            feed = x
+            init = helper.make_tensor("w", dtype, w.shape,
+                                      (w.view(np.uint32) >> 16).astype(np.uint16).tobytes(), raw=True)
+        graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                                  [vi("x", dtype, list(x.shape))], [vi("y", dtype, None)], [init])
+        path = os.path.join(work, "matmul_weight.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        if m == 1:
+            # The imported module holds the weight as an f32 blob.
+            translate = os.path.join(os.path.dirname(os.environ["ATTENTION_RUN"]),
+                                     "attention-translate")
+            ir = subprocess.run([translate, "--import-onnx", path], stdout=subprocess.PIPE,
+                                universal_newlines=True).stdout
+            print("%s weight imported as:" % name,
+                  " ".join(l.strip() for l in ir.splitlines() if "dense_resource" in l))
+        got = run_model(work, path, {"x": feed})
+        want = x.astype(float) @ w.astype(float)
+        if isinstance(got, str):
+            print("FAIL %s MatMul [%d, 512] by an initializer: %s" % (name, m, got))
+            continue
+        err = float(np.abs(got[0].astype(float) - want).max() / np.abs(want).max())
+        print("%s %s MatMul [%d, 512] by an initializer: relative error %s" % (
+            "ok" if err < tol else "FAIL", name, m, "below %g" % tol if err < tol else err))
+# CHECK: f16 weight imported as: %cst = arith.constant dense_resource<w_f32> : tensor<512x96xf32>
+# CHECK: ok f16 MatMul [1, 512] by an initializer: relative error below 0.002
+# CHECK: ok f16 MatMul [70, 512] by an initializer: relative error below 0.002
+# CHECK: bf16 weight imported as: %cst = arith.constant dense_resource<w_f32> : tensor<512x96xf32>
+# CHECK: ok bf16 MatMul [1, 512] by an initializer: relative error below 0.01
+# CHECK: ok bf16 MatMul [70, 512] by an initializer: relative error below 0.01
 
 print("%d failed" % len(failures))
 # CHECK: 0 failed

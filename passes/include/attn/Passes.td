@@ -269,7 +269,10 @@ def AttnFuseSoftmaxPass : Pass<"attn-fuse-softmax", "mlir::ModuleOp"> {
 def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
   let summary = "Lower f32 attn.sdpa to a register-blocked flash-attention loop nest in vector IR (CPU)";
   let description = [{
-    Takes every f32 `attn.sdpa` with head dims that are static multiples
+    Takes every f32 `attn.sdpa` (bf16 with `bf16-dot` or `bf16-widen`, f16
+    with `f16-widen`: operand loads widened to f32, f32 softmax and
+    accumulators, the output rounded back; an f16 mask is widened to f32
+    once per call) with head dims that are static multiples
     of 16 (causal of either alignment, sliding windows, softcap, dropout,
     explicit masks of the three kinds, GQA, both layouts, ranks 2-4,
     dynamic batch and sequence lengths); the others are left to
@@ -407,6 +410,10 @@ def AttnVectorizeSdpaPass : Pass<"attn-vectorize-sdpa", "mlir::ModuleOp"> {
            "head dim that is not a multiple of 32): the f32 loop nest with "
            "every operand load widened to f32 and the output rounded to "
            "bf16">,
+    Option<"f16Widen", "f16-widen", "bool", /*default=*/"false",
+           "Also take f16 cores: the f32 loop nest with every operand load "
+           "widened to f32 (vcvtph2ps), f16 masks widened once per call, "
+           "and the output rounded to f16">,
     Option<"streamingStores", "streaming-stores", "bool", /*default=*/"true",
            "Write the output with non-temporal stores (vmovntps; "
            "attn-fence-streaming-stores adds the sfence) when the result "
