@@ -245,13 +245,19 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   }
   // Store fences for streaming stores, once the loops are OpenMP loops.
   add("func.func(attn-fence-streaming-stores)");
-  // Without avx512_bf16, LLVM turns f32 -> bf16 conversions into calls of
-  // compiler-rt's __truncsfbf2, which neither the JIT nor Debian 12's libgcc
-  // provides: expand them into integer arithmetic (round to nearest even,
-  // the rounding of vcvtneps2bf16) instead.
-  bool expandBf16 = options.bf16Conversions == Bf16Conversions::Expand ||
-                    (options.bf16Conversions == Bf16Conversions::Auto &&
-                     !avx512Bf16);
+  // f32 <-> bf16 conversions as integer arithmetic (round to nearest even,
+  // the rounding of vcvtneps2bf16, denormals kept), unless asked for native
+  // ones. Without avx512_bf16, LLVM turns a native f32 -> bf16 conversion
+  // into a call of compiler-rt's __truncsfbf2, which neither the JIT nor
+  // Debian 12's libgcc provides. With it, LLVM's loop vectorizer costs bf16
+  // vector conversions so high that it vectorizes an elementwise bf16 loop
+  // at a width of 2 to 8 instead of 16: Mul, Add, Tanh, Div, Exp over
+  // [2048, 1024] bf16 took 4.1 ms native and 1.8 ms expanded on the Zen 4
+  // host (avx512_bf16, 2 threads). The attention kernel's conversions
+  // (vcvtneps2bf16 for its bf16 pairs) are x86vector ops, not these, and
+  // its bf16 causal core [1, 12, 1024, 64] took the same time either way
+  // (4.36 and 4.32 ms), as did a bf16 MatMul [1, 4096] x [4096, 4096].
+  bool expandBf16 = options.bf16Conversions != Bf16Conversions::Native;
   if (expandBf16)
     add("func.func(arith-expand{include-bf16=true})");
   // A whole model's hundreds of parallel regions in parts of a few each:

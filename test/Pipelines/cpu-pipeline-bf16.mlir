@@ -3,12 +3,14 @@
 // (vcvtneps2bf16 with avx512_bf16, a compiler-rt call without it);
 // `expand` rewrites them into integer arithmetic that every x86 CPU runs:
 // round to nearest even on the bits (add 0x7FFF + the kept lsb, shift by 16),
-// and NaN kept a NaN. `auto` (the default) picks native only where the host
-// has avx512_bf16 (the target CPU: sapphirerapids has it, x86-64-v4 not);
+// and NaN kept a NaN. `auto` (the default) expands on every target CPU,
+// those with avx512_bf16 (sapphirerapids) included: native conversions
+// kept LLVM's loop vectorizer to narrow vectors on elementwise bf16 loops.
 // test/execution runs it on the host.
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='bf16-conversions=native' | FileCheck %s --check-prefix=NATIVE
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='bf16-conversions=expand' | FileCheck %s --check-prefix=EXPAND
-// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=sapphirerapids' | FileCheck %s --check-prefix=NATIVE
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=sapphirerapids' | FileCheck %s --check-prefix=EXPAND
+// RUN: attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=sapphirerapids bf16-conversions=native' | FileCheck %s --check-prefix=NATIVE
 // RUN: attention-opt %s -attn-lower-to-cpu-pipeline='target-cpu=x86-64-v4' | FileCheck %s --check-prefix=EXPAND
 // RUN: not attention-opt %s -attn-lower-to-cpu-pipeline='bf16-conversions=fast' 2>&1 | FileCheck %s --check-prefix=BAD
 

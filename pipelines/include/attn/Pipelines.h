@@ -208,8 +208,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(Bf16Conversions::Auto),
       llvm::cl::values(
           clEnumValN(Bf16Conversions::Auto, "auto",
-                     "native where the target CPU has avx512_bf16, else "
-                     "expand"),
+                     "expand (native conversions keep LLVM's loop "
+                     "vectorizer to narrow vectors on elementwise bf16 "
+                     "loops; the attention kernel's own are x86vector "
+                     "ops either way)"),
           clEnumValN(Bf16Conversions::Native, "native",
                      "LLVM fptrunc/fpext (a compiler-rt call on CPUs "
                      "without avx512_bf16)"),
