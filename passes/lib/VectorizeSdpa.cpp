@@ -64,6 +64,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LinalgBuilders.h"
+#include "RegisterTranspose.h"
 #include "SdpaIndexing.h"
 #include "attn/AttnOps.h"
 #include "attn/Passes.h"
@@ -1038,24 +1039,7 @@ void CpuFlashBuilder::packQ(Value q0) {
 }
 
 void CpuFlashBuilder::transpose16x16(SmallVector<Value> &m) {
-  // Stage h swaps bit h of the row index with bit h of the column index:
-  // for rows a = i (bit h clear) and b = i | h,
-  //   a'[j] = j & h ? b[j & ~h] : a[j],   b'[j] = j & h ? b[j] : a[j | h].
-  // After h = 8, 4, 2, 1 element (i, j) holds the input's (j, i).
-  for (int64_t h = kLanes / 2; h >= 1; h /= 2) {
-    SmallVector<int64_t> maskA, maskB;
-    for (int64_t j = 0; j < kLanes; ++j) {
-      maskA.push_back(j & h ? kLanes + (j & ~h) : j);
-      maskB.push_back(j & h ? kLanes + j : (j | h));
-    }
-    for (int64_t i = 0; i < kLanes; ++i) {
-      if (i & h)
-        continue;
-      Value a = m[i], bRow = m[i | h];
-      m[i] = vector::ShuffleOp::create(b, loc, a, bRow, maskA);
-      m[i | h] = vector::ShuffleOp::create(b, loc, a, bRow, maskB);
-    }
-  }
+  detail::transposeInRegisters(b, loc, m);
 }
 
 void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,

@@ -258,8 +258,13 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // its bf16 causal core [1, 12, 1024, 64] took the same time either way
   // (4.36 and 4.32 ms), as did a bf16 MatMul [1, 4096] x [4096, 4096].
   bool expandBf16 = options.bf16Conversions != Bf16Conversions::Native;
+  // bf16 arithmetic (an op-by-op bf16 Mul) first becomes f32 arithmetic
+  // between conversions, which are then expanded: left as bf16, LLVM
+  // promotes it with conversions of its own, native ones (a call of
+  // __truncsfbf2 without avx512_bf16: such a module did not link).
   if (expandBf16)
-    add("func.func(arith-expand{include-bf16=true})");
+    add("func.func(arith-emulate-unsupported-floats{source-types=bf16 "
+        "target-type=f32},arith-expand{include-bf16=true})");
   // A whole model's hundreds of parallel regions in parts of a few each:
   // LLVM's outlining of a region scans the whole function around it. LLVM
   // inlines the parts back into main, and every outlined kernel is the

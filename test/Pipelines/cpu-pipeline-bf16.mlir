@@ -50,3 +50,22 @@ func.func @round_trip(%x: bf16, %y: f32) -> bf16 {
   %c = arith.truncf %b : f32 to bf16
   return %c : bf16
 }
+
+// bf16 arithmetic (an op-by-op bf16 Mul) becomes f32 arithmetic between
+// conversions first, which are then expanded like the others: left as a
+// bf16 fmul, LLVM promoted it with native conversions of its own (a call
+// of __truncsfbf2 on CPUs without avx512_bf16, which the JIT cannot link;
+// denormal results flushed on those with it).
+// EXPAND-LABEL: llvm.func @product(
+// EXPAND-NOT: llvm.fptrunc
+// EXPAND-NOT: : bf16 to f32
+// EXPAND: %[[P:.*]] = llvm.fmul %{{.*}}, %{{.*}} : f32
+// EXPAND-NOT: llvm.fmul %{{.*}} : bf16
+// EXPAND: llvm.fcmp "une" %[[P]], %[[P]]
+// EXPAND: llvm.return
+// NATIVE-LABEL: llvm.func @product(
+// NATIVE: llvm.fmul %{{.*}}, %{{.*}} : bf16
+func.func @product(%x: bf16, %y: bf16) -> bf16 {
+  %p = arith.mulf %x, %y : bf16
+  return %p : bf16
+}

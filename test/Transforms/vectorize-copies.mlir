@@ -115,14 +115,51 @@ func.func @merge_heads(%src: memref<2x4x16x64xf32>, %dst: memref<2x16x4x64xf32>)
   return
 }
 
-// A transpose of the two inner dims has no run in place: left to the
-// default lowering. On tensors, nothing is rewritten either.
+// A transpose of the two inner dims (f32) is copied in 16 x 16 blocks:
+// an scf.forall over (outer index, strip of 16 destination rows), in a
+// whole strip 16 source row loads per block of 16 columns (source row j0 +
+// t from column i0), the block transposed by vector.shuffle (4 stages of
+// 16), 16 row stores; the columns past the last whole block and a partial
+// strip as scalar loops. Serially (parallel=false) the strips are an
+// scf.for per outer index.
 // CHECK-LABEL: func.func @inner_transpose(
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%{{.*}}, %[[S:.*]]) in (4, 4) {
+// CHECK: %[[I0:.*]] = arith.muli %[[S]], %c16
+// CHECK: scf.if
+// CHECK: scf.for %[[J0:.*]] = %c0 to %c48 step %c16 {
+// CHECK: vector.load %arg0[%[[OI:.*]], %[[J0]], %[[I0]]] : memref<4x48x64xf32>, vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK: vector.store %{{.*}}, %arg1[%[[OI]], %[[I0]], %[[J0]]] : memref<4x64x48xf32>, vector<16xf32>
+// CHECK: } else {
+// CHECK: memref.load %arg0
+// CHECK: memref.store %{{.*}}, %arg1
+// SERIAL-LABEL: func.func @inner_transpose(
+// SERIAL-NOT: scf.forall
+// SERIAL: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// SERIAL: scf.for %{{.*}} = %c0 to %c4 step %c1 {
+// SERIAL: vector.shuffle
+// A ragged, dynamic one with its outer dims permuted too ([1, 0, 3, 2]):
+// the source index takes the outer dims swapped.
+// CHECK-LABEL: func.func @swap_last_two_dynamic(
+// CHECK: scf.forall
+// CHECK: vector.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x3x?x?xf32>, vector<16xf32>
+// CHECK: vector.shuffle
+// 16-bit elements, and a transpose on tensors, are not rewritten.
+// CHECK-LABEL: func.func @half_transpose(
 // CHECK: linalg.transpose
 // CHECK-LABEL: func.func @on_tensors(
 // CHECK: linalg.transpose
-func.func @inner_transpose(%src: memref<4x16x64xf32>, %dst: memref<4x64x16xf32>) {
-  linalg.transpose ins(%src : memref<4x16x64xf32>) outs(%dst : memref<4x64x16xf32>) permutation = [0, 2, 1]
+func.func @inner_transpose(%src: memref<4x48x64xf32>, %dst: memref<4x64x48xf32>) {
+  linalg.transpose ins(%src : memref<4x48x64xf32>) outs(%dst : memref<4x64x48xf32>) permutation = [0, 2, 1]
+  return
+}
+func.func @swap_last_two_dynamic(%src: memref<2x3x?x?xf32>, %dst: memref<3x2x?x?xf32>) {
+  linalg.transpose ins(%src : memref<2x3x?x?xf32>) outs(%dst : memref<3x2x?x?xf32>) permutation = [1, 0, 3, 2]
+  return
+}
+func.func @half_transpose(%src: memref<32x48xf16>, %dst: memref<48x32xf16>) {
+  linalg.transpose ins(%src : memref<32x48xf16>) outs(%dst : memref<48x32xf16>) permutation = [1, 0]
   return
 }
 func.func @on_tensors(%src: tensor<4x16x64xf32>, %init: tensor<16x4x64xf32>) -> tensor<16x4x64xf32> {

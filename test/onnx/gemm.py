@@ -125,5 +125,27 @@ for what, nodes, ashape, bshape, const, reference in cases:
 # CHECK: ok Einsum km,nk->mn: relative error below 1e-05
 # CHECK: ok Einsum bmk,bnk->bmn: relative error below 1e-05
 # CHECK: ok Einsum bkm,bkn->bmn: relative error below 1e-05
+
+# B an input read as [N, K] with a dynamic M: the row count chooses at run
+# time between the transposed, register-tiled product (M >= 8) and B read
+# in place (fewer rows, a decode step). Both, from one model.
+graph = helper.make_graph([helper.make_node("Gemm", ["a", "b"], ["y"], transB=1)], "g",
+                          [vi("a", TensorProto.FLOAT, ["M", K]), vi("b", TensorProto.FLOAT, [N, K])],
+                          [vi("y", TensorProto.FLOAT, None)])
+path = os.path.join(work, "dynamic_rows.onnx")
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+for m in (3, 130):
+    a = rng.standard_normal((m, K)).astype(np.float32)
+    b = rng.standard_normal((N, K)).astype(np.float32)
+    got = run_model(work, path, {"a": a, "b": b})
+    if isinstance(got, str):
+        print("FAIL Gemm transB dynamic M = %d: %s" % (m, got))
+        continue
+    want = a.astype(float) @ b.astype(float).T
+    err = float(np.abs(got[0].astype(float) - want).max() / np.abs(want).max())
+    print("%s Gemm transB dynamic M = %d: relative error %s" % (
+        "ok" if err < 1e-5 else "FAIL", m, "below 1e-05" if err < 1e-5 else err))
+# CHECK: ok Gemm transB dynamic M = 3: relative error below 1e-05
+# CHECK: ok Gemm transB dynamic M = 130: relative error below 1e-05
 print("%d failed" % len(failures))
 # CHECK: 0 failed

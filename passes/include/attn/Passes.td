@@ -549,7 +549,7 @@ def AttnBufferizePass : Pass<"attn-bufferize", "mlir::ModuleOp"> {
 
 def AttnVectorizeCopiesPass
     : Pass<"attn-vectorize-copies", "mlir::func::FuncOp"> {
-  let summary = "Copy buffers (and transpose them keeping the innermost dims) run by run in vectors, in parallel chunks";
+  let summary = "Copy buffers (and transpose them keeping the innermost dims, or swapping the last two) in vectors, in parallel chunks";
   let description = [{
     Rewrites each `linalg.copy` (and `memref.copy`) between strided memrefs
     of bytes-wide elements into loops over the runs the two share: the
@@ -567,8 +567,15 @@ def AttnVectorizeCopiesPass
     A `linalg.transpose` on memrefs that leaves its innermost dims in place
     (a head split or merge, `[B, T, H, d]` <-> `[B, H, T, d]`) is copied
     the same way: the runs are those dims, each read from the source at the
-    permuted outer index. Transposes that move the innermost dim are left
-    to the default lowering.
+    permuted outer index. One that swaps the last two dims (K^T, a
+    transposed weight or Gemm's transA operand; outer dims permuted or not)
+    of 32-bit elements whose innermost dims are contiguous is copied in
+    16 x 16 blocks: 16 `vector<16xf32>` row loads from the source,
+    transposed in registers by `vector.shuffle`s, 16 row stores; the rows
+    and columns past the last whole block as scalar loops; at the top
+    level, with `parallel`, an `scf.forall` over (outer index, strip of 16
+    destination rows). Other transposes that move the innermost dim are
+    left to the default lowering.
 
     Before (a KV cache's past copied into its present buffer):
     ```mlir
@@ -1118,6 +1125,16 @@ def AttnVectorizeContractionsPass
     row N floats apart, crosses a page every row or two and is not
     prefetched). The copy is then one pass over B per call instead of one
     per m block and batch.
+
+    An operand read with its last two dims swapped (A as [..., k, m], B as
+    [..., n, k]: ONNX Gemm's transA / transB, a MatMul of a Transpose, an
+    einsum such as `mk,nk->mn`) is first transposed into that layout, once
+    per call before the op (`linalg.transpose`), or at compile time for a
+    constant (a new constant). Not a B read by fewer than `register-m` rows
+    (static M): the generic lowering's dot products along k read it once,
+    in place; with a dynamic M and a non-constant B an `scf.if` on M picks
+    between the two at run time. Ops with a static size of 0 are left
+    alone.
 
     A constant B (an ONNX initializer, inline `dense` values or a
     `dense_resource` blob) is packed at compile time instead, into a new
