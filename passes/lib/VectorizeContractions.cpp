@@ -306,6 +306,7 @@ struct AttnVectorizeContractionsPass
     tailWidth.clear();
     untransposeOperands();
     splitRaggedN();
+    transposeForDotProducts();
     // (op, dims, register-n: the option's, or a split tail's narrower one)
     SmallVector<std::tuple<linalg::LinalgOp, ContractionDims, int64_t>>
         candidates;
@@ -642,6 +643,29 @@ struct AttnVectorizeContractionsPass
   /// (Whole rows, copied with memcpy: per element, packing GPT-2's weights
   /// took 1.4 s. Bytes, because a blob that views an ONNX file in place
   /// has the alignment of the weight's offset there.)
+  /// A static M below register-m by a constant 2-D B: dot products
+  /// (transposeForDotProducts), whatever N.
+  bool fewRowsOfConstant(linalg::LinalgOp op, ContractionDims dims) {
+    int64_t m = op.getStaticLoopRanges()[dims.m];
+    Value b = op.getDpsInputs()[1];
+    auto bType = cast<RankedTensorType>(b.getType());
+    return !ShapedType::isDynamic(m) && m < registerM && bType.getRank() == 2 &&
+           bType.hasStaticShape() && isConstantRows(b);
+  }
+
+  /// Whether `b` is a constant whose values constantRows reaches (a
+  /// constant, or static unit-stride slices of one), without reading them.
+  bool isConstantRows(Value b) {
+    Value source = b;
+    while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (!slice.hasUnitStride() ||
+          ShapedType::isDynamicShape(slice.getStaticOffsets()))
+        return false;
+      source = slice.getSource();
+    }
+    return matchPattern(source, m_Constant());
+  }
+
   std::optional<ElementsAttr>
   constantRows(Value b, function_ref<void(int64_t, const char *)> each) {
     int64_t row0 = 0, col0 = 0;
@@ -1080,6 +1104,50 @@ struct AttnVectorizeContractionsPass
     }
   }
 
+  /// Contractions the register tiles are not built for, given B as [n, k]
+  /// for the generic lowering's dot products along contiguous k, each row
+  /// of B read once, in parallel over the rows and columns:
+  /// - a constant 2-D B (or a static slice of one) read by fewer rows than
+  ///   a register tile (a decode step, static M), transposed at compile
+  ///   time: the tiles run one thread down 32-column strips there. x[1, 1,
+  ///   768] @ W[768, 3072]: 0.39 ms through them, 0.09 ms as dot products
+  ///   (ONNX Runtime: 0.07 ms);
+  /// - fewer than 8 columns (static N: a classifier head, the last columns
+  ///   split off a ragged N), any B, transposed at compile time or by a
+  ///   linalg.transpose of its K x N elements: the scalar loops read C on
+  ///   every multiply-add. x[4096, 768] @ W[768, 7] took 8.8 ms (ONNX
+  ///   Runtime: 0.46 ms).
+  void transposeForDotProducts() {
+    SmallVector<std::pair<linalg::LinalgOp, ContractionDims>> found;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      std::optional<ContractionDims> dims = matchContraction(op);
+      if (!dims)
+        return;
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      if (llvm::is_contained(ranges, 0))
+        return;
+      int64_t n = ranges[dims->n];
+      bool narrow = !ShapedType::isDynamic(n) && n < 8;
+      if (fewRowsOfConstant(op, *dims) || narrow)
+        found.emplace_back(op, *dims);
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto [op, dims] : found) {
+      rewriter.setInsertionPoint(op);
+      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+      if (!generic) {
+        FailureOr<linalg::GenericOp> g =
+            linalg::generalizeNamedOp(rewriter, op);
+        if (failed(g))
+          continue;
+        generic = *g;
+      }
+      TransposedOperands b;
+      b.b = true;
+      untranspose(rewriter, generic, b);
+    }
+  }
+
   /// The number of rows (M) of contraction `op`, from the size of the C
   /// dim that m indexes.
   Value rowCount(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -1164,13 +1232,13 @@ struct AttnVectorizeContractionsPass
   /// 50257 columns) is split along n: the columns that are (register-n
   /// tiles), then at most one part each of register-n / 2, / 4, ... down
   /// to 8 columns (register tiles of that width), and the last columns
-  /// (fewer than 8) as a linalg op of their own, scalar loops. Without the
-  /// split all N columns ran as scalar loops: the GPT-2 head x[1024, 768] @
-  /// W[768, 50257] took 19.6 s on two cores. A zero-fill init gives every
-  /// part a zero fill of its own slice of C, which the register tiles then
-  /// start from in registers, writing the slice in place; the slices are
-  /// of the fill's empty tensor: the parts write every element, so C is not
-  /// filled first.
+  /// (fewer than 8) as a linalg op of their own (dot products:
+  /// transposeForDotProducts). Without the split all N columns ran as scalar
+  /// loops: the GPT-2 head x[1024, 768] @ W[768, 50257] took 19.6 s on two
+  /// cores. A zero-fill init gives every part a zero fill of its own slice of
+  /// C, which the register tiles then start from in registers, writing the
+  /// slice in place; the slices are of the fill's empty tensor: the parts write
+  /// every element, so C is not filled first.
   void splitRaggedN() {
     MLIRContext *ctx = &getContext();
     SmallVector<std::pair<linalg::LinalgOp, ContractionDims>> ragged;
@@ -1178,9 +1246,11 @@ struct AttnVectorizeContractionsPass
       std::optional<ContractionDims> dims = matchContraction(op);
       if (!dims)
         return;
+      // (Not those read as dot products in any case.)
       int64_t n = op.getStaticLoopRanges()[dims->n];
       if (!ShapedType::isDynamic(n) && n >= 8 && n % registerN != 0 &&
-          !llvm::is_contained(op.getStaticLoopRanges(), 0))
+          !llvm::is_contained(op.getStaticLoopRanges(), 0) &&
+          !fewRowsOfConstant(op, *dims))
         ragged.emplace_back(op, *dims);
     });
     IRRewriter rewriter(ctx);

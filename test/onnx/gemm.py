@@ -147,5 +147,60 @@ for m in (3, 130):
         "ok" if err < 1e-5 else "FAIL", m, "below 1e-05" if err < 1e-5 else err))
 # CHECK: ok Gemm transB dynamic M = 3: relative error below 1e-05
 # CHECK: ok Gemm transB dynamic M = 130: relative error below 1e-05
+
+# Decode-step products: fewer rows than a register tile (M = 1, 3, 7) by a
+# weight initializer, which is transposed at compile time for the generic
+# lowering's dot products (MatMul [.., K] x [K, N]), or read in place when
+# it already is [N, K] (Gemm transB).
+for m in (1, 3, 7):
+    for what, node, wshape in (("MatMul", helper.make_node("MatMul", ["a", "w"], ["y"]), (K, N)),
+                               ("Gemm transB", helper.make_node("Gemm", ["a", "w"], ["y"], transB=1),
+                                (N, K))):
+        a = rng.standard_normal((m, K)).astype(np.float32)
+        w = rng.standard_normal(wshape).astype(np.float32)
+        graph = helper.make_graph([node], "g", [vi("a", TensorProto.FLOAT, [m, K])],
+                                  [vi("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
+        path = os.path.join(work, "decode.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        got = run_model(work, path, {"a": a})
+        if isinstance(got, str):
+            print("FAIL %s M = %d by an initializer: %s" % (what, m, got))
+            continue
+        want = a.astype(float) @ (w.astype(float).T if what == "Gemm transB" else w.astype(float))
+        err = float(np.abs(got[0].astype(float) - want).max() / np.abs(want).max())
+        print("%s %s M = %d by an initializer: relative error %s" % (
+            "ok" if err < 1e-5 else "FAIL", what, m, "below 1e-05" if err < 1e-5 else err))
+# CHECK: ok MatMul M = 1 by an initializer: relative error below 1e-05
+# CHECK: ok Gemm transB M = 1 by an initializer: relative error below 1e-05
+# CHECK: ok MatMul M = 3 by an initializer: relative error below 1e-05
+# CHECK: ok Gemm transB M = 3 by an initializer: relative error below 1e-05
+# CHECK: ok MatMul M = 7 by an initializer: relative error below 1e-05
+# CHECK: ok Gemm transB M = 7 by an initializer: relative error below 1e-05
+
+# Narrow products: N = 2, 7 and 15 columns (15 = 8 in a register tile and 7
+# as dot products), B an initializer and an input, against NumPy.
+for n_cols in (2, 7, 15):
+    for const in (True, False):
+        a = rng.standard_normal((130, K)).astype(np.float32)
+        w = rng.standard_normal((K, n_cols)).astype(np.float32)
+        feeds, weights = ({"a": a}, {"w": w}) if const else ({"a": a, "w": w}, {})
+        graph = graph_of([helper.make_node("MatMul", ["a", "w"], ["y"])], feeds, weights)
+        path = os.path.join(work, "narrow.onnx")
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+        got = run_model(work, path, feeds)
+        what = "MatMul N = %d, B %s" % (n_cols, "an initializer" if const else "an input")
+        if isinstance(got, str):
+            print("FAIL %s: %s" % (what, got))
+            continue
+        want = a.astype(float) @ w.astype(float)
+        err = float(np.abs(got[0].astype(float) - want).max() / np.abs(want).max())
+        print("%s %s: relative error %s" % ("ok" if err < 1e-5 else "FAIL", what,
+                                            "below 1e-05" if err < 1e-5 else err))
+# CHECK: ok MatMul N = 2, B an initializer: relative error below 1e-05
+# CHECK: ok MatMul N = 2, B an input: relative error below 1e-05
+# CHECK: ok MatMul N = 7, B an initializer: relative error below 1e-05
+# CHECK: ok MatMul N = 7, B an input: relative error below 1e-05
+# CHECK: ok MatMul N = 15, B an initializer: relative error below 1e-05
+# CHECK: ok MatMul N = 15, B an input: relative error below 1e-05
 print("%d failed" % len(failures))
 # CHECK: 0 failed

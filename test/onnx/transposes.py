@@ -7,14 +7,15 @@
 # the last whole block: sizes below, at and off multiples of 16, static and
 # dynamic, f32 and int32, with NaN and -0 payloads kept. Transposes that
 # keep the innermost dim (a head split) and 16-bit ones take other paths,
-# checked the same way.
+# checked the same way. A Transpose of an initializer is a constant.
 
 import os
+import subprocess
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper
 import onnx
+from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
 from run_model import counting_print, run_model  # noqa: E402
@@ -76,5 +77,37 @@ for what, shape, perm, dtype, dynamic in cases:
 # CHECK: ok Transpose [1, 0] int32 33 x 70: bit for bit
 # CHECK: ok Transpose [1, 0] float16 40 x 24: bit for bit
 # CHECK: ok Transpose [0, 2, 1, 3] 2 x 17 x 3 x 16 (head split): bit for bit
+
+# A Transpose of an initializer is folded at import into a new constant (a
+# weight blob stays a blob, named after it): torch's x @ W.T moved W on
+# every call. A blob (f32, 48 KiB), an inline int64 constant and a rank-3
+# permutation, bit for bit; the imported module holds no linalg.transpose.
+translate = os.path.join(os.path.dirname(os.environ["ATTENTION_RUN"]), "attention-translate")
+for what, w, perm in (("f32 [96, 128] blob", rng.standard_normal((96, 128)).astype(np.float32), [1, 0]),
+                      ("int64 [3, 5] inline", rng.integers(-9, 9, (3, 5)), [1, 0]),
+                      ("f32 [4, 6, 5] perm [2, 0, 1]", rng.standard_normal((4, 6, 5)).astype(np.float32),
+                       [2, 0, 1])):
+    dtype = TensorProto.FLOAT if w.dtype == np.float32 else TensorProto.INT64
+    graph = helper.make_graph([helper.make_node("Transpose", ["w"], ["t"], perm=perm),
+                               helper.make_node("Identity", ["t"], ["y"])], "g", [],
+                              [vi("y", dtype, None)], [numpy_helper.from_array(w, "w")])
+    path = os.path.join(work, "transpose_weight.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    ir = subprocess.run([translate, "--import-onnx", path], stdout=subprocess.PIPE,
+                        universal_newlines=True).stdout
+    got = run_model(work, path, {})
+    if isinstance(got, str):
+        print("FAIL Transpose of an initializer %s: %s" % (what, got))
+        continue
+    want = np.transpose(w, perm)
+    same = got[0].shape == want.shape and np.array_equal(got[0], want)
+    print("%s Transpose of an initializer %s: %s, %s" % (
+        "ok" if same and "linalg.transpose" not in ir else "FAIL", what,
+        "bit for bit" if same else "differs",
+        "folded" if "linalg.transpose" not in ir else "not folded"),
+        " ".join(l.strip() for l in ir.splitlines() if "dense_resource" in l))
+# CHECK: ok Transpose of an initializer f32 [96, 128] blob: bit for bit, folded %cst = arith.constant dense_resource<w_t> : tensor<128x96xf32>
+# CHECK: ok Transpose of an initializer int64 [3, 5] inline: bit for bit, folded
+# CHECK: ok Transpose of an initializer f32 [4, 6, 5] perm [2, 0, 1]: bit for bit, folded
 print("%d failed" % len(failures))
 # CHECK: 0 failed

@@ -655,6 +655,17 @@ private:
   /// `x` with its elements converted to `to` (convertScalar each; `x`
   /// itself when they already are).
   Value convertElements(Location loc, Value x, Type to);
+  /// A two-operand Einsum whose letters group into batch (both operands
+  /// and the output), rows (first operand and output), columns (second
+  /// and output) and summed (both operands only), with several letters in
+  /// a group: the operands transposed to [batch, rows, summed] and [batch,
+  /// summed, columns], the groups collapsed, one matrix product, expanded
+  /// and transposed to the output. Null where it does not apply.
+  Value einsumAsMatrixProduct(Location loc, ArrayRef<Value> ops,
+                              ArrayRef<std::string> subs,
+                              const std::string &outSub,
+                              const std::map<char, unsigned> &loopOf,
+                              ArrayRef<OpFoldResult> loopSize);
   /// The type sums of `elem` run in: f32 for f16 and bf16 (a 16-bit
   /// running sum stops growing once large: past 2048 an f16 sum no longer
   /// adds values below 1), else `elem`.

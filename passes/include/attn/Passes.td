@@ -1080,7 +1080,7 @@ def AttnVectorizeContractionsPass
     columns) is first split along n into the columns that are, then at
     most one part each of register-n / 2, / 4, ... down to 8 columns (each
     a contraction with register tiles of its own width), and the last
-    columns (fewer than 8) as a linalg op of their own (scalar loops); with
+    columns (fewer than 8) as a linalg op of their own (dot products, below); with
     a zero-fill init every part computes its own slice of the fill's empty
     tensor in place, so C is not filled first, and a constant B is packed
     part by part from its slices. Each part's loop nest becomes
@@ -1133,8 +1133,14 @@ def AttnVectorizeContractionsPass
     constant (a new constant). Not a B read by fewer than `register-m` rows
     (static M): the generic lowering's dot products along k read it once,
     in place; with a dynamic M and a non-constant B an `scf.if` on M picks
-    between the two at run time. Ops with a static size of 0 are left
-    alone.
+    between the two at run time. The other way round, a constant 2-D B
+    read as [k, n] by fewer than `register-m` rows (static M) is
+    transposed at compile time into [n, k] and left to those dot products
+    (the register tiles are not built for a row or two), and so is any B
+    of fewer than 8 columns (static N: a classifier head, the last columns
+    split off a ragged N; a non-constant one by a `linalg.transpose`),
+    whose scalar loops read C on every multiply-add. Ops with a static
+    size of 0 are left alone.
 
     A constant B (an ONNX initializer, inline `dense` values or a
     `dense_resource` blob) is packed at compile time instead, into a new
