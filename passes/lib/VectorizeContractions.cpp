@@ -1052,14 +1052,18 @@ struct AttnVectorizeContractionsPass
       if (ShapedType::isDynamic(n) || (n % registerN != 0 && n < 8) ||
           llvm::is_contained(ranges, 0))
         return;
-      // B read as [n, k] by fewer rows than a register tile (a decode
-      // step): the generic lowering's dot products along k read each row
-      // of B once, contiguously, which no transpose beats (Gemm transB by
-      // a constant [1, 768] x [3072, 768]^T: 0.08 ms in place, 0.39 ms
-      // through the register tiles; with B an input, [1, 4096] x [4096,
-      // 4096]^T: 2.2 ms in place, 18.5 ms transposed first).
+      // B read as [n, k] by few rows: the generic lowering's dot products
+      // along k read each row of B once, contiguously, and beat the
+      // register tiles below register-m rows (a decode step; Gemm transB
+      // by a constant [1, 768] x [3072, 768]^T: 0.08 ms in place, 0.39 ms
+      // through the tiles), and below minRowsToTranspose rows when B must
+      // be transposed on every call (Gemm transB by an input [M, 768] x
+      // [3072, 768]^T: 0.08, 0.40, 0.89, 1.75, 3.44 ms in place at M = 1,
+      // 7, 16, 32, 64; 0.96, 6.6, 1.9, 2.6, 4.1 ms transposed first;
+      // 1024 x 768 x 768: 13.4 ms in place, 6.0 ms transposed).
       int64_t m = ranges[dims->m];
-      if (transposed.b && !ShapedType::isDynamic(m) && m < registerM)
+      if (transposed.b && !ShapedType::isDynamic(m) &&
+          m < minRowsForTransposedB(op))
         return;
       found.push_back({op, transposed, *dims});
     });
@@ -1080,13 +1084,14 @@ struct AttnVectorizeContractionsPass
       Value b = generic.getDpsInputs()[1];
       if (f.transposed.b &&
           ShapedType::isDynamic(generic.getStaticLoopRanges()[f.dims.m]) &&
-          !matchPattern(b, m_Constant())) {
+          !isConstantRows(b)) {
         rewriter.setInsertionPoint(generic);
         Location loc = generic.getLoc();
         Value rows = rowCount(rewriter, generic, f.dims);
         Value enough = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::sge, rows,
-            arith::ConstantIndexOp::create(rewriter, loc, registerM));
+            arith::ConstantIndexOp::create(rewriter, loc,
+                                           minRowsForTransposedB(generic)));
         linalg::GenericOp tiled;
         auto branch = scf::IfOp::create(
             rewriter, loc, enough,
@@ -1146,6 +1151,30 @@ struct AttnVectorizeContractionsPass
       b.b = true;
       untranspose(rewriter, generic, b);
     }
+  }
+
+  /// The rows from which a B read as [n, k] is transposed for the register
+  /// tiles: register-m for a constant (transposed at compile time); for one
+  /// transposed on every call, whose N x K moves the dot products in place
+  /// avoid, 128 while an [n, k] matrix of B stays in the last-level cache
+  /// (up to 16 MiB, half of the hosts' 32 MiB: read from memory once by the
+  /// dot products of all rows; [M, 768] x [3072, 768]^T, 9 MiB, at M = 64:
+  /// 3.4 ms in place, 4.1 ms transposed first),
+  /// else register-m (every row's dot products stream it from memory:
+  /// [M, 4096] x [4096, 4096]^T at M = 64 took 119 ms in place, 22.6 ms
+  /// transposed first).
+  int64_t minRowsForTransposedB(linalg::LinalgOp op) {
+    static constexpr int64_t kRowsToTransposeAtRunTime = 128;
+    static constexpr int64_t kCachedBytes = 16 << 20;
+    Value b = op.getDpsInputs()[1];
+    if (isConstantRows(b))
+      return registerM;
+    auto bType = cast<RankedTensorType>(b.getType());
+    int64_t rank = bType.getRank();
+    int64_t n = bType.getDimSize(rank - 2), k = bType.getDimSize(rank - 1);
+    bool cached = !ShapedType::isDynamic(n) && !ShapedType::isDynamic(k) &&
+                  n * k * int64_t(sizeof(float)) <= kCachedBytes;
+    return cached ? kRowsToTransposeAtRunTime : int64_t(registerM);
   }
 
   /// The number of rows (M) of contraction `op`, from the size of the C

@@ -353,11 +353,19 @@ private:
 struct AttnVectorizeRowReductionsPass
     : impl::AttnVectorizeRowReductionsPassBase<AttnVectorizeRowReductionsPass> {
   void runOnOperation() override {
-    // Ops directly in a function: those inside loops are already one
-    // thread's share of the work (and other passes' concern).
+    // Ops directly in a function, or in branches there (the in-place
+    // branch of attn-vectorize-contractions' choice on M): those inside
+    // loops are already one thread's share of the work (and other passes'
+    // concern).
+    auto topLevel = [](Operation *op) {
+      Operation *parent = op->getParentOp();
+      while (isa<scf::IfOp>(parent))
+        parent = parent->getParentOp();
+      return isa<func::FuncOp>(parent);
+    };
     SmallVector<std::pair<linalg::GenericOp, RowReduction>> ops;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isa<func::FuncOp>(op->getParentOp()))
+      if (topLevel(op))
         if (std::optional<RowReduction> r = match(op))
           ops.emplace_back(op, std::move(*r));
     });

@@ -164,6 +164,27 @@ func.func @captured(%x: memref<8x?xf32>, %s: memref<8x1xf32>, %scale: f32) {
   return
 }
 
+// In a branch at the function's top level (attn-vectorize-contractions'
+// run-time choice on M leaves the in-place dot products in an scf.if) the
+// rows are taken as at the top level: threads over the rows, vector loads
+// (the branch's op stayed scalar loops: 6-16x slower).
+// CHECK-LABEL: func.func @in_branch(
+// CHECK: scf.if %arg2 {
+// CHECK: scf.parallel
+// CHECK: vector.load
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @in_branch(%x: memref<8x64xf32>, %m: memref<8x1xf32>, %c: i1) {
+  scf.if %c {
+    linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x64xf32>) outs(%m : memref<8x1xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %r = arith.addf %out, %in : f32
+      linalg.yield %r : f32
+    }
+  }
+  return
+}
+
 // Left to the default lowering: a product (not a sum, max or min), a
 // reduction dim that is not the innermost, a row read across its stride
 // (transposed), f64, a body that is not lanewise (linalg.index), a sum

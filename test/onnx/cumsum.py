@@ -5,7 +5,8 @@
 # dims after it. (A masked reduction over the whole axis per position, as
 # before, was O(n^2): [4, 512, 768] along axis 1 took 448 ms.) Every axis
 # of a rank-3 tensor (first, middle, last, negative), exclusive and
-# reverse and both, static and dynamic sizes, rank 1, int64 (exact) and
+# reverse and both, static and dynamic sizes, rank 1, a single item (no
+# dims before the axis but 1), static empty tensors, int64 (exact) and
 # float16 (summed in f32), against NumPy in float64.
 
 import os
@@ -43,7 +44,9 @@ for axis in (0, 1, 2, -1):
         cases.append(((3, 37, 20), axis, exclusive, reverse, np.float32, False))
 cases += [((3, 37, 20), 1, 0, 0, np.float32, True), ((2, 5, 300), -1, 1, 1, np.float32, True),
           ((1000,), 0, 0, 0, np.float32, False), ((4, 700), -1, 0, 0, np.int64, False),
-          ((4, 700), 1, 1, 0, np.int64, True), ((2, 64, 48), 1, 0, 1, np.float16, False)]
+          ((4, 700), 1, 1, 0, np.int64, True), ((2, 64, 48), 1, 0, 1, np.float16, False),
+          ((1, 300, 20), 1, 1, 0, np.float32, False), ((3, 0), 1, 0, 0, np.float32, False),
+          ((0,), 0, 0, 0, np.float32, False), ((2, 0, 3), 0, 0, 1, np.float32, False)]
 for shape, axis, exclusive, reverse, dtype, dynamic in cases:
     if dtype == np.int64:
         x = rng.integers(-1000, 1000, shape).astype(np.int64)
@@ -68,7 +71,8 @@ for shape, axis, exclusive, reverse, dtype, dynamic in cases:
         print("%s %s: %s" % ("ok" if ok else "FAIL", what, "exact" if ok else "differs"))
         continue
     tol = 2e-3 if dtype == np.float16 else 1e-5
-    err = float(np.abs(got[0].astype(np.float64) - want).max() / max(1.0, np.abs(want).max()))
+    err = float(np.abs(got[0].astype(np.float64) - want).max() / max(1.0, np.abs(want).max())
+                if want.size else 0.0)
     ok = got[0].shape == want.shape and err < tol
     print("%s %s: error %s" % ("ok" if ok else "FAIL", what,
                                "below %g" % tol if ok else err))
@@ -94,5 +98,9 @@ for shape, axis, exclusive, reverse, dtype, dynamic in cases:
 # CHECK: ok int64 [4, 700] axis -1 exclusive 0 reverse 0: exact
 # CHECK: ok int64 [4, 700] axis 1 exclusive 1 reverse 0 dynamic: exact
 # CHECK: ok float16 [2, 64, 48] axis 1 exclusive 0 reverse 1: error below 0.002
+# CHECK: ok float32 [1, 300, 20] axis 1 exclusive 1 reverse 0: error below 1e-05
+# CHECK: ok float32 [3, 0] axis 1 exclusive 0 reverse 0: error below 1e-05
+# CHECK: ok float32 [0] axis 0 exclusive 0 reverse 0: error below 1e-05
+# CHECK: ok float32 [2, 0, 3] axis 0 exclusive 0 reverse 1: error below 1e-05
 print("%d failed" % len(failures))
 # CHECK: 0 failed

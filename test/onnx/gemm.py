@@ -127,7 +127,7 @@ for what, nodes, ashape, bshape, const, reference in cases:
 # CHECK: ok Einsum bkm,bkn->bmn: relative error below 1e-05
 
 # B an input read as [N, K] with a dynamic M: the row count chooses at run
-# time between the transposed, register-tiled product (M >= 8) and B read
+# time between the transposed, register-tiled product (M >= 128) and B read
 # in place (fewer rows, a decode step). Both, from one model.
 graph = helper.make_graph([helper.make_node("Gemm", ["a", "b"], ["y"], transB=1)], "g",
                           [vi("a", TensorProto.FLOAT, ["M", K]), vi("b", TensorProto.FLOAT, [N, K])],

@@ -1318,25 +1318,27 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
   elem = typeOf(x).getElementType();
   // A scan: an scf.forall over the dims before the axis (one item when
   // there are none), and in each item an scf.for along the axis carrying
-  // the running sum of one row of the dims after it (a 0-d tensor for the
-  // last axis), which is written to each position as it goes (the sum
-  // before adding the position's row, for exclusive). A masked reduction
-  // over the whole axis per position, as before, was O(n^2): [4, 512, 768]
-  // along axis 1 took 448 ms (ONNX Runtime: 0.34 ms).
+  // the running sums of the dims after it, element by element in loops
+  // over those dims (the innermost, contiguous, is the vector loop), each
+  // position written as it goes (the sum before the add, for exclusive).
+  // A masked reduction over the whole axis per position, as before, was
+  // O(n^2): [4, 512, 768] along axis 1 took 448 ms (ONNX Runtime: 0.34
+  // ms). (Rows as linalg ops instead became a parallel region per position
+  // once a single item's forall folded away: [1, 4096, 64] took 22-344 ms.)
   int64_t ax = *axis;
   SmallVector<OpFoldResult> sizes = sizesOf(x);
+  // Nothing to scan in a static empty tensor.
+  if (llvm::is_contained(t.getShape(), 0)) {
+    define(n, 0, tensor::EmptyOp::create(b, loc, sizes, given).getResult());
+    return;
+  }
   SmallVector<OpFoldResult> items(sizes.begin(), sizes.begin() + ax);
   if (items.empty())
     items.push_back(b.getIndexAttr(1));
   SmallVector<OpFoldResult> rowSizes(sizes.begin() + ax + 1, sizes.end());
-  SmallVector<int64_t> rowShape(t.getShape().begin() + ax + 1,
-                                t.getShape().end());
-  auto rowType = RankedTensorType::get(rowShape, elem);
-  SmallVector<int64_t> itemShape{t.getDimSize(ax)};
-  itemShape.append(rowShape);
+  SmallVector<int64_t> itemShape(t.getShape().begin() + ax, t.getShape().end());
   auto itemType = RankedTensorType::get(itemShape, elem);
-  SmallVector<OpFoldResult> itemSizes{sizes[ax]};
-  itemSizes.append(rowSizes);
+  SmallVector<OpFoldResult> itemSizes(sizes.begin() + ax, sizes.end());
   Value len = indexValue(sizes[ax]);
   Value out = tensor::EmptyOp::create(b, loc, sizes, elem);
   auto forall =
@@ -1355,43 +1357,47 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
                                               itemSlice, ones);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value accInit =
+    Value sumsInit =
         zeroFilled(loc, tensor::EmptyOp::create(b, loc, rowSizes, elem));
     Value itemInit = tensor::EmptyOp::create(b, loc, itemSizes, elem);
-    int64_t rowRank = rowShape.size();
-    SmallVector<OpFoldResult> rowOffsets(rowRank + 1, b.getIndexAttr(0));
-    SmallVector<OpFoldResult> rowSlice{b.getIndexAttr(1)};
-    rowSlice.append(rowSizes);
-    SmallVector<OpFoldResult> rowOnes(rowRank + 1, b.getIndexAttr(1));
-    AffineMap id = b.getMultiDimIdentityMap(rowRank);
+    SmallVector<Value> rowLengths;
+    for (OpFoldResult size : rowSizes)
+      rowLengths.push_back(indexValue(size));
+    // Loops over the row dims from `d` on, carrying (sums, written).
+    std::function<SmallVector<Value>(OpBuilder &, Location, Value,
+                                     SmallVector<Value>, ValueRange)>
+        rowLoops = [&](OpBuilder &nb, Location l, Value at,
+                       SmallVector<Value> idx,
+                       ValueRange iter) -> SmallVector<Value> {
+      if (idx.size() == rowLengths.size()) {
+        SmallVector<Value> xIdx{at};
+        xIdx.append(idx);
+        Value e = tensor::ExtractOp::create(nb, l, xs, xIdx);
+        Value before = tensor::ExtractOp::create(nb, l, iter[0], idx);
+        Value after = isFloat ? Value(arith::AddFOp::create(nb, l, before, e))
+                              : Value(arith::AddIOp::create(nb, l, before, e));
+        Value sums = tensor::InsertOp::create(nb, l, after, iter[0], idx);
+        Value written = tensor::InsertOp::create(
+            nb, l, exclusive ? before : after, iter[1], xIdx);
+        return {sums, written};
+      }
+      auto loop = scf::ForOp::create(
+          nb, l, zero, rowLengths[idx.size()], one, iter,
+          [&](OpBuilder &lb, Location ll, Value i, ValueRange inner) {
+            SmallVector<Value> next = idx;
+            next.push_back(i);
+            scf::YieldOp::create(lb, ll, rowLoops(lb, ll, at, next, inner));
+          });
+      return SmallVector<Value>(loop.getResults());
+    };
     auto scan = scf::ForOp::create(
-        b, loc, zero, len, one, ValueRange{accInit, itemInit},
+        b, loc, zero, len, one, ValueRange{sumsInit, itemInit},
         [&](OpBuilder &nb, Location l, Value j, ValueRange iter) {
           Value at =
               reverse ? Value(arith::SubIOp::create(
                             nb, l, arith::SubIOp::create(nb, l, len, one), j))
                       : j;
-          rowOffsets[0] = at;
-          Value row = tensor::ExtractSliceOp::create(
-              nb, l, rowType, xs, rowOffsets, rowSlice, rowOnes);
-          Value sum =
-              linalg::GenericOp::create(
-                  nb, l, TypeRange{rowType}, ValueRange{row},
-                  ValueRange{iter[0]}, SmallVector<AffineMap>{id, id},
-                  SmallVector<utils::IteratorType>(
-                      rowRank, utils::IteratorType::parallel),
-                  [&](OpBuilder &bb, Location bl, ValueRange v) {
-                    Value s =
-                        isFloat
-                            ? Value(arith::AddFOp::create(bb, bl, v[1], v[0]))
-                            : Value(arith::AddIOp::create(bb, bl, v[1], v[0]));
-                    linalg::YieldOp::create(bb, bl, s);
-                  })
-                  .getResult(0);
-          Value written = tensor::InsertSliceOp::create(
-              nb, l, exclusive ? iter[0] : sum, iter[1], rowOffsets, rowSlice,
-              rowOnes);
-          scf::YieldOp::create(nb, l, ValueRange{sum, written});
+          scf::YieldOp::create(nb, l, rowLoops(nb, l, at, {}, iter));
         });
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, scan.getResult(1),
@@ -1451,62 +1457,67 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
     else if (keep)
       sizes.push_back(b.getIndexAttr(1));
   }
+  // Two passes the vector code takes, instead of one carrying the pair
+  // (best, index) through two selects per element, which stayed scalar
+  // ([1, 128, 50257] along the last axis: 31 ms; ONNX Runtime: 2.7 ms):
+  // the extreme (NaN propagating: a NaN is the extreme), then the first (or
+  // last) index that holds it, a min (max) over the indices whose element
+  // equals the extreme (is NaN, where the extreme is).
+  ReductionLoops loops = reductionLoops(reduced, keep);
   Value best = extremeFilled(loc, tensor::EmptyOp::create(b, loc, sizes, elem),
                              /*lowest=*/max);
+  Value extreme =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{best.getType()}, ValueRange{x}, ValueRange{best},
+          SmallVector<AffineMap>{loops.in, loops.out}, loops.iters,
+          [&](OpBuilder &nb, Location l, ValueRange v) {
+            Value e = v[0], acc = v[1];
+            Value m =
+                isFloat
+                    ? (max ? Value(arith::MaximumFOp::create(nb, l, acc, e))
+                           : Value(arith::MinimumFOp::create(nb, l, acc, e)))
+                    : (max ? Value(arith::MaxSIOp::create(nb, l, acc, e))
+                           : Value(arith::MinSIOp::create(nb, l, acc, e)));
+            linalg::YieldOp::create(nb, l, m);
+          })
+          .getResult(0);
+  int64_t none = last ? -1 : std::numeric_limits<int64_t>::max();
   Value index =
       linalg::FillOp::create(
           b, loc,
-          ValueRange{arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0))},
+          ValueRange{
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(none))},
           ValueRange{tensor::EmptyOp::create(b, loc, sizes, b.getI64Type())})
           .getResult(0);
-  ReductionLoops loops = reductionLoops(reduced, keep);
-  SmallVector<AffineMap> maps{loops.in, loops.out, loops.out};
-  auto fp =
-      max ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
-          : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
-  auto ip =
-      max ? (last ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sgt)
-          : (last ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt);
   auto op = linalg::GenericOp::create(
-      b, loc, TypeRange{best.getType(), index.getType()}, ValueRange{x},
-      ValueRange{best, index}, maps, loops.iters,
-      [&](OpBuilder &nb, Location l, ValueRange v) {
-        Value e = v[0], acc = v[1];
-        Value take;
+      b, loc, TypeRange{index.getType()}, ValueRange{x, extreme},
+      ValueRange{index}, SmallVector<AffineMap>{loops.in, loops.out, loops.out},
+      loops.iters, [&](OpBuilder &nb, Location l, ValueRange v) {
+        Value e = v[0], m = v[1], acc = v[2];
+        Value hit;
         if (isFloat) {
-          take = arith::CmpFOp::create(nb, l, fp, e, acc);
-          // A NaN beats any number; the first NaN (or the last) is kept.
+          Value mNaN =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, m, m);
           Value eNaN =
               arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, e, e);
-          Value accNaN =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, acc, acc);
-          Value nan = last ? eNaN
-                           : Value(arith::AndIOp::create(
-                                 nb, l, eNaN,
-                                 arith::XOrIOp::create(
-                                     nb, l, accNaN,
-                                     arith::ConstantOp::create(
-                                         nb, l, nb.getBoolAttr(true)))));
-          // (No number replaces a NaN already taken.)
-          take = arith::OrIOp::create(
-              nb, l, nan,
-              arith::AndIOp::create(
-                  nb, l, take,
-                  arith::XOrIOp::create(
-                      nb, l, accNaN,
-                      arith::ConstantOp::create(nb, l, nb.getBoolAttr(true)))));
+          hit = arith::SelectOp::create(
+              nb, l, mNaN, eNaN,
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, e, m));
         } else {
-          take = arith::CmpIOp::create(nb, l, ip, e, acc);
+          hit = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, e, m);
         }
         Value i = arith::IndexCastOp::create(
             nb, l, nb.getI64Type(),
             linalg::IndexOp::create(nb, l, loops.loopOf[*axis]));
+        Value candidate = arith::SelectOp::create(
+            nb, l, hit, i,
+            arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(none)));
         linalg::YieldOp::create(
             nb, l,
-            ValueRange{arith::SelectOp::create(nb, l, take, e, acc),
-                       arith::SelectOp::create(nb, l, take, i, v[2])});
+            last ? Value(arith::MaxSIOp::create(nb, l, acc, candidate))
+                 : Value(arith::MinSIOp::create(nb, l, acc, candidate)));
       });
-  define(n, 0, op.getResult(1));
+  define(n, 0, op.getResult(0));
 }
 
 /// LayerNormalization (opset 17): Y = (X - mean) / sqrt(var + epsilon) *

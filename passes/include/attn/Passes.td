@@ -809,7 +809,8 @@ def AttnVectorizeRowReductionsPass
     As loops each row is one chain of dependent scalar additions, which LLVM
     may not reorder and so does not vectorize: every element waits for the
     previous addition. This pass takes each such op on buffers that sits
-    directly in a function (every other dim parallel, one f32 output not
+    directly in a function or in its `scf.if` branches (every other dim
+    parallel, one f32 output not
     indexed by the reduction dim, `out + summand` as the body's result, or
     `maximumf`/`maxnumf`/`minimumf`/`minnumf` of the two,
     the summand computed by lanewise arith/math ops from inputs that are
@@ -1130,10 +1131,12 @@ def AttnVectorizeContractionsPass
     [..., n, k]: ONNX Gemm's transA / transB, a MatMul of a Transpose, an
     einsum such as `mk,nk->mn`) is first transposed into that layout, once
     per call before the op (`linalg.transpose`), or at compile time for a
-    constant (a new constant). Not a B read by fewer than `register-m` rows
-    (static M): the generic lowering's dot products along k read it once,
-    in place; with a dynamic M and a non-constant B an `scf.if` on M picks
-    between the two at run time. The other way round, a constant 2-D B
+    constant (a new constant). Not a B read by few rows (static M): the
+    generic lowering's dot products along k read it once, in place, below
+    `register-m` rows for a constant and below 128 for a B transposed on
+    every call that fits in 16 MiB (`register-m` for a larger one); with a
+    dynamic M and a non-constant B an `scf.if` on M picks between the two
+    at run time. The other way round, a constant 2-D B
     read as [k, n] by fewer than `register-m` rows (static M) is
     transposed at compile time into [n, k] and left to those dot products
     (the register tiles are not built for a row or two), and so is any B
