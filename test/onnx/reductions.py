@@ -34,14 +34,14 @@ OPS = {
 }
 
 
-def model(path, op, opset, dtype, axes, keep):
+def model(path, op, opset, dtype, axes, keep, shape=(3, 4, 5)):
     nodes, inits = [], []
     if opset >= 18:
         inits.append(helper.make_tensor("axes", TensorProto.INT64, [len(axes)], axes))
         nodes.append(helper.make_node(op, ["x", "axes"], ["y"], keepdims=int(keep)))
     else:
         nodes.append(helper.make_node(op, ["x"], ["y"], axes=axes, keepdims=int(keep)))
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", dtype, [3, 4, 5])],
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", dtype, list(shape))],
                               [helper.make_tensor_value_info("y", dtype, None)], inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
 
@@ -142,3 +142,45 @@ for opset, axis, axes in ((13, -1, -1), (11, 1, (1, 2))):
 # CHECK: ok ReduceSum noop_with_empty_axes
 # CHECK: ok LogSoftmax opset 13 axis -1
 # CHECK: ok LogSoftmax opset 11 axis 1
+
+# A reduction over a middle axis with kept dims on both sides (a mean over
+# the sequence of [B, T, C]) loops in the input's order, C innermost and
+# contiguous; ArgMax/ArgMin the same, with ties and a NaN in a column.
+xm = (rng.standard_normal((3, 33, 40)) * 0.8).astype(np.float32)
+MIDDLE = dict(OPS, ReduceSum=lambda x, a, k: np.sum(x, axis=a, keepdims=k),
+              ReduceMean=lambda x, a, k: np.mean(x, axis=a, keepdims=k),
+              ReduceMax=lambda x, a, k: np.max(x, axis=a, keepdims=k))
+for op, ref in MIDDLE.items():
+    path = os.path.join(work, "%s_middle.onnx" % op)
+    model(path, op, 18, TensorProto.FLOAT, [1], False, xm.shape)
+    got = run(path, xm)
+    want = ref(xm.astype(np.float64), (1,), False)
+    ok = not isinstance(got, str) and got.shape == want.shape and \
+        np.allclose(got, want, rtol=1e-5, atol=1e-5)
+    print("%s %s axis 1 of [3, 33, 40]" % ("ok" if ok else "FAIL", op), "" if ok else got)
+xa = rng.integers(-2, 3, (3, 33, 40)).astype(np.float32)
+xa[1, 7, 5] = xa[1, 20, 5] = np.nan
+for op, last in (("ArgMax", 0), ("ArgMax", 1), ("ArgMin", 0)):
+    path = os.path.join(work, "%s_middle.onnx" % op)
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x"], ["y"], axis=1, keepdims=0, select_last_index=last)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 33, 40])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    got = run(path, xa)
+    pick = np.argmax if op == "ArgMax" else np.argmin
+    want = (xa.shape[1] - 1 - pick(xa[:, ::-1], axis=1)) if last else pick(xa, axis=1)
+    ok = not isinstance(got, str) and np.array_equal(got, want)
+    print("%s %s select_last_index %d axis 1 of [3, 33, 40]" % ("ok" if ok else "FAIL", op, last),
+          "" if ok else got)
+# CHECK: ok ReduceProd axis 1 of [3, 33, 40]
+# CHECK: ok ReduceSumSquare axis 1 of [3, 33, 40]
+# CHECK: ok ReduceL1 axis 1 of [3, 33, 40]
+# CHECK: ok ReduceL2 axis 1 of [3, 33, 40]
+# CHECK: ok ReduceLogSumExp axis 1 of [3, 33, 40]
+# CHECK: ok ReduceSum axis 1 of [3, 33, 40]
+# CHECK: ok ReduceMean axis 1 of [3, 33, 40]
+# CHECK: ok ReduceMax axis 1 of [3, 33, 40]
+# CHECK: ok ArgMax select_last_index 0 axis 1 of [3, 33, 40]
+# CHECK: ok ArgMax select_last_index 1 axis 1 of [3, 33, 40]
+# CHECK: ok ArgMin select_last_index 0 axis 1 of [3, 33, 40]

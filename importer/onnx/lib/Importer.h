@@ -627,10 +627,13 @@ private:
   void importLogical(const onnx::NodeProto &n);
   void importTrilu(const onnx::NodeProto &n);
   void importGemm(const onnx::NodeProto &n);
-  /// The loops of a reduction over the `reduced` dims of a tensor: the kept
-  /// dims outer (in order) and the reduced ones innermost, so that a
-  /// reduction over a leading axis runs its rows in one parallel loop nest
-  /// (not a parallel region per reduced element). The input's map, the
+  /// The loops of a reduction over the `reduced` dims of a tensor of
+  /// `shape`: the kept dims outer (in order) and the reduced ones
+  /// innermost, so that a reduction over a leading axis runs its rows in one
+  /// parallel loop nest (not a parallel region per reduced element); but
+  /// in the input's order when kept dims (not all of size 1) lead and
+  /// others follow the reduced ones, so the innermost loop is contiguous.
+  /// The input's map, the
   /// output's (a reduced dim kept as 0 with keepdims), the iterator types
   /// and each dim's loop.
   struct ReductionLoops {
@@ -638,7 +641,8 @@ private:
     SmallVector<utils::IteratorType> iters;
     SmallVector<unsigned> loopOf;
   };
-  ReductionLoops reductionLoops(ArrayRef<bool> reduced, bool keep);
+  ReductionLoops reductionLoops(ArrayRef<bool> reduced, bool keep,
+                                ArrayRef<int64_t> shape);
   void importReduce(const onnx::NodeProto &n);
   void importArgExtreme(const onnx::NodeProto &n);
   void importCumSum(const onnx::NodeProto &n);
