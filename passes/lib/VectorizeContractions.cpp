@@ -636,13 +636,6 @@ struct AttnVectorizeContractionsPass
     return arith::ConstantOp::create(rewriter, loc, packedAttr);
   }
 
-  /// Calls `each(k, row)` for every row of the 2-D f32 `b`, with `row`
-  /// pointing to the bytes of its N contiguous values: `b` is a constant,
-  /// or a static unit-stride slice of one. Returns the constant's
-  /// attribute, or nullopt (and no call) when the values are not at hand.
-  /// (Whole rows, copied with memcpy: per element, packing GPT-2's weights
-  /// took 1.4 s. Bytes, because a blob that views an ONNX file in place
-  /// has the alignment of the weight's offset there.)
   /// A static M below register-m by a constant 2-D B: dot products
   /// (transposeForDotProducts), whatever N.
   bool fewRowsOfConstant(linalg::LinalgOp op, ContractionDims dims) {
@@ -666,6 +659,13 @@ struct AttnVectorizeContractionsPass
     return matchPattern(source, m_Constant());
   }
 
+  /// Calls `each(k, row)` for every row of the 2-D f32 `b`, with `row`
+  /// pointing to the bytes of its N contiguous values: `b` is a constant,
+  /// or a static unit-stride slice of one. Returns the constant's
+  /// attribute, or nullopt (and no call) when the values are not at hand.
+  /// (Whole rows, copied with memcpy: per element, packing GPT-2's weights
+  /// took 1.4 s. Bytes, because a blob that views an ONNX file in place
+  /// has the alignment of the weight's offset there.)
   std::optional<ElementsAttr>
   constantRows(Value b, function_ref<void(int64_t, const char *)> each) {
     int64_t row0 = 0, col0 = 0;
@@ -1069,17 +1069,11 @@ struct AttnVectorizeContractionsPass
     });
     IRRewriter rewriter(&getContext());
     for (Found &f : found) {
-      rewriter.setInsertionPoint(f.op);
-      auto generic = dyn_cast<linalg::GenericOp>(f.op.getOperation());
-      if (!generic) {
-        FailureOr<linalg::GenericOp> g =
-            linalg::generalizeNamedOp(rewriter, f.op);
-        if (failed(g))
-          continue;
-        generic = *g;
-      }
+      linalg::GenericOp generic = asGeneric(rewriter, f.op);
+      if (!generic)
+        continue;
       // A B that is transposed at run time, for a number of rows known only
-      // then: transposed for a register tile's rows or more, else read in
+      // then: transposed from minRowsForTransposedB rows on, else read in
       // place as above (an scf.if on M, each branch a copy of the op).
       Value b = generic.getDpsInputs()[1];
       if (f.transposed.b &&
@@ -1138,15 +1132,9 @@ struct AttnVectorizeContractionsPass
     });
     IRRewriter rewriter(&getContext());
     for (auto [op, dims] : found) {
-      rewriter.setInsertionPoint(op);
-      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-      if (!generic) {
-        FailureOr<linalg::GenericOp> g =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(g))
-          continue;
-        generic = *g;
-      }
+      linalg::GenericOp generic = asGeneric(rewriter, op);
+      if (!generic)
+        continue;
       TransposedOperands b;
       b.b = true;
       untranspose(rewriter, generic, b);
@@ -1188,6 +1176,16 @@ struct AttnVectorizeContractionsPass
                                  position);
   }
 
+  /// `op` as a linalg.generic (a named op generalized in its place), or
+  /// null when it has no generic form.
+  linalg::GenericOp asGeneric(RewriterBase &rewriter, linalg::LinalgOp op) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+      return generic;
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> g = linalg::generalizeNamedOp(rewriter, op);
+    return succeeded(g) ? *g : linalg::GenericOp();
+  }
+
   /// `generic`'s transposed operands transposed before it, and its maps
   /// swapped to read them.
   void untranspose(RewriterBase &rewriter, linalg::GenericOp generic,
@@ -1217,7 +1215,7 @@ struct AttnVectorizeContractionsPass
   Value transposeLastTwo(RewriterBase &rewriter, Location loc, Value x) {
     auto type = cast<RankedTensorType>(x.getType());
     int64_t rank = type.getRank();
-    if (rank == 2 && type.hasStaticShape()) {
+    if (rank == 2 && type.hasStaticShape() && isConstantRows(x)) {
       int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
       AsmResourceBlob blob = allocatePackedBlob(rows * columns * sizeof(float));
       auto *out = reinterpret_cast<float *>(blob.getMutableData().data());
@@ -1287,7 +1285,7 @@ struct AttnVectorizeContractionsPass
       linalg::LinalgOp op = candidate.first;
       ContractionDims dims = candidate.second;
       int64_t n = op.getStaticLoopRanges()[dims.n];
-      // Part widths and their register-n (0: scalar loops).
+      // Part widths and their register-n (0: the last columns, dot products).
       SmallVector<std::pair<int64_t, int64_t>> widths;
       int64_t left = n;
       if (left >= registerN)
@@ -1319,7 +1317,7 @@ struct AttnVectorizeContractionsPass
         rest = second;
       }
       parts.emplace_back(rest, widths.back().second);
-      // The scalar part's few columns of a constant B become a constant of
+      // The last part's few columns of a constant B become a constant of
       // their own, so that the whole constant is not kept for them once the
       // other parts have packed their slices.
       if (!widths.back().second) {

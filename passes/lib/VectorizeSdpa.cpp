@@ -448,8 +448,6 @@ private:
     return !bf16 || additive || op.getSoftcap() ||
            !(op.getEffectiveScale() > 0.0);
   }
-  /// Transposes 16 vectors of 16 lanes (a 16 x 16 block) in place.
-  void transpose16x16(SmallVector<Value> &m);
   SmallVector<Value> emitKeyBlock(Value j0, ValueRange state, bool masked);
   void emitScores(Value j0, Value nkTiles, bool masked,
                   SmallVector<Value> &blockMax);
@@ -1017,7 +1015,7 @@ void CpuFlashBuilder::packQ(Value q0) {
         rows.push_back(arith::MulFOp::create(
             b, loc, loadRow(q, at(batch, head, row, c0)), scaleVec));
       }
-      transpose16x16(rows);
+      detail::transposeInRegisters(b, loc, rows);
       if (!bf16) {
         for (int64_t l = 0; l < kLanes; ++l)
           storeVec(rows[l], qt, {add(c0, cIdx(l)), r0});
@@ -1036,10 +1034,6 @@ void CpuFlashBuilder::packQ(Value q0) {
     });
     return SmallVector<Value>{};
   });
-}
-
-void CpuFlashBuilder::transpose16x16(SmallVector<Value> &m) {
-  detail::transposeInRegisters(b, loc, m);
 }
 
 void CpuFlashBuilder::emitScores(Value j0, Value nkTiles, bool masked,
@@ -1599,7 +1593,7 @@ void CpuFlashBuilder::packMask(Value j0) {
                                    /*isWrite=*/false, /*localityHint=*/3,
                                    /*isDataCache=*/true);
       }
-      transpose16x16(rowsOfMask);
+      detail::transposeInRegisters(b, loc, rowsOfMask);
       for (int64_t l = 0; l < kLanes; ++l)
         storeVec(rowsOfMask[l], mt, {add(c0, cIdx(l)), r0});
       return SmallVector<Value>{};
@@ -1798,7 +1792,7 @@ Value CpuFlashBuilder::transposeMask(Value src) {
                   keepWhereTrue ? hiddenByte : seenByte));
           }
         }
-        transpose16x16(vecs);
+        detail::transposeInRegisters(b, loc, vecs);
         Value rowBlock =
             arith::DivUIOp::create(b, loc, ivs[mr - 2], cIdx(br / kLanes));
         Value col =

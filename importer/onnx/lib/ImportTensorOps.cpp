@@ -531,6 +531,46 @@ Type Importer::sumType(Type elem) {
                                        : elem;
 }
 
+/// The bytes of constant `attr` when it is a resource blob or non-splat
+/// dense values of `bytes` bytes in all (read as bytes: a blob viewing an
+/// ONNX file in place has the alignment of the weight's offset there).
+static std::optional<ArrayRef<char>> constantBytes(ElementsAttr attr,
+                                                   int64_t bytes) {
+  ArrayRef<char> raw;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    raw = blob->getData();
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(attr);
+             dense && !dense.isSplat()) {
+    raw = dense.getRawData();
+  } else {
+    return std::nullopt;
+  }
+  if (int64_t(raw.size()) != bytes)
+    return std::nullopt;
+  return raw;
+}
+
+/// A constant of `type` holding `blob`'s bytes, of `like`'s kind: a blob
+/// named after `like`'s with `suffix` (a weight keeps its name), or inline
+/// values.
+static Value constantLike(OpBuilder &b, Location loc, ElementsAttr like,
+                          RankedTensorType type, AsmResourceBlob blob,
+                          StringRef suffix) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(like))
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseResourceElementsAttr::get(
+            type, (resource.getRawHandle().getKey() + suffix).str(),
+            std::move(blob)));
+  int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  return arith::ConstantOp::create(b, loc,
+                                   DenseElementsAttr::getFromRawBuffer(
+                                       type, blob.getData().take_front(bytes)));
+}
+
 /// An f16 value's bits as f32 (exact: every f16 is an f32).
 static float halfToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f,
@@ -576,46 +616,27 @@ static Value widenedConstant(OpBuilder &b, Location loc, Value x) {
     std::memcpy(&f, &wide, sizeof f);
     return f;
   };
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr); dense && dense.isSplat())
+    return arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(
+            wideType, widen(static_cast<uint16_t>(dense.getSplatValue<APFloat>()
+                                                      .bitcastToAPInt()
+                                                      .getZExtValue()))));
   int64_t count = type.getNumElements();
-  ArrayRef<char> raw;
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || int64_t(blob->getData().size()) != count * 2)
-      return Value();
-    raw = blob->getData();
-  } else if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    if (dense.isSplat())
-      return arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(wideType, widen(static_cast<uint16_t>(
-                                               dense.getSplatValue<APFloat>()
-                                                   .bitcastToAPInt()
-                                                   .getZExtValue()))));
-    raw = dense.getRawData();
-    if (int64_t(raw.size()) != count * 2)
-      return Value();
-  } else {
+  std::optional<ArrayRef<char>> raw = constantBytes(attr, count * 2);
+  if (!raw)
     return Value();
-  }
-  // Read as bytes: a blob viewing an ONNX file in place has the alignment
-  // of the weight's offset there.
   AsmResourceBlob wide = HeapAsmResourceBlob::allocate(
-      count * sizeof(float), alignof(uint64_t), /*dataIsMutable=*/true);
+      std::max<size_t>(count * sizeof(float), 1), alignof(uint64_t),
+      /*dataIsMutable=*/true);
   auto *out = reinterpret_cast<float *>(wide.getMutableData().data());
   for (int64_t i = 0; i < count; ++i) {
     uint16_t bits;
-    std::memcpy(&bits, raw.data() + 2 * i, sizeof bits);
+    std::memcpy(&bits, raw->data() + 2 * i, sizeof bits);
     out[i] = widen(bits);
   }
-  // (A blob keeps its weight's name, with the type it now has.)
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr))
-    return arith::ConstantOp::create(
-        b, loc,
-        DenseResourceElementsAttr::get(
-            wideType, (resource.getRawHandle().getKey() + "_f32").str(),
-            std::move(wide)));
-  return arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(wideType, ArrayRef<float>(out, count)));
+  return constantLike(b, loc, attr, wideType, std::move(wide), "_f32");
 }
 
 Value Importer::convertElements(Location loc, Value x, Type to) {
@@ -1301,10 +1322,9 @@ void Importer::importReduce(const onnx::NodeProto &n) {
 
 /// CumSum along a constant axis (HF exports count positions with
 /// attention_mask.cumsum(-1)): out[.., i, ..] = the sum of x[.., j, ..] over
-/// j <= i (j < i when exclusive; j >= i, or j > i, when reverse). One
-/// linalg.generic with a second loop over the axis, adding in the order of
-/// j, so the float result is that of the sequential sum; O(n^2) along the
-/// axis, which position counts (n = the sequence length) afford.
+/// j <= i (j < i when exclusive; j >= i, or j > i, when reverse), added
+/// in the order of j (a scan, below), so the float result is that of the
+/// sequential sum.
 void Importer::importCumSum(const onnx::NodeProto &n) {
   Value x = input(n, 0);
   auto axisK = knownInput(n, 1);
@@ -1313,7 +1333,6 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
   auto t = typeOf(x);
   int64_t r = t.getRank();
   Type elem = t.getElementType();
-  bool isFloat = isa<FloatType>(elem);
   if (!isNumber(elem)) {
     nodeError(n) << "expects a float or integer tensor, got " << elem;
     return;
@@ -1384,7 +1403,7 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
     SmallVector<Value> rowLengths;
     for (OpFoldResult size : rowSizes)
       rowLengths.push_back(indexValue(size));
-    // Loops over the row dims from `d` on, carrying (sums, written).
+    // Loops over the row dims from idx.size() on, carrying (sums, written).
     std::function<SmallVector<Value>(OpBuilder &, Location, Value,
                                      SmallVector<Value>, ValueRange)>
         rowLoops = [&](OpBuilder &nb, Location l, Value at,
@@ -1395,8 +1414,7 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
         xIdx.append(idx);
         Value e = tensor::ExtractOp::create(nb, l, xs, xIdx);
         Value before = tensor::ExtractOp::create(nb, l, iter[0], idx);
-        Value after = isFloat ? Value(arith::AddFOp::create(nb, l, before, e))
-                              : Value(arith::AddIOp::create(nb, l, before, e));
+        Value after = combineNumbers(nb, l, '+', before, e);
         Value sums = tensor::InsertOp::create(nb, l, after, iter[0], idx);
         Value written = tensor::InsertOp::create(
             nb, l, exclusive ? before : after, iter[1], xIdx);
@@ -1429,8 +1447,8 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
   define(n, 0, convertElements(loc, sums, given));
 }
 
-/// ArgMax and ArgMin along `axis` (int64 indices): one reduction carrying
-/// the best value and its index. Ties take the first index, or the last
+/// ArgMax and ArgMin along `axis` (int64 indices): the extreme, then the
+/// index holding it (below). Ties take the first index, or the last
 /// with select_last_index; a NaN is the extreme, its first (or last)
 /// occurrence taken, as NumPy's argmax/argmin do.
 void Importer::importArgExtreme(const onnx::NodeProto &n) {
@@ -1492,14 +1510,8 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
           b, loc, TypeRange{best.getType()}, ValueRange{x}, ValueRange{best},
           SmallVector<AffineMap>{loops.in, loops.out}, loops.iters,
           [&](OpBuilder &nb, Location l, ValueRange v) {
-            Value e = v[0], acc = v[1];
-            Value m =
-                isFloat
-                    ? (max ? Value(arith::MaximumFOp::create(nb, l, acc, e))
-                           : Value(arith::MinimumFOp::create(nb, l, acc, e)))
-                    : (max ? Value(arith::MaxSIOp::create(nb, l, acc, e))
-                           : Value(arith::MinSIOp::create(nb, l, acc, e)));
-            linalg::YieldOp::create(nb, l, m);
+            linalg::YieldOp::create(
+                nb, l, combineNumbers(nb, l, max ? 'M' : 'm', v[1], v[0]));
           })
           .getResult(0);
   int64_t none = last ? -1 : std::numeric_limits<int64_t>::max();
@@ -1534,9 +1546,7 @@ void Importer::importArgExtreme(const onnx::NodeProto &n) {
             nb, l, hit, i,
             arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(none)));
         linalg::YieldOp::create(
-            nb, l,
-            last ? Value(arith::MaxSIOp::create(nb, l, acc, candidate))
-                 : Value(arith::MinSIOp::create(nb, l, acc, candidate)));
+            nb, l, combineNumbers(nb, l, last ? 'M' : 'm', acc, candidate));
       });
   define(n, 0, op.getResult(0));
 }
@@ -2183,30 +2193,14 @@ Value Importer::einsumAsMatrixProduct(Location loc, ArrayRef<Value> ops,
   // rewrite's, einsumsAsMatMuls; this takes the rest: "bthd,hdc->btc",
   // "btc,chd->bthd". As one generic with several summed loops it missed
   // the contraction kernels: 248 ms where ONNX Runtime takes 3.4 ms.)
-  if (ops.size() != 2 || outSub.find('.') != std::string::npos)
+  if (ops.size() != 2)
     return Value();
   const std::string &a = subs[0], &w = subs[1];
-  auto has = [](const std::string &t, char c) {
-    return t.find(c) != std::string::npos;
-  };
-  for (const std::string &t : {a, w, outSub}) {
-    std::set<char> seen;
-    for (char c : t)
-      if (c == '.' || !seen.insert(c).second)
-        return Value(); // an ellipsis, or a diagonal
-  }
-  std::string batch, rows, cols, summed;
-  for (char c : outSub)
-    (has(a, c) && has(w, c) ? batch : has(a, c) ? rows : cols) += c;
-  for (char c : a)
-    if (!has(outSub, c)) {
-      if (!has(w, c))
-        return Value(); // summed within one operand
-      summed += c;
-    }
-  for (char c : w)
-    if (!has(outSub, c) && !has(a, c))
-      return Value();
+  std::optional<EinsumGroups> groups = einsumGroups(a, w, outSub);
+  if (!groups)
+    return Value();
+  const std::string &batch = groups->batch, &rows = groups->rows,
+                    &cols = groups->cols, &summed = groups->summed;
   if (rows.empty() || cols.empty() || summed.empty() ||
       (rows.size() == 1 && cols.size() == 1 && summed.size() == 1))
     return Value();
@@ -2377,20 +2371,11 @@ static Value transposedConstant(OpBuilder &b, Location loc, Value x,
     return arith::ConstantOp::create(b, loc, dense.reshape(outType));
   size_t width = elem.getIntOrFloatBitWidth() / 8;
   int64_t count = type.getNumElements();
-  ArrayRef<char> raw;
-  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
-  if (resource) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return Value();
-    raw = blob->getData();
-  } else if (dense) {
-    raw = dense.getRawData();
-  }
-  if (int64_t(raw.size()) != count * int64_t(width))
+  std::optional<ArrayRef<char>> raw = constantBytes(attr, count * width);
+  if (!raw)
     return Value();
   AsmResourceBlob moved = HeapAsmResourceBlob::allocate(
-      std::max<size_t>(raw.size(), 1), alignof(uint64_t),
+      std::max<size_t>(raw->size(), 1), alignof(uint64_t),
       /*dataIsMutable=*/true);
   char *out = moved.getMutableData().data();
   // The source's row-major strides, read in the output's order.
@@ -2402,7 +2387,7 @@ static Value transposedConstant(OpBuilder &b, Location loc, Value x,
   SmallVector<int64_t> idx(rank, 0);
   int64_t from = 0;
   for (int64_t i = 0; i < count; ++i) {
-    std::memcpy(out + i * width, raw.data() + from * width, width);
+    std::memcpy(out + i * width, raw->data() + from * width, width);
     // Next output index (row-major), and the source offset along.
     for (int64_t d = rank - 1; d >= 0; --d) {
       from += readStride[d];
@@ -2412,16 +2397,7 @@ static Value transposedConstant(OpBuilder &b, Location loc, Value x,
       idx[d] = 0;
     }
   }
-  if (resource)
-    return arith::ConstantOp::create(
-        b, loc,
-        DenseResourceElementsAttr::get(
-            outType, (resource.getRawHandle().getKey() + "_t").str(),
-            std::move(moved)));
-  return arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::getFromRawBuffer(outType,
-                                          ArrayRef<char>(out, count * width)));
+  return constantLike(b, loc, attr, outType, std::move(moved), "_t");
 }
 
 void Importer::importTranspose(const onnx::NodeProto &n) {

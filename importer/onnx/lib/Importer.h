@@ -91,6 +91,18 @@ Value combineNumbers(OpBuilder &b, Location l, char kind, Value acc, Value x);
 /// value known not to be negative): 0 <= term <= sum when term >= 0.
 bool isTermOfSum(OpFoldResult term, OpFoldResult sum);
 
+/// The letters of a two-operand Einsum `a,w->out` by role, each in the
+/// output's order (summed ones in `a`'s): in both operands and the output
+/// (batch), in `a` and the output (rows), in `w` and the output (cols), in
+/// both operands only (summed). None when a term has a character that is
+/// not a letter ("..."), a letter twice (a diagonal), or a letter summed
+/// within one operand.
+struct EinsumGroups {
+  std::string batch, rows, cols, summed;
+};
+std::optional<EinsumGroups> einsumGroups(StringRef a, StringRef w,
+                                         StringRef out);
+
 /// A small integer tensor (rank 0 or 1) known element by element while
 /// importing: each element a constant or an index value.
 struct KnownInts {

@@ -78,6 +78,37 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes,
   return module;
 }
 
+std::optional<EinsumGroups> einsumGroups(StringRef a, StringRef w,
+                                         StringRef out) {
+  auto distinctLetters = [](StringRef t) {
+    std::set<char> seen;
+    return llvm::all_of(t, [&](char c) {
+      return std::isalpha(static_cast<unsigned char>(c)) &&
+             seen.insert(c).second;
+    });
+  };
+  if (!distinctLetters(a) || !distinctLetters(w) || !distinctLetters(out))
+    return std::nullopt;
+  EinsumGroups g;
+  for (char c : out) {
+    if (a.contains(c) && w.contains(c))
+      g.batch += c;
+    else if (a.contains(c))
+      g.rows += c;
+    else if (w.contains(c))
+      g.cols += c;
+    else
+      return std::nullopt; // in no operand: the Einsum import reports it
+  }
+  for (char c : (a + w).str())
+    if (!out.contains(c) && !(a.contains(c) && w.contains(c)))
+      return std::nullopt; // summed within one operand
+  for (char c : a)
+    if (w.contains(c) && !out.contains(c))
+      g.summed += c;
+  return g;
+}
+
 namespace {
 /// A two-operand Einsum that is one matrix product up to the order of the
 /// dims: the operands' terms and the permutations (ONNX Transpose perms,
@@ -118,37 +149,12 @@ std::optional<MatMulForm> matMulForm(StringRef equation) {
       if (k == 1)
         o += c;
   }
-  auto distinctLetters = [](const std::string &t) {
-    std::set<char> seen;
-    return llvm::all_of(t, [&](char c) {
-      return std::isalpha(static_cast<unsigned char>(c)) &&
-             seen.insert(c).second;
-    });
-  };
-  if (!distinctLetters(f.a) || !distinctLetters(f.w) || !distinctLetters(o))
+  std::optional<EinsumGroups> groups = einsumGroups(f.a, f.w, o);
+  if (!groups || groups->rows.size() != 1 || groups->cols.size() != 1 ||
+      groups->summed.size() != 1)
     return std::nullopt;
-  auto has = [](const std::string &t, char c) {
-    return t.find(c) != std::string::npos;
-  };
-  std::string batch, rows, cols, summed;
-  for (char c : o) {
-    if (has(f.a, c) && has(f.w, c))
-      batch += c;
-    else if (has(f.a, c))
-      rows += c;
-    else if (has(f.w, c))
-      cols += c;
-    else
-      return std::nullopt; // in no operand: the Einsum import reports it
-  }
-  for (char c : f.a + f.w)
-    if (!has(o, c) && !(has(f.a, c) && has(f.w, c)))
-      return std::nullopt; // summed within one operand
-  for (char c : f.a)
-    if (has(f.w, c) && !has(o, c))
-      summed += c;
-  if (rows.size() != 1 || cols.size() != 1 || summed.size() != 1)
-    return std::nullopt;
+  const std::string &batch = groups->batch, &rows = groups->rows,
+                    &cols = groups->cols, &summed = groups->summed;
   // Transpose's perm: output dim i is input dim perm[i].
   auto perm = [](const std::string &from, const std::string &to) {
     SmallVector<int64_t> p;
