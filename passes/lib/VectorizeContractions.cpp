@@ -59,6 +59,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -307,19 +308,31 @@ struct AttnVectorizeContractionsPass
     untransposeOperands();
     splitRaggedN();
     transposeForDotProducts();
-    // (op, dims, register-n: the option's, or a split tail's narrower one)
-    SmallVector<std::tuple<linalg::LinalgOp, ContractionDims, int64_t>>
+    packedConstants.clear();
+    // (op, dims, register-n: the option's, or a split tail's narrower one;
+    // whether its rows are known to fit in fewer than split-n-items m
+    // blocks, see branchOnRows)
+    SmallVector<std::tuple<linalg::LinalgOp, ContractionDims, int64_t, bool>>
         candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       int64_t width = tailWidth.lookup(op);
       if (auto dims = matchCandidate(op, width ? width : registerN))
-        candidates.emplace_back(op, *dims, width ? width : registerN);
+        candidates.emplace_back(op, *dims, width ? width : registerN, false);
     });
     IRRewriter rewriter(ctx);
-    for (auto &candidate : candidates) {
-      linalg::LinalgOp op = std::get<0>(candidate);
-      ContractionDims dims = std::get<1>(candidate);
-      rn = std::get<2>(candidate);
+    // (By index: branchOnRows appends the copy of its small-M branch.)
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      linalg::LinalgOp op = std::get<0>(candidates[c]);
+      ContractionDims dims = std::get<1>(candidates[c]);
+      int64_t width = std::get<2>(candidates[c]);
+      bool rowsFit = std::get<3>(candidates[c]);
+      rn = width;
+      if (!rowsFit)
+        if (std::optional<int64_t> rows = maxRowsToSplitN(op, dims)) {
+          auto [few, many] = branchOnRows(rewriter, op, dims, *rows);
+          candidates.emplace_back(few, dims, width, true);
+          op = many;
+        }
       unsigned rank = op.getNumLoops();
       // Other parallel dims (batch, heads): one at a time in the outermost
       // tiling, untouched after.
@@ -352,10 +365,14 @@ struct AttnVectorizeContractionsPass
       InitFusion init =
           ShapedType::isDynamic(kLength) ? InitFusion() : matchInitFusion(op);
       if (init.zeroFill) {
-        rewriter.setInsertionPoint(op);
         Value dest = init.zeroFill.getOutputs()[0];
-        if (dest.getDefiningOp<tensor::EmptyOp>())
-          dest = rewriter.clone(*dest.getDefiningOp())->getResult(0);
+        // (Beside the original: outside the scf.if of branchOnRows, whose
+        // results then bufferize to that one buffer, not to one per branch
+        // that a cast and a copy reconcile.)
+        if (auto empty = dest.getDefiningOp<tensor::EmptyOp>()) {
+          rewriter.setInsertionPointAfter(empty);
+          dest = rewriter.clone(*empty)->getResult(0);
+        }
         rewriter.modifyOpInPlace(op,
                                  [&] { op.getDpsInitsMutable()[0].set(dest); });
       }
@@ -371,10 +388,10 @@ struct AttnVectorizeContractionsPass
       // 1. Parallel m blocks (and batch dims): the threads' work items;
       // with few of them, one block of all M rows and chunks of N instead.
       // A wide shared weight first gets sequential n blocks around them.
-      int64_t nChunk = splitNChunk(op, dims);
+      // (All M rows in one block: untiled along m, dynamic M included.)
+      int64_t nChunk = splitNChunk(op, dims, rowsFit);
       int64_t nBlock = nChunk ? 0 : blockColumns(op, dims);
-      int64_t mBlock =
-          nChunk ? op.getStaticLoopRanges()[dims.m] : blockRows(op, dims);
+      int64_t mBlock = nChunk ? 0 : blockRows(op, dims);
       // Should a tiling fail, the op (or its tile) keeps the zero fill the
       // register tiles would have replaced.
       auto refill = [&](linalg::LinalgOp o) {
@@ -441,6 +458,9 @@ struct AttnVectorizeContractionsPass
     cleanUp();
   }
 
+  /// packConstantB's constants by weight and register-n.
+  DenseMap<std::pair<Value, int64_t>, Value> packedConstants;
+
   /// The width of the N chunks that replace m blocks as work items, or 0.
   /// With fewer than split-n-items m blocks (times batch), as in a
   /// projection of 128 tokens, every m block reads all of B: on two
@@ -448,18 +468,75 @@ struct AttnVectorizeContractionsPass
   /// cache-m rows. One block of all M rows split into split-n-items chunks
   /// of N has each thread read its share of B once. (x[128, 1600] @ W[1600,
   /// 1600] on one thread: 8.5 ms in two 64-row blocks, 7.6 ms in one
-  /// 128-row block.) Static shapes only, M of at least one register tile
-  /// (fewer rows, a decode step's, are not split).
-  int64_t splitNChunk(linalg::LinalgOp op, ContractionDims dims) {
+  /// 128-row block.) Static shapes, M of at least one register tile
+  /// (fewer rows, a decode step's, are not split), or `rowsFit`: the
+  /// branch of a dynamic M that branchOnRows made for few rows.
+  int64_t splitNChunk(linalg::LinalgOp op, ContractionDims dims, bool rowsFit) {
     if (splitNItems < 2)
       return 0;
-    std::optional<int64_t> items = staticMBlocks(op, dims);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     int64_t panels = ranges[dims.n] / rn;
-    if (!items || *items >= splitNItems || ranges[dims.m] < registerM ||
-        panels < 2)
+    if (panels < 2)
       return 0;
+    if (!rowsFit) {
+      std::optional<int64_t> items = staticMBlocks(op, dims);
+      if (!items || *items >= splitNItems)
+        return 0;
+    }
     return llvm::divideCeil(panels, int64_t(splitNItems)) * rn;
+  }
+
+  /// For a dynamic M, the most rows that still make fewer than
+  /// split-n-items m blocks (times the batch), or nullopt when that cannot
+  /// happen (or the other dims are dynamic, or N has fewer than two
+  /// panels). A model exported with a dynamic sequence length runs its
+  /// projections with M known only at run time; in m blocks, up to
+  /// cache-m rows are one work item, and one thread does all of it.
+  /// x[M, 768] @ W[768, 3072] on 2 threads, M = 16: 0.67 ms with a
+  /// dynamic M, 0.34 ms with the same M static (split along N).
+  std::optional<int64_t> maxRowsToSplitN(linalg::LinalgOp op,
+                                         ContractionDims dims) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    std::optional<int64_t> batch = staticBatch(op, dims);
+    if (splitNItems < 2 || !ShapedType::isDynamic(ranges[dims.m]) ||
+        ShapedType::isDynamic(ranges[dims.n]) ||
+        ShapedType::isDynamic(ranges[dims.k]) || !batch || *batch < 1 ||
+        *batch >= splitNItems || ranges[dims.n] / rn < 2)
+      return std::nullopt;
+    // ceil(M / cache-m) * batch < split-n-items.
+    return (int64_t(splitNItems) - 1) / *batch * int64_t(cacheM);
+  }
+
+  /// `op` in an scf.if on its number of rows: up to `rows`, a copy that
+  /// splits N (returned first), else a copy in m blocks. An elementwise
+  /// bias add that matchInitFusion would fuse moves into both branches,
+  /// so that each copy still starts from the bias.
+  std::pair<linalg::LinalgOp, linalg::LinalgOp>
+  branchOnRows(RewriterBase &rewriter, linalg::LinalgOp op,
+               ContractionDims dims, int64_t rows) {
+    linalg::GenericOp biasAdd = matchInitFusion(op).biasAdd;
+    Operation *last = biasAdd ? biasAdd.getOperation() : op.getOperation();
+    rewriter.setInsertionPoint(last);
+    Location loc = op.getLoc();
+    Value few = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::sle, rowCount(rewriter, op, dims),
+        arith::ConstantIndexOp::create(rewriter, loc, rows));
+    linalg::LinalgOp copies[2];
+    auto copy = [&](int index) {
+      return [&, index](OpBuilder &b, Location l) {
+        IRMapping map;
+        copies[index] = cast<linalg::LinalgOp>(b.clone(*op, map));
+        Operation *result = copies[index];
+        if (biasAdd)
+          result = b.clone(*biasAdd, map);
+        scf::YieldOp::create(b, l, result->getResults());
+      };
+    };
+    auto branch = scf::IfOp::create(rewriter, loc, few, copy(0), copy(1));
+    rewriter.replaceOp(last, branch.getResults());
+    if (biasAdd)
+      rewriter.eraseOp(op);
+    return {copies[0], copies[1]};
   }
 
   /// Columns per sequential n block around the parallel m blocks, or 0 for
@@ -603,6 +680,23 @@ struct AttnVectorizeContractionsPass
   /// is done whatever the number of m blocks. B may be a static slice of
   /// such a constant (a part of a contraction split along n).
   Value packConstantB(RewriterBase &rewriter, Location loc, Value b) {
+    // Once per weight and width, at the start of the function: both
+    // copies of branchOnRows read it.
+    Value &packedValue = packedConstants[{b, rn}];
+    if (!packedValue) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Operation *parent = rewriter.getInsertionBlock()->getParentOp();
+      auto function = dyn_cast<FunctionOpInterface>(parent);
+      if (!function)
+        function = parent->getParentOfType<FunctionOpInterface>();
+      if (function)
+        rewriter.setInsertionPointToStart(&function.getFunctionBody().front());
+      packedValue = packConstant(rewriter, loc, b);
+    }
+    return packedValue;
+  }
+
+  Value packConstant(RewriterBase &rewriter, Location loc, Value b) {
     auto bType = cast<RankedTensorType>(b.getType());
     int64_t kSize = bType.getDimSize(0), nSize = bType.getDimSize(1);
     int64_t panels = nSize / rn;
@@ -1169,10 +1263,12 @@ struct AttnVectorizeContractionsPass
   /// dim that m indexes.
   Value rowCount(RewriterBase &rewriter, linalg::LinalgOp op,
                  ContractionDims dims) {
-    AffineMap cMap = op.getIndexingMapsArray()[2];
+    // (From A, which m indexes too: C's init may be a zero fill that the
+    // register tiles replace, and should not stay live for its size.)
+    AffineMap aMap = op.getIndexingMapsArray()[0];
     unsigned position =
-        *cMap.getResultPosition(rewriter.getAffineDimExpr(unsigned(dims.m)));
-    return tensor::DimOp::create(rewriter, op.getLoc(), op.getDpsInits()[0],
+        *aMap.getResultPosition(rewriter.getAffineDimExpr(unsigned(dims.m)));
+    return tensor::DimOp::create(rewriter, op.getLoc(), op.getDpsInputs()[0],
                                  position);
   }
 

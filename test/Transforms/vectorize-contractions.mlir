@@ -33,6 +33,12 @@
 // The zero fill of the init is gone:
 // C is a bare tensor.empty, and the first k block starts its registers (the
 // rest rows' too) from zeros instead of reading C.
+// With T known only at run time, an scf.if on T first takes the rows that
+// make fewer than split-n-items (4) m blocks, up to 3 x 64 = 192, as one
+// block split into 4 chunks of N (576 columns), each chunk's loops the
+// same as below; more rows take the m blocks (the else branch). Each
+// branch has a tensor.empty of its own, beside the original, so that the
+// scf.if bufferizes to one buffer.
 #xa = affine_map<(b, m, k, n) -> (b, m, k)>
 #wa = affine_map<(b, m, k, n) -> (k, n)>
 #ca = affine_map<(b, m, k, n) -> (b, m, n)>
@@ -40,7 +46,17 @@
 // CHECK-NOT: linalg.fill
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<32xf32>
 // CHECK-NOT: linalg.fill
-// CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<1x?x2304xf32>
+// CHECK: %[[FEWEMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<1x?x2304xf32>
+// CHECK-NEXT: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<1x?x2304xf32>
+// CHECK-NEXT: %[[T:.*]] = tensor.dim %arg0, %c1 : tensor<1x?x768xf32>
+// CHECK-NEXT: %[[FEW:.*]] = arith.cmpi sle, %[[T]], %c192 : index
+// CHECK-NEXT: scf.if %[[FEW]] -> (tensor<1x?x2304xf32>) {
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 2304) step (1, 576) shared_outs(%{{.*}} = %[[FEWEMPTY]])
+// CHECK: scf.for %{{.*}} = %c0 to %c768 step %c256
+// CHECK: scf.for %{{.*}} = %c0 to %c576 step %c32
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c8
+// CHECK-COUNT-8: vector.fma
+// CHECK: } else {
 // CHECK: scf.forall (%{{.*}}, %[[M0:.*]]) = (0, 0) to (1, %{{.*}}) step (1, 64) shared_outs(%{{.*}} = %[[EMPTY]])
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %c0 : index
@@ -100,7 +116,9 @@
 // n block's column offset NB + N.
 // NBLOCK-LABEL: func.func @projection(
 // NBLOCK-SAME: %{{.*}}: tensor<1x?x768xf32>, %[[W:.*]]: tensor<768x2304xf32>)
-// NBLOCK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<1x?x2304xf32>
+// NBLOCK: tensor.empty(%{{.*}}) : tensor<1x?x2304xf32>
+// NBLOCK-NEXT: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<1x?x2304xf32>
+// NBLOCK: } else {
 // NBLOCK: scf.for %[[NB:.*]] = %c0 to %c2304 step %c1152 iter_args(%[[C:.*]] = %[[EMPTY]]) -> (tensor<1x?x2304xf32>)
 // NBLOCK: %[[CB:.*]] = tensor.extract_slice %[[C]][0, 0, %[[NB]]] [1, %{{.*}}, 1152] [1, 1, 1]
 // NBLOCK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, %{{.*}}) step (1, 64) shared_outs(%{{.*}} = %[[CB]]) -> (tensor<1x?x1152xf32>)
@@ -112,6 +130,8 @@
 // NBLOCK: scf.forall.in_parallel
 // NBLOCK: tensor.insert_slice %{{.*}} into %[[C]][0, 0, %[[NB]]] [1, %{{.*}}, 1152] [1, 1, 1]
 // NOPACK-LABEL: func.func @projection(
+// NOPACK-NOT: tensor<256x32xf32>
+// NOPACK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, %{{.*}}) step (1, 64)
 // NOPACK-NOT: tensor<256x32xf32>
 // NOPACK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args
 // NOPACK-NEXT: affine.apply
@@ -192,7 +212,7 @@ func.func @projection(%x: tensor<1x?x768xf32>, %w: tensor<768x2304xf32>) -> tens
 // (with split-n-items=0: one item of all of N).
 // CHECK-LABEL: func.func @one_block(
 // CHECK-NOT: tensor<24x768x32xf32>
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 64, 768) step (1, 64, 192)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 768) step (1, 192)
 // CHECK: scf.for %{{.*}} = %c0 to %c192 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<1x64x192xf32>, tensor<256x32xf32>)
 // SPLITOFF-LABEL: func.func @one_block(
 // SPLITOFF: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 64) step (1, 64)
@@ -235,7 +255,7 @@ func.func @one_block(%x: tensor<1x64x768xf32>, %w: tensor<768x768xf32>) -> tenso
 // CHECK-NOT: tensor<768x768xf32>
 // CHECK: %[[PACKED:.*]] = arith.constant dense<5.000000e-01> : tensor<24x768x32xf32>
 // CHECK-NOT: tensor<768x768xf32>
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %[[N0:.*]]) = (0, 0, 0) to (1, 130, 768) step (1, 130, 192)
+// CHECK: scf.forall (%{{.*}}, %[[N0:.*]]) = (0, 0) to (1, 768) step (1, 192)
 // CHECK: scf.for %[[K0:.*]] = %c0 to %c768 step %c256
 // CHECK: scf.for %[[N:.*]] = %c0 to %c192 step %c32
 // CHECK: %[[COL:.*]] = arith.addi %[[N0]], %[[N]] : index
@@ -315,9 +335,18 @@ func.func @split_bias(%x: tensor<1x130x768xf32>, %bias: tensor<768xf32>) -> tens
 // constant in the panel layout [N/16][K][16] (panel 0: rows 0-15 and
 // 32-47; panel 1: 16-31 and 48-63) that the register tiles read, and no
 // copy at run time. Weights held as resource blobs (the ONNX importer's
-// initializers) become a packed resource blob.
+// initializers) become a packed resource blob. It is made once, at the
+// start of the function, and both branches of the scf.if on T read it:
+// few rows as 2 chunks of one 16-column panel (N0 = 0, 16), more as m
+// blocks.
 // CONST-LABEL: func.func @constant_weight(
 // CONST: %[[PACKED:.*]] = arith.constant dense<{{\[\[\[}}0.000000e+00, {{.*}}, 1.500000e+01], [3.200000e+01, {{.*}}, 4.700000e+01]], {{\[\[}}1.600000e+01, {{.*}}, 3.100000e+01], [4.800000e+01, {{.*}}, 6.300000e+01]]]> : tensor<2x2x16xf32>
+// CONST-NOT: tensor<2x2x16xf32>
+// CONST: scf.forall (%{{.*}}, %[[N0:.*]]) = (0, 0) to (1, 32) step (1, 16)
+// CONST: %[[PANEL0:.*]] = arith.divui %[[N0]], %c16 : index
+// CONST: vector.transfer_read %[[PACKED]][%[[PANEL0]], %{{.*}}, %c0], %{{.*}} {in_bounds = [true]} : tensor<2x2x16xf32>, vector<16xf32>
+// CONST: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, %{{.*}}) step (1, 64)
+// CONST-NOT: arith.constant dense
 // CONST-NOT: scf.forall (%{{.*}}) in
 // CONST-NOT: tensor<256x16xf32>
 // CONST: scf.for %[[N:.*]] = %c0 to %c32 step %c16
@@ -376,13 +405,26 @@ func.func @broadcast_batch(%x: tensor<1x?x768xf32>, %w: tensor<2x768x768xf32>) -
 
 // out_proj with its bias: the bias add after the contraction folds into
 // it. The first k block starts every register row from the bias row (the
-// rest rows' too); no elementwise pass remains.
+// rest rows' too); no elementwise pass remains. The bias add moves into
+// both branches of the scf.if on T, and each folds into its copy: the
+// chunk at column N0 reads the bias at N0 + n.
 #ba = affine_map<(b, m, n) -> (n)>
 #oa = affine_map<(b, m, n) -> (b, m, n)>
 // CHECK-LABEL: func.func @out_proj_bias(
 // CHECK-SAME: %[[X:.*]]: tensor<1x?x768xf32>, %[[W:.*]]: tensor<768x768xf32>, %[[BIAS:.*]]: tensor<768xf32>)
 // CHECK-NOT: linalg.fill
-// CHECK: %[[OUT:.*]] = scf.forall
+// CHECK: scf.if
+// CHECK-NEXT: tensor.dim
+// CHECK-NEXT: %[[FEWOUT:.*]] = scf.forall (%{{.*}}, %[[N0:.*]]) = (0, 0) to (1, 768) step (1, 192)
+// CHECK: scf.for %[[FN:.*]] = %c0 to %c192 step %c32
+// CHECK: scf.if
+// CHECK-NEXT: %[[FCOL:.*]] = affine.apply #{{.*}}()[%[[N0]], %[[FN]]]
+// CHECK-NEXT: vector.transfer_read %[[BIAS]][%[[FCOL]]], %{{.*}} {in_bounds = [true]} : tensor<768xf32>, vector<32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.yield %[[FEWOUT]] : tensor<1x?x768xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: tensor.dim
+// CHECK-NEXT: %[[OUT:.*]] = scf.forall
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq
 // CHECK: scf.for %[[N:.*]] = %c0 to %c768 step %c32
 // CHECK: %[[INIT:.*]]:8 = scf.if %[[FIRST]]
@@ -399,7 +441,9 @@ func.func @broadcast_batch(%x: tensor<1x?x768xf32>, %w: tensor<2x768x768xf32>) -
 // CHECK-NEXT: scf.yield %[[RROW]] : vector<32xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: linalg.generic
-// CHECK: return %[[OUT]]
+// CHECK: scf.yield %[[OUT]] : tensor<1x?x768xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
 // In n blocks (cache-n=128: 6 blocks of 128 columns), the first k block
 // starts from the bias at the block's column offset NB + N (after the
 // panel copy, which reads w there too).
@@ -435,8 +479,19 @@ func.func @out_proj_bias(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %bias
 
 // An accumulator that is not a zero fill (here an argument: C += A B) is
 // read in every k block, the first included, by the full tiles and by the
-// rest rows.
+// rest rows. The scf.if on T is the only one, in both of its branches.
 // CHECK-LABEL: func.func @accumulate(
+// CHECK: scf.if %{{.*}} -> (tensor<1x?x768xf32>) {
+// CHECK-NOT: scf.if
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args
+// CHECK-COUNT-8: vector.fma
+// CHECK-NOT: scf.if
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %c4
+// CHECK: %[[CROW:.*]] = vector.transfer_read %{{.*}}[%c0, %[[R]], %{{.*}}]
+// CHECK-COUNT-3: vector.transfer_read
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(%{{.*}} = %[[CROW]], 
+// CHECK-NOT: scf.if
+// CHECK: } else {
 // CHECK-NOT: scf.if
 // CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args
 // CHECK-COUNT-8: vector.fma
@@ -471,7 +526,7 @@ func.func @accumulate(%x: tensor<1x?x768xf32>, %w: tensor<768x768xf32>, %c: tens
 // CACHEN: scf.for %{{.*}} = %c0 to %[[WIDTH]] step %c32
 // CACHEN-LABEL: func.func @one_block_wide(
 // CACHEN-NOT: step %c128
-// CACHEN: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 64, 768) step (1, 64, 192)
+// CACHEN: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 768) step (1, 192)
 // SPLITOFFN-LABEL: func.func @one_block_wide(
 // SPLITOFFN-NOT: step %c128
 // SPLITOFFN: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (1, 64) step (1, 64)
@@ -648,7 +703,7 @@ func.func @transposed_b_few_rows(%q: tensor<4x64xf32>, %k: tensor<128x64xf32>, %
   return %s : tensor<4x128xf32>
 }
 // CHECK-LABEL: func.func @transposed_b_dynamic_rows(
-// CHECK: %[[M:.*]] = tensor.dim %arg2, %c0 : tensor<?x128xf32>
+// CHECK: %[[M:.*]] = tensor.dim %arg0, %c0 : tensor<?x64xf32>
 // CHECK: %[[ENOUGH:.*]] = arith.cmpi sge, %[[M]], %c128 : index
 // CHECK: scf.if %[[ENOUGH]] -> (tensor<?x128xf32>) {
 // CHECK: linalg.transpose ins(%arg1 : tensor<128x64xf32>) outs(%{{.*}} : tensor<64x128xf32>) permutation = [1, 0]

@@ -5,7 +5,10 @@
 # remainder rows' tiles of 4, 2 and 1 rows, checked against float64 NumPy:
 # a projection x[1, T, 96] @ w[96, 64] and a batched P V product
 # p[2, 3, T, 50] @ v[2, 3, 50, 32], at row counts below, at and around the
-# register and cache tiles (1, 5, 8, 63, 64, 65, 130), plus the same
+# register and cache tiles (1, 5, 8, 63, 64, 65, 130) and of the row
+# count that chooses between N split into work items (up to 192 rows, 3
+# m blocks of 64, with the batch of 1) and m blocks at run time (192,
+# 193, 257), plus the same
 # modules with B read in place (contraction-pack-b=false), with the pass
 # off (vectorize-contractions=false), with either host's register tile
 # given explicitly (8 x 32 and 6 x 16, whatever this host's default) and
@@ -45,7 +48,7 @@
 # 8 + 1 with AVX-512's tiles; 48 + 8 + 1 with AVX2's), 40, 24, 12, 8 and 7
 # (no split: scalar loops), zero-filled or accumulating into an argument,
 # w an argument or a constant (each part packs its slice at compile
-# time), at dynamic T (1, 5, 64, 130; 5 and 130 with the other options)
+# time), at dynamic T (1, 5, 64, 130, 257; 5 and 130 with the other options)
 # and at static T with pack-b-once, under both register tiles, without
 # packing and for x86-64-v3.
 # Sequential n blocks around the m blocks (contraction-cache-n=32: blocks
@@ -303,8 +306,9 @@ for options in ("", "contraction-pack-b=false", "vectorize-contractions=false",
                 "contraction-cache-k=256", "--target-cpu=x86-64-v3",
                 "contraction-cache-n=32",
                 "contraction-cache-n=32 contraction-register-m=6 contraction-register-n=16"):
-    for t in rows("dynamic T, " + (options or "default"), (1, 5, 8, 63, 64, 65, 130),
-                  (1, 63, 130) if not options else (130,)):
+    for t in rows("dynamic T, " + (options or "default"),
+                  (1, 5, 8, 63, 64, 65, 130, 192, 193, 257),
+                  (1, 63, 130, 257) if not options else (130, 257)):
         x = rng.standard_normal((1, t, 96)).astype(np.float32)
         p = rng.standard_normal((2, 3, t, 50)).astype(np.float32)
         x600 = rng.standard_normal((1, t, 600)).astype(np.float32)
@@ -429,7 +433,7 @@ def ragged_cases(t):
 
 dynamic_ragged = ragged_module(RAGGED, w_ragged)
 for options, full, sanitized in (
-        ("", (1, 5, 64, 130), (5, 130)),
+        ("", (1, 5, 64, 130, 257), (5, 130, 257)),
         ("contraction-register-m=6 contraction-register-n=16", (5, 130), (130,)),
         ("contraction-pack-b=false", (5, 130), (130,)),
         ("--target-cpu=x86-64-v3", (5, 130), (130,)),

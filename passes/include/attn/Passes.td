@@ -1172,11 +1172,19 @@ def AttnVectorizeContractionsPass
     columns.
 
     With few m blocks (fewer than `split-n-items`, 4 by default, times
-    batch; static shapes), e.g. a projection of 128 tokens, every m block
-    would read all of B, and on two threads each thread all of W. Such a
-    contraction gets one block of all M rows instead, and its work items
-    are `split-n-items` chunks of N (multiples of register-n): each thread
+    batch), e.g. a projection of 128 tokens, every m block would read all
+    of B, and on two threads each thread all of W. Such a contraction gets
+    one block of all M rows instead, and its work items are
+    `split-n-items` chunks of N (multiples of register-n): each thread
     reads its share of B once, and each panel copy serves all M rows.
+    With a dynamic M (a model exported with a dynamic sequence length)
+    the row count decides at run time: an `scf.if` on M holds two copies
+    of the contraction, N split up to (split-n-items - 1) / batch x
+    cache-m rows (192 with the defaults and a batch of 1), m blocks above.
+    A bias add that folds into the contraction moves into both branches;
+    a constant B is packed once, at the start of the function, for both.
+    x[M, 768] @ W[768, 3072] on 2 threads at M = 16: 0.67 ms in one m
+    block, 0.34 ms split.
 
     Before: `linalg.generic {iterator_types = ["parallel", "parallel",
     "reduction", "parallel"]}` (x[1, T, 768] times w[768, 768]). After:
@@ -1208,9 +1216,9 @@ def AttnVectorizeContractionsPass
            "The fewest m blocks (times batch) for which pack-b-once packs "
            "a B that is not constant at run time">,
     Option<"splitNItems", "split-n-items", "int64_t", "4",
-           "Static contractions with fewer m blocks (times batch) than "
-           "this take all M rows in one block and split N into this many "
-           "chunks, the work items (0 or 1: never)">,
+           "Contractions with fewer m blocks (times batch) than this take "
+           "all M rows in one block and split N into this many chunks, the "
+           "work items; a dynamic M chooses at run time (0 or 1: never)">,
   ];
   let dependentDialects = [
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
