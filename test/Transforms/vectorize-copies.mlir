@@ -145,6 +145,36 @@ func.func @merge_heads(%src: memref<2x4x16x64xf32>, %dst: memref<2x16x4x64xf32>)
 // CHECK: scf.forall
 // CHECK: vector.load %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x3x?x?xf32>, vector<16xf32>
 // CHECK: vector.shuffle
+// Any permutation that moves the innermost dim is a 2-D transpose per
+// index of the other dims: channels-last to channels-first, [B, H, W, C]
+// -> [B, C, H, W] ([0, 3, 1, 2]), transposes the destination's C (rows,
+// the source's innermost dim) with its W (the source's dim 2), for each
+// (b, h): 16 loads of source rows (b, h, w0 + t) from c0, 16 stores of
+// destination rows (b, c0 + t, h) from w0. The scf.forall runs over the
+// 2 x 5 (b, h) pairs and the 3 strips of 16 of C's 40 (a partial one).
+// CHECK-LABEL: func.func @channels_first(
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%[[BH:.*]], %[[S:.*]]) in (10, 3) {
+// CHECK: %[[H:.*]] = arith.remui %[[BH]], %c5
+// CHECK: %[[Q:.*]] = arith.divui %[[BH]], %c5
+// CHECK: %[[B:.*]] = arith.remui %[[Q]], %c2
+// CHECK: %[[C0:.*]] = arith.muli %[[S]], %c16
+// CHECK: scf.for %[[W0:.*]] = %c0 to %c32 step %c16 {
+// CHECK: vector.load %arg0[%[[B]], %[[H]], %[[W0]], %[[C0]]] : memref<2x5x33x40xf32>, vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK: vector.store %{{.*}}, %arg1[%[[B]], %[[C0]], %[[H]], %[[W0]]] : memref<2x40x5x33xf32>, vector<16xf32>
+// Keys laid out for Q K, [B, T, H, d] -> [B, H, d, T] ([0, 2, 3, 1]): d
+// (the source's innermost) is the destination's rows, T its columns.
+// CHECK-LABEL: func.func @keys_for_qk(
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%[[BH:.*]], %[[S:.*]]) in (6, 4) {
+// CHECK: %[[H:.*]] = arith.remui %[[BH]], %c3
+// CHECK: %[[Q:.*]] = arith.divui %[[BH]], %c3
+// CHECK: %[[B:.*]] = arith.remui %[[Q]], %c2
+// CHECK: %[[D0:.*]] = arith.muli %[[S]], %c16
+// CHECK: scf.for %[[T0:.*]] = %c0 to %c128 step %c16 {
+// CHECK: vector.load %arg0[%[[B]], %[[T0]], %[[H]], %[[D0]]] : memref<2x128x3x64xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %arg1[%[[B]], %[[H]], %[[D0]], %[[T0]]] : memref<2x3x64x128xf32>, vector<16xf32>
 // 16-bit elements, and a transpose on tensors, are not rewritten.
 // CHECK-LABEL: func.func @half_transpose(
 // CHECK: linalg.transpose
@@ -156,6 +186,14 @@ func.func @inner_transpose(%src: memref<4x48x64xf32>, %dst: memref<4x64x48xf32>)
 }
 func.func @swap_last_two_dynamic(%src: memref<2x3x?x?xf32>, %dst: memref<3x2x?x?xf32>) {
   linalg.transpose ins(%src : memref<2x3x?x?xf32>) outs(%dst : memref<3x2x?x?xf32>) permutation = [1, 0, 3, 2]
+  return
+}
+func.func @channels_first(%src: memref<2x5x33x40xf32>, %dst: memref<2x40x5x33xf32>) {
+  linalg.transpose ins(%src : memref<2x5x33x40xf32>) outs(%dst : memref<2x40x5x33xf32>) permutation = [0, 3, 1, 2]
+  return
+}
+func.func @keys_for_qk(%src: memref<2x128x3x64xf32>, %dst: memref<2x3x64x128xf32>) {
+  linalg.transpose ins(%src : memref<2x128x3x64xf32>) outs(%dst : memref<2x3x64x128xf32>) permutation = [0, 2, 3, 1]
   return
 }
 func.func @half_transpose(%src: memref<32x48xf16>, %dst: memref<48x32xf16>) {

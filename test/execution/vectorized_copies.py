@@ -10,18 +10,23 @@
 # dims then have strides 320 and 64 rather than 192 and 64; every other
 # element of the innermost dim, stride 2: runs of one element); a
 # destination that is a slice of a larger buffer (strides 160, 40); f16
-# rows of 48 (one 32-lane vector and a tail); and a transpose of the two
-# inner dims ([3, 16, 24] -> [3, 24, 16]), which the pass copies in 16 x 16
-# blocks transposed in registers, with scalar loops for the 8 rows past
-# the last whole strip. First the IR is shown to have the nine transposes
+# rows of 48 (one 32-lane vector and a tail); and transposes that move the
+# innermost dim, which the pass copies in 16 x 16 blocks transposed in
+# registers, with scalar loops past the last whole strip and block: the two
+# inner dims ([3, 16, 24] -> [3, 24, 16], 8 rows past the last strip),
+# channels-last to channels-first ([0, 3, 1, 2] of [2, 5, 33, 40]: 8 rows
+# of C and one column of W past the blocks), keys laid out for Q K ([0, 2,
+# 3, 1] of [B, 37, 3, 64], B dynamic) and all dims reversed on i32 ([3, 2,
+# 1, 0] of [17, 3, 4, 18], every bit pattern's value kept). First the IR
+# is shown to have the twelve transposes
 # before the pass and none after it, then every case runs on the host's
 # code and compiled for
 # x86-64-v3 (AVX2), with the default threads and on one thread.
 #
-# CHECK: IR before attn-vectorize-copies: 9 linalg.transpose (@every_other, @half, @heads_slice, @inner, @into_slice, @merge, @rank5, @slice, @split)
+# CHECK: IR before attn-vectorize-copies: 12 linalg.transpose (@channels_first, @every_other, @half, @heads_slice, @inner, @into_slice, @keys_for_qk, @merge, @rank5, @reverse, @slice, @split)
 # CHECK: IR after attn-vectorize-copies: 0 linalg.transpose ()
 # CHECK-NOT: FAIL
-# CHECK: vectorized_copies: all 36 checks OK
+# CHECK: vectorized_copies: all 48 checks OK
 
 import os
 import re
@@ -92,6 +97,23 @@ func.func @inner(%x: tensor<3x16x24xf32>) -> tensor<3x24x16xf32> {
   %t = linalg.transpose ins(%x : tensor<3x16x24xf32>) outs(%e : tensor<3x24x16xf32>) permutation = [0, 2, 1]
   return %t : tensor<3x24x16xf32>
 }
+func.func @channels_first(%x: tensor<2x5x33x40xf32>) -> tensor<2x40x5x33xf32> {
+  %e = tensor.empty() : tensor<2x40x5x33xf32>
+  %t = linalg.transpose ins(%x : tensor<2x5x33x40xf32>) outs(%e : tensor<2x40x5x33xf32>) permutation = [0, 3, 1, 2]
+  return %t : tensor<2x40x5x33xf32>
+}
+func.func @keys_for_qk(%x: tensor<?x37x3x64xf32>) -> tensor<?x3x64x37xf32> {
+  %c0 = arith.constant 0 : index
+  %b = tensor.dim %x, %c0 : tensor<?x37x3x64xf32>
+  %e = tensor.empty(%b) : tensor<?x3x64x37xf32>
+  %t = linalg.transpose ins(%x : tensor<?x37x3x64xf32>) outs(%e : tensor<?x3x64x37xf32>) permutation = [0, 2, 3, 1]
+  return %t : tensor<?x3x64x37xf32>
+}
+func.func @reverse(%x: tensor<17x3x4x18xi32>) -> tensor<18x4x3x17xi32> {
+  %e = tensor.empty() : tensor<18x4x3x17xi32>
+  %t = linalg.transpose ins(%x : tensor<17x3x4x18xi32>) outs(%e : tensor<18x4x3x17xi32>) permutation = [3, 2, 1, 0]
+  return %t : tensor<18x4x3x17xi32>
+}
 """
 
 
@@ -134,7 +156,11 @@ def main():
              ("every_other", normal(4, 6, 32), None),
              ("into_slice", normal(3, 5, 40), None),
              ("half", normal(5, 7, 48).astype(np.float16), (1, 0, 2)),
-             ("inner", normal(3, 16, 24), (0, 2, 1))]
+             ("inner", normal(3, 16, 24), (0, 2, 1)),
+             ("channels_first", normal(2, 5, 33, 40), (0, 3, 1, 2)),
+             ("keys_for_qk", normal(2, 37, 3, 64), (0, 2, 3, 1)),
+             ("reverse", rng.integers(-2**31, 2**31, (17, 3, 4, 18), dtype=np.int32),
+              (3, 2, 1, 0))]
     for variant, args in (("host", []), ("x86-64-v3", ["--target-cpu=x86-64-v3"])):
         compiled = attn_exec.compile_module(MODULE, work, extra_args=args)
         for threads in ("default", "1"):

@@ -1,11 +1,12 @@
 # RUN: %python %s %t | FileCheck %s
 #
 # ONNX Transpose through the CPU pipeline, bit for bit against NumPy. A
-# transpose that swaps the last two dims (outer dims permuted or not) of
-# 32-bit elements is copied in 16 x 16 blocks transposed in registers
-# (attn-vectorize-copies), with scalar loops for the rows and columns past
-# the last whole block: sizes below, at and off multiples of 16, static and
-# dynamic, f32 and int32, with NaN and -0 payloads kept. Transposes that
+# transpose that moves the innermost dim (swaps of the last two, outer dims
+# permuted or not; channels-last to channels-first, keys for Q K, rank 3
+# and 4 others) of 32-bit elements is copied in 16 x 16 blocks transposed
+# in registers (attn-vectorize-copies), with scalar loops for the rows and
+# columns past the last whole block: sizes below, at and off multiples of
+# 16, static and dynamic, f32 and int32, with NaN and -0 payloads kept. Transposes that
 # keep the innermost dim (a head split) and 16-bit ones take other paths,
 # checked the same way. A Transpose of an initializer is a constant.
 
@@ -40,6 +41,12 @@ cases = [
     ("[1, 0] int32 33 x 70", (33, 70), [1, 0], np.int32, False),
     ("[1, 0] float16 40 x 24", (40, 24), [1, 0], np.float16, False),
     ("[0, 2, 1, 3] 2 x 17 x 3 x 16 (head split)", (2, 17, 3, 16), [0, 2, 1, 3], np.float32, False),
+    ("[0, 3, 1, 2] 2 x 9 x 21 x 35 (channels first)", (2, 9, 21, 35), [0, 3, 1, 2], np.float32, False),
+    ("[0, 3, 1, 2] 2 x 9 x 21 x 35 dynamic", (2, 9, 21, 35), [0, 3, 1, 2], np.float32, True),
+    ("[0, 2, 3, 1] 1 x 70 x 3 x 64 (keys for Q K)", (1, 70, 3, 64), [0, 2, 3, 1], np.float32, False),
+    ("[2, 0, 1] int32 18 x 5 x 33", (18, 5, 33), [2, 0, 1], np.int32, False),
+    ("[3, 2, 1, 0] 17 x 2 x 3 x 20", (17, 2, 3, 20), [3, 2, 1, 0], np.float32, False),
+    ("[0, 3, 1, 2] float16 2 x 4 x 5 x 24", (2, 4, 5, 24), [0, 3, 1, 2], np.float16, False),
 ]
 for what, shape, perm, dtype, dynamic in cases:
     if dtype == np.int32:
@@ -77,6 +84,12 @@ for what, shape, perm, dtype, dynamic in cases:
 # CHECK: ok Transpose [1, 0] int32 33 x 70: bit for bit
 # CHECK: ok Transpose [1, 0] float16 40 x 24: bit for bit
 # CHECK: ok Transpose [0, 2, 1, 3] 2 x 17 x 3 x 16 (head split): bit for bit
+# CHECK: ok Transpose [0, 3, 1, 2] 2 x 9 x 21 x 35 (channels first): bit for bit
+# CHECK: ok Transpose [0, 3, 1, 2] 2 x 9 x 21 x 35 dynamic: bit for bit
+# CHECK: ok Transpose [0, 2, 3, 1] 1 x 70 x 3 x 64 (keys for Q K): bit for bit
+# CHECK: ok Transpose [2, 0, 1] int32 18 x 5 x 33: bit for bit
+# CHECK: ok Transpose [3, 2, 1, 0] 17 x 2 x 3 x 20: bit for bit
+# CHECK: ok Transpose [0, 3, 1, 2] float16 2 x 4 x 5 x 24: bit for bit
 
 # A Transpose of an initializer is folded at import into a new constant (a
 # weight blob stays a blob, named after it): torch's x @ W.T moved W on

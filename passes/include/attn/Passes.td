@@ -549,7 +549,7 @@ def AttnBufferizePass : Pass<"attn-bufferize", "mlir::ModuleOp"> {
 
 def AttnVectorizeCopiesPass
     : Pass<"attn-vectorize-copies", "mlir::func::FuncOp"> {
-  let summary = "Copy buffers (and transpose them keeping the innermost dims, or swapping the last two) in vectors, in parallel chunks";
+  let summary = "Copy buffers (and transpose them: by runs when the innermost dims stay, in 16 x 16 register blocks when they move) in vectors, in parallel chunks";
   let description = [{
     Rewrites each `linalg.copy` (and `memref.copy`) between strided memrefs
     of bytes-wide elements into loops over the runs the two share: the
@@ -567,15 +567,20 @@ def AttnVectorizeCopiesPass
     A `linalg.transpose` on memrefs that leaves its innermost dims in place
     (a head split or merge, `[B, T, H, d]` <-> `[B, H, T, d]`) is copied
     the same way: the runs are those dims, each read from the source at the
-    permuted outer index. One that swaps the last two dims (K^T, a
-    transposed weight or Gemm's transA operand; outer dims permuted or not)
-    of 32-bit elements whose innermost dims are contiguous is copied in
-    16 x 16 blocks: 16 `vector<16xf32>` row loads from the source,
-    transposed in registers by `vector.shuffle`s, 16 row stores; the rows
-    and columns past the last whole block as scalar loops; at the top
-    level, with `parallel`, an `scf.forall` over (outer index, strip of 16
-    destination rows). Other transposes that move the innermost dim are
-    left to the default lowering.
+    permuted outer index. One that moves the innermost dim, of 32-bit
+    elements whose innermost dims are contiguous (K^T, a transposed weight
+    or Gemm's transA operand, channels-last to channels-first `[0, 3, 1,
+    2]`, keys laid out for Q K `[0, 2, 3, 1]`), is a 2-D transpose per
+    index of the other dims: the destination dim that reads the source's
+    innermost dim (rows) against the destination's innermost dim
+    (columns). It is copied in 16 x 16 blocks: 16 `vector<16xf32>` row
+    loads from the source, contiguous along its innermost dim, transposed
+    in registers by `vector.shuffle`s, 16 row stores contiguous along the
+    destination's; the rows and columns past the last whole block as
+    scalar loops; at the top level, with `parallel`, an `scf.forall` over
+    (index of the other dims, strip of 16 destination rows). Transposes of
+    other element widths that move the innermost dim are left to the
+    default lowering.
 
     Before (a KV cache's past copied into its present buffer):
     ```mlir
