@@ -169,6 +169,12 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
   // residual adds): fewer passes over memory. Contractions stay as they are.
   if (options.optimize && options.fuseElementwise)
     pm.addPass(createAttnFuseElementwisePass());
+  // Reductions over several trailing axes as one row each, and those with
+  // too few rows for the threads split into 16 partial rows: the forms
+  // attn-vectorize-row-reductions writes as vector code, after
+  // bufferization.
+  if (options.optimize && options.vectorizeRowReductions)
+    pm.addNestedPass<func::FuncOp>(createAttnReshapeReductionsPass());
   // Register-blocked vector code for the projections and P V products.
   if (options.optimize && options.vectorizeContractions) {
     AttnVectorizeContractionsPassOptions tiles;

@@ -184,3 +184,55 @@ for op, last in (("ArgMax", 0), ("ArgMax", 1), ("ArgMin", 0)):
 # CHECK: ok ArgMax select_last_index 0 axis 1 of [3, 33, 40]
 # CHECK: ok ArgMax select_last_index 1 axis 1 of [3, 33, 40]
 # CHECK: ok ArgMin select_last_index 0 axis 1 of [3, 33, 40]
+
+# Reductions over several trailing axes or all of them (attn-reshape-
+# reductions collapses the axes into one row, and splits a reduction with
+# fewer than 8 rows into 16 partial rows when its length, static, is at
+# least 16384 and a multiple of 16): over all axes of [2, 64, 1024] (one
+# row, split) and axes [1, 2] of [3, 40, 1000] (three rows, split), with
+# keepdims on and off; axes [1, 2] of [3, 37, 1001] (not a multiple of 16:
+# collapsed, not split) and of [B, 40, 1000] with B dynamic (not split). A
+# NaN in a row must come out of the max and the sum. Against NumPy in
+# float64: rtol 1e-5, atol 1e-4 (sums of up to 131072 values of order 1).
+TRAILING = dict(OPS, ReduceSum=lambda x, a, k: np.sum(x, axis=a, keepdims=k),
+                ReduceMean=lambda x, a, k: np.mean(x, axis=a, keepdims=k),
+                ReduceMax=lambda x, a, k: np.max(x, axis=a, keepdims=k),
+                ReduceMin=lambda x, a, k: np.min(x, axis=a, keepdims=k))
+del TRAILING["ReduceProd"]
+worst, failed = 0.0, 0
+for shape, axes, dynamic in (((2, 64, 1024), [0, 1, 2], False), ((3, 40, 1000), [1, 2], False),
+                             ((3, 37, 1001), [1, 2], False), ((3, 40, 1000), [1, 2], True)):
+    xt = (rng.standard_normal(shape) * 0.8).astype(np.float32)
+    for op, ref in TRAILING.items():
+        for keep in (False, True):
+            path = os.path.join(work, "%s_trailing.onnx" % op)
+            dims = ["B"] + list(shape[1:]) if dynamic else shape
+            model(path, op, 18, TensorProto.FLOAT, axes, keep, dims)
+            got = run(path, xt)
+            want = ref(xt.astype(np.float64), tuple(axes), keep)
+            ok = not isinstance(got, str) and got.shape == want.shape and \
+                np.allclose(got, want, rtol=1e-5, atol=1e-4)
+            if not isinstance(got, str) and got.shape == want.shape:
+                worst = max(worst, float(np.max(np.abs(got - want))))
+            failed += not ok
+            print("%s %s axes %s of %s%s keepdims %d" % (
+                "ok" if ok else "FAIL", op, axes, list(shape), " (B dynamic)" if dynamic else "",
+                keep), "" if ok else got)
+print("trailing axes: %d failed, largest error %.1e" % (failed, worst))
+xn = rng.standard_normal((2, 64, 1024)).astype(np.float32)
+xn[1, 5, 7] = np.nan
+for op in ("ReduceMax", "ReduceSum"):
+    path = os.path.join(work, "%s_nan.onnx" % op)
+    model(path, op, 18, TensorProto.FLOAT, [0, 1, 2], False, xn.shape)
+    got = run(path, xn)
+    print("%s %s over all axes with a NaN" % (
+        "ok" if not isinstance(got, str) and np.isnan(got).all() else "FAIL", op), got)
+# CHECK: ok ReduceL2 axes [0, 1, 2] of [2, 64, 1024] keepdims 0
+# CHECK: ok ReduceSum axes [0, 1, 2] of [2, 64, 1024] keepdims 1
+# CHECK: ok ReduceLogSumExp axes [1, 2] of [3, 40, 1000] keepdims 0
+# CHECK: ok ReduceMax axes [1, 2] of [3, 40, 1000] keepdims 1
+# CHECK: ok ReduceMean axes [1, 2] of [3, 37, 1001] keepdims 0
+# CHECK: ok ReduceMin axes [1, 2] of [3, 40, 1000] (B dynamic) keepdims 1
+# CHECK: trailing axes: 0 failed, largest error
+# CHECK: ok ReduceMax over all axes with a NaN
+# CHECK: ok ReduceSum over all axes with a NaN

@@ -805,6 +805,53 @@ def AttnParallelizeOuterDimsPass
                            "mlir::memref::MemRefDialect"];
 }
 
+def AttnReshapeReductionsPass
+    : Pass<"attn-reshape-reductions", "mlir::func::FuncOp"> {
+  let summary = "Collapse trailing reduction dims into one, and split a reduction with few rows into 16 partial rows";
+  let description = [{
+    Prepares reductions on tensors for `attn-vectorize-row-reductions`,
+    which takes an op whose innermost dim is its only reduction dim, one
+    row per index of the parallel dims, the rows over the threads:
+
+    - a `linalg.generic` whose loops are parallel ones followed by several
+      reduction ones (ReduceMax over axes [1, 2] of [B, T, C]; any
+      reduction over all axes), every input reading the reduction dims as
+      its trailing dims in order or not at all, gets them collapsed into
+      one (`linalg::collapseOpIterationDims`: `tensor.collapse_shape` of the
+      inputs, no copy for a contiguous buffer);
+    - a reduction whose parallel dims make fewer than 8 rows (static sizes;
+      one for a reduction over all axes) and whose static length is at
+      least 16384 and a multiple of 16 is split into 16 rows of partial
+      results, the reduction dim as [16, length / 16], and a final
+      reduction of the 16 into the original init (`linalg::splitReduction`;
+      combiners without an identity are left alone). The split is fixed at
+      compile time, so the result does not depend on the number of threads.
+
+    Both change the order of additions only (partial sums). On [4, 512,
+    768], 2 threads (Zen 4): over all axes ReduceSum 1.30 -> 0.06 ms, and
+    a ReduceL2 5e-4 off the float64 result before, 5e-8 after; ReduceMax
+    over axes [1, 2] 1.24 -> 0.08 ms.
+
+    Before (ReduceSum over all axes):
+    ```mlir
+    linalg.generic {indexing_maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> ()],
+                    iterator_types = ["reduction", "reduction", "reduction"]}
+        ins(%x : tensor<4x512x768xf32>) outs(%zero : tensor<f32>)
+    ```
+    After:
+    ```mlir
+    %flat = tensor.collapse_shape %x [[0, 1, 2]] : tensor<4x512x768xf32> into tensor<1572864xf32>
+    %rows = tensor.expand_shape %flat [[0, 1]] output_shape [16, 98304] : ... into tensor<16x98304xf32>
+    %partial = linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%rows : tensor<16x98304xf32>) outs(%zeros16 : tensor<16xf32>)
+    linalg.generic {iterator_types = ["reduction"]}
+        ins(%partial : tensor<16xf32>) outs(%zero : tensor<f32>)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def AttnVectorizeRowReductionsPass
     : Pass<"attn-vectorize-row-reductions", "mlir::func::FuncOp"> {
   let summary = "Sum each row of a last-dim reduction with vector accumulators, the rows in parallel";
