@@ -510,11 +510,18 @@ struct AttnVectorizeContractionsPass
   /// `op` in an scf.if on its number of rows: up to `rows`, a copy that
   /// splits N (returned first), else a copy in m blocks. An elementwise
   /// bias add that matchInitFusion would fuse moves into both branches,
-  /// so that each copy still starts from the bias.
+  /// so that each copy still starts from the bias (when it is in the same
+  /// block). The pass generates each such contraction twice: twelve
+  /// [T, 256] x [256, 256] projections with T dynamic compiled in 0.60 s
+  /// instead of 0.35 s.
   std::pair<linalg::LinalgOp, linalg::LinalgOp>
   branchOnRows(RewriterBase &rewriter, linalg::LinalgOp op,
                ContractionDims dims, int64_t rows) {
     linalg::GenericOp biasAdd = matchInitFusion(op).biasAdd;
+    // (A bias add in another block, a loop's say, stays there: moved into
+    // the branches, it would take the contraction into the loop.)
+    if (biasAdd && biasAdd->getBlock() != op->getBlock())
+      biasAdd = nullptr;
     Operation *last = biasAdd ? biasAdd.getOperation() : op.getOperation();
     rewriter.setInsertionPoint(last);
     Location loc = op.getLoc();

@@ -192,9 +192,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(8)};
   PassOptions::Option<int64_t> contractionSplitNItems{
       *this, "contraction-split-n-items",
-      llvm::cl::desc("attn-vectorize-contractions: static contractions with "
-                     "fewer m blocks than this take all rows in one block "
-                     "and split N into this many work items (0: never)"),
+      llvm::cl::desc("attn-vectorize-contractions: contractions with fewer "
+                     "m blocks than this take all rows in one block and "
+                     "split N into this many work items; a dynamic M "
+                     "chooses at run time (0: never)"),
       llvm::cl::init(4)};
   PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
