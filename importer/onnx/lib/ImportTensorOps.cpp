@@ -8,6 +8,7 @@
 #include "Importer.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -153,6 +154,103 @@ static Value divideIntegers(OpBuilder &nb, Location l, Value a, Value b,
   return arith::SelectOp::create(nb, l, byZero, c(0), r);
 }
 
+template <typename OpT>
+static Value makeUnary(OpBuilder &b, Location l, Value x) {
+  return OpT::create(b, l, x);
+}
+
+/// The body of the ONNX activations and math functions that are one
+/// expression of their input `x` (PRelu: and its `slope`), or null for
+/// other ops. `c` makes a constant of x's type. Parameters as ONNX names
+/// them, with its defaults applied by the caller.
+static Value activationBody(OpBuilder &b, Location l, StringRef op, Value x,
+                            function_ref<Value(double)> c, double alpha,
+                            double beta, double gamma, bool detectNegative,
+                            bool detectPositive, Value slope) {
+  auto mul = [&](Value u, Value v) -> Value {
+    return arith::MulFOp::create(b, l, u, v);
+  };
+  auto add = [&](Value u, Value v) -> Value {
+    return arith::AddFOp::create(b, l, u, v);
+  };
+  auto positive = [&](Value v) -> Value {
+    return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, v, c(0));
+  };
+  // (NaN propagates through maximumf and minimumf, as through the others.)
+  auto max = [&](Value u, Value v) -> Value {
+    return arith::MaximumFOp::create(b, l, u, v);
+  };
+  auto min = [&](Value u, Value v) -> Value {
+    return arith::MinimumFOp::create(b, l, u, v);
+  };
+  // exp(v) - 1, as ONNX Runtime computes Elu (expm1 would be a libm call
+  // per element).
+  auto expMinusOne = [&](Value v) -> Value {
+    return arith::SubFOp::create(b, l, math::ExpOp::create(b, l, v), c(1));
+  };
+  // max(v, 0) + log1p(exp(-|v|)): log(1 + exp(v)) without overflow.
+  auto softplus = [&](Value v) -> Value {
+    Value e = math::ExpOp::create(
+        b, l, arith::NegFOp::create(b, l, math::AbsFOp::create(b, l, v)));
+    return add(max(v, c(0)), math::Log1pOp::create(b, l, e));
+  };
+  // The math functions that are one op of the math dialect.
+  using Make = Value (*)(OpBuilder &, Location, Value);
+  static const llvm::StringMap<Make> functions = {
+      {"Tan", makeUnary<math::TanOp>},     {"Asin", makeUnary<math::AsinOp>},
+      {"Acos", makeUnary<math::AcosOp>},   {"Atan", makeUnary<math::AtanOp>},
+      {"Sinh", makeUnary<math::SinhOp>},   {"Cosh", makeUnary<math::CoshOp>},
+      {"Asinh", makeUnary<math::AsinhOp>}, {"Acosh", makeUnary<math::AcoshOp>},
+      {"Atanh", makeUnary<math::AtanhOp>}};
+  if (auto it = functions.find(op); it != functions.end())
+    return it->second(b, l, x);
+  if (op == "Softplus")
+    return softplus(x);
+  if (op == "Mish") // x tanh(softplus(x))
+    return mul(x, math::TanhOp::create(b, l, softplus(x)));
+  if (op == "Softsign") // x / (1 + |x|)
+    return arith::DivFOp::create(b, l, x,
+                                 add(c(1), math::AbsFOp::create(b, l, x)));
+  if (op == "HardSigmoid" || op == "HardSwish") {
+    // max(0, min(1, alpha x + beta)); HardSwish: x times that, alpha 1/6.
+    Value h = max(c(0), min(add(mul(c(alpha), x), c(beta)), c(1)));
+    return op == "HardSwish" ? mul(x, h) : h;
+  }
+  if (op == "Elu" || op == "Selu") {
+    // x > 0 ? x : alpha (exp(x) - 1); Selu: times gamma.
+    Value e = arith::SelectOp::create(b, l, positive(x), x,
+                                      mul(c(alpha), expMinusOne(x)));
+    return op == "Selu" ? mul(c(gamma), e) : e;
+  }
+  if (op == "Celu") // max(0, x) + min(0, alpha (exp(x / alpha) - 1))
+    return add(max(c(0), x),
+               min(c(0), mul(c(alpha), expMinusOne(arith::DivFOp::create(
+                                           b, l, x, c(alpha))))));
+  if (op == "ThresholdedRelu") // x > alpha ? x : 0
+    return arith::SelectOp::create(
+        b, l,
+        arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, c(alpha)), x,
+        c(0));
+  if (op == "PRelu") // x < 0 ? slope x : x
+    return arith::SelectOp::create(
+        b, l, arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x, c(0)),
+        mul(slope, x), x);
+  if (op == "IsNaN")
+    return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, x, x);
+  if (op == "IsInf") {
+    double inf = std::numeric_limits<double>::infinity();
+    auto is = [&](double v) -> Value {
+      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, c(v));
+    };
+    if (detectNegative && detectPositive)
+      return arith::OrIOp::create(b, l, is(inf), is(-inf));
+    if (detectNegative || detectPositive)
+      return is(detectPositive ? inf : -inf);
+    return arith::ConstantOp::create(b, l, b.getBoolAttr(false));
+  }
+  return nullptr;
+}
+
 void Importer::importElementwise(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   bool arith4 = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
@@ -179,10 +277,30 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   bool isFloat = isa<FloatType>(elem);
   // (Neg, Abs, Max, Min and Clip take integers too.)
   static const std::set<std::string> unaryFloatOps = {
-      "Sqrt",    "Tanh",  "Erf",  "Gelu",       "Relu",
-      "Sigmoid", "Exp",   "Log",  "Reciprocal", "Sin",
-      "Cos",     "Floor", "Ceil", "Round",      "LeakyRelu"};
+      "Sqrt",       "Tanh",     "Erf",         "Gelu",
+      "Relu",       "Sigmoid",  "Exp",         "Log",
+      "Reciprocal", "Sin",      "Cos",         "Floor",
+      "Ceil",       "Round",    "LeakyRelu",   "Tan",
+      "Asin",       "Acos",     "Atan",        "Sinh",
+      "Cosh",       "Asinh",    "Acosh",       "Atanh",
+      "Softplus",   "Softsign", "HardSigmoid", "HardSwish",
+      "Elu",        "Selu",     "Celu",        "ThresholdedRelu",
+      "Mish",       "IsNaN",    "IsInf"};
   bool unaryFloat = unaryFloatOps.count(op) != 0;
+  // The activations' parameters, with ONNX's defaults.
+  double alpha = floatAttr(n, "alpha")
+                     .value_or(op == "HardSigmoid" ? 0.2
+                               : op == "Selu"      ? 1.67326319217681884765625
+                               : op == "HardSwish" ? 1.0 / 6.0
+                                                   : 1.0);
+  double beta = op == "HardSwish"
+                    ? 0.5
+                    : floatAttr(n, "beta").value_or(0.5); // HardSigmoid
+  double gamma = floatAttr(n, "gamma").value_or(1.05070102214813232421875);
+  bool detectNegative = intAttr(n, "detect_negative", 1) != 0,
+       detectPositive = intAttr(n, "detect_positive", 1) != 0;
+  // IsNaN and IsInf answer in bools.
+  bool predicate = op == "IsNaN" || op == "IsInf";
   bool extremum = op == "Max" || op == "Min";
   // Clip: the bounds are optional inputs from opset 11 and attributes
   // before; an absent bound is the type's lowest or largest finite value,
@@ -234,7 +352,8 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
     nodeError(n) << "float operands need fmod=1 (fmod=0 is for integers)";
     return;
   }
-  bool floatOnly = op == "Pow" || unaryFloat || (op == "Clip" && opset < 12);
+  bool floatOnly = op == "Pow" || op == "PRelu" || unaryFloat ||
+                   (op == "Clip" && opset < 12);
   if (!isFloat && (floatOnly || elem.isInteger(1))) {
     nodeError(n) << (floatOnly ? "expects float tensors, got "
                                : "expects float or integer tensors, got ")
@@ -252,10 +371,33 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
                  << typeOf(ins[0]).getElementType();
     return;
   }
+  // PRelu's slope broadcasts to X, not X to it (unidirectionally).
+  if (op == "PRelu") {
+    auto xt = typeOf(ins[0]), st = typeOf(ins[1]);
+    bool fits = st.getRank() <= xt.getRank();
+    for (int64_t i = 1; fits && i <= st.getRank(); ++i) {
+      int64_t s = st.getDimSize(st.getRank() - i),
+              x = xt.getDimSize(xt.getRank() - i);
+      fits = s == 1 || s == x || ShapedType::isDynamic(s) ||
+             ShapedType::isDynamic(x);
+    }
+    if (!fits) {
+      nodeError(n) << "slope " << st << " does not broadcast to X " << xt;
+      return;
+    }
+  }
+  Type resultElem = predicate ? Type(b.getI1Type()) : elem;
   Value r = broadcastGeneric(
-      n, ins, elem, [&](OpBuilder &nb, Location l, ValueRange a) {
+      n, ins, resultElem, [&](OpBuilder &nb, Location l, ValueRange a) {
         Value x;
-        if (op == "Where")
+        auto c = [&](double v) -> Value {
+          return arith::ConstantOp::create(nb, l, nb.getFloatAttr(elem, v));
+        };
+        if (Value activation = activationBody(
+                nb, l, op, a[0], c, alpha, beta, gamma, detectNegative,
+                detectPositive, op == "PRelu" ? a[1] : Value()))
+          x = activation;
+        else if (op == "Where")
           x = arith::SelectOp::create(nb, l, a[0], a[1], a[2]);
         else if (op == "Mod" && isFloat)
           x = arith::RemFOp::create(nb, l, a[0], a[1]);

@@ -1538,7 +1538,12 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Trilu", 14},
       {"Gelu", 20},        {"Attention", 23},      {"Sign", 9},
       {"Round", 11},       {"Mod", 10},            {"GatherElements", 11},
-      {"ScatterND", 11}};
+      {"ScatterND", 11},   {"HardSwish", 14},      {"Celu", 12},
+      {"Mish", 18},        {"Sinh", 9},            {"Cosh", 9},
+      {"Asinh", 9},        {"Acosh", 9},           {"Atanh", 9},
+      {"IsNaN", 9},        {"IsInf", 10},          {"ThresholdedRelu", 10},
+      {"Tan", 7},          {"Asin", 7},            {"Acos", 7},
+      {"Atan", 7}};
   // clang-format on
   if (auto it = since.find(op); it != since.end() && opset < it->second) {
     nodeError(n) << op << " exists from opset " << it->second
@@ -1572,7 +1577,12 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Less", 2}, {"Greater", 2}, {"LessOrEqual", 2}, {"GreaterOrEqual", 2},
       {"And", 2}, {"Or", 2}, {"Xor", 2}, {"ReduceMax", 1}, {"ReduceMin", 1},
       {"ArgMax", 1}, {"ArgMin", 1}, {"CumSum", 2}, {"ScatterND", 3},
-      {"Mod", 2}, {"GatherElements", 2}};
+      {"Mod", 2}, {"GatherElements", 2}, {"Tan", 1}, {"Asin", 1},
+      {"Acos", 1}, {"Atan", 1}, {"Sinh", 1}, {"Cosh", 1}, {"Asinh", 1},
+      {"Acosh", 1}, {"Atanh", 1}, {"Softplus", 1}, {"Softsign", 1},
+      {"HardSigmoid", 1}, {"HardSwish", 1}, {"Elu", 1}, {"Selu", 1},
+      {"Celu", 1}, {"ThresholdedRelu", 1}, {"Mish", 1}, {"IsNaN", 1},
+      {"IsInf", 1}, {"PRelu", 2}};
   // clang-format on
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
@@ -1627,10 +1637,16 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
   if (op == "Constant")
     return importConstant(n);
   static const std::set<std::string> elementwise = {
-      "Add",  "Sub",   "Mul",        "Div",   "Pow",     "Where",     "Sqrt",
-      "Tanh", "Erf",   "Gelu",       "Relu",  "Sigmoid", "Neg",       "Exp",
-      "Log",  "Abs",   "Reciprocal", "Sin",   "Cos",     "Max",       "Min",
-      "Clip", "Floor", "Ceil",       "Round", "Sign",    "LeakyRelu", "Mod"};
+      "Add",       "Sub",        "Mul",      "Div",      "Pow",
+      "Where",     "Sqrt",       "Tanh",     "Erf",      "Gelu",
+      "Relu",      "Sigmoid",    "Neg",      "Exp",      "Log",
+      "Abs",       "Reciprocal", "Sin",      "Cos",      "Max",
+      "Min",       "Clip",       "Floor",    "Ceil",     "Round",
+      "Sign",      "LeakyRelu",  "Mod",      "Tan",      "Asin",
+      "Acos",      "Atan",       "Sinh",     "Cosh",     "Asinh",
+      "Acosh",     "Atanh",      "Softplus", "Softsign", "HardSigmoid",
+      "HardSwish", "Elu",        "Selu",     "Celu",     "ThresholdedRelu",
+      "Mish",      "IsNaN",      "IsInf",    "PRelu"};
   if (elementwise.count(op))
     return importElementwise(n);
   if (op == "MatMul")

@@ -74,7 +74,7 @@ save("missing_input",
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])])
 # An op the importer does not know.
 save("unsupported_op",
-     [helper.make_node("Mish", ["X"], ["Y"], name="act")],
+     [helper.make_node("Hardmax", ["X"], ["Y"], name="act")],
      [vi("X", F, [2, 4])], [vi("Y", F, [2, 4])], opset=20)
 # A graph input declared twice.
 save("input_twice",
