@@ -162,9 +162,11 @@ linalg::GenericOp collapseReductions(RewriterBase &rewriter,
 /// Splits the single, innermost reduction loop of `op` into kSplitRows
 /// partial rows when its parallel loops make fewer than kEnoughRows rows
 /// (static sizes, a length that kSplitRows divides, at least
-/// kMinSplitLength).
+/// kMinSplitLength) and its body does not read the loop indices.
 void splitFewRows(RewriterBase &rewriter, linalg::GenericOp op) {
-  if (trailingReductions(op) != 1)
+  // (Not a body that reads its indices, ArgMax's: after the split,
+  // linalg.index of the reduction dim would count within a partial row.)
+  if (trailingReductions(op) != 1 || op.hasIndexSemantics())
     return;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t length = ranges.back(), rows = 1;

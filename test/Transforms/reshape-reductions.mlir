@@ -151,3 +151,33 @@ func.func @transposed_read(%x: tensor<4x768x512xf32>, %init: tensor<4xf32>) -> t
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// A body that reads its loop indices (ArgMax's index pass: the first index
+// holding the row's extreme) is collapsed, its linalg.index rewritten from
+// the collapsed dim, but not split: in a partial row the index would count
+// from the row's start.
+// CHECK-LABEL: func.func @first_index(
+// CHECK: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<2x16384xf32> into tensor<32768xf32>
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {{{.*}}iterator_types = ["reduction"]} ins(%[[X]] : tensor<32768xf32>)
+// CHECK: %[[I:.*]] = linalg.index 0 : index
+// CHECK: arith.remsi %[[I]], %c16384
+// CHECK: arith.divsi %[[I]], %c16384
+// CHECK-NOT: linalg.generic
+func.func @first_index(%x: tensor<2x16384xf32>, %extreme: f32, %init: tensor<i64>) -> tensor<i64> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%x : tensor<2x16384xf32>) outs(%init : tensor<i64>) {
+  ^bb0(%in: f32, %out: i64):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %n = arith.constant 16384 : index
+    %row = arith.muli %i, %n : index
+    %flat = arith.addi %row, %j : index
+    %k = arith.index_cast %flat : index to i64
+    %big = arith.constant 9223372036854775807 : i64
+    %hit = arith.cmpf oeq, %in, %extreme : f32
+    %cand = arith.select %hit, %k, %big : i64
+    %m = arith.minsi %out, %cand : i64
+    linalg.yield %m : i64
+  } -> tensor<i64>
+  return %r : tensor<i64>
+}

@@ -180,6 +180,7 @@ refusals = [
     ("Mish at opset 17", "Mish", 17, TensorProto.FLOAT, [4], None),
     ("Softplus on int32", "Softplus", 13, TensorProto.INT32, [4], None),
     ("PRelu slope [4] for X [3, 2]", "PRelu", 16, TensorProto.FLOAT, [3, 2], [4]),
+    ("PRelu slope [S] for X [2, 1]", "PRelu", 16, TensorProto.FLOAT, [2, 1], ["S"]),
 ]
 for what, op, opset, dtype, shape, slope_shape in refusals:
     inputs = [helper.make_tensor_value_info("x", dtype, shape)]
@@ -188,7 +189,7 @@ for what, op, opset, dtype, shape, slope_shape in refusals:
     if slope_shape:
         inputs.append(helper.make_tensor_value_info("slope", TensorProto.FLOAT, slope_shape))
         names.append("slope")
-        feeds["slope"] = np.zeros(slope_shape, np.float32)
+        feeds["slope"] = np.zeros([3 if d == "S" else d for d in slope_shape], np.float32)
     graph = helper.make_graph([helper.make_node(op, names, ["y"])], "g", inputs,
                               [helper.make_tensor_value_info("y", dtype, None)])
     path = os.path.join(work, "refused.onnx")
@@ -199,5 +200,6 @@ for what, op, opset, dtype, shape, slope_shape in refusals:
 # CHECK: ok refused Mish at opset 17: {{.*}}error: {{.*}}Mish exists from opset 18; the model imports opset 17
 # CHECK: ok refused Softplus on int32: {{.*}}error: {{.*}}expects float tensors, got 'i32'
 # CHECK: ok refused PRelu slope [4] for X [3, 2]: {{.*}}error: {{.*}}slope 'tensor<4xf32>' does not broadcast to X 'tensor<3x2xf32>'
+# CHECK: ok refused PRelu slope [S] for X [2, 1]: {{.*}}error: {{.*}}slope 'tensor<?xf32>' does not broadcast to X 'tensor<2x1xf32>'
 print("%d failed" % len(failures))
 # CHECK: 0 failed

@@ -236,3 +236,33 @@ for op in ("ReduceMax", "ReduceSum"):
 # CHECK: trailing axes: 0 failed, largest error
 # CHECK: ok ReduceMax over all axes with a NaN
 # CHECK: ok ReduceSum over all axes with a NaN
+
+# ArgMax/ArgMin over long rows, few of them: their index pass reads the
+# loop index, and is not split into partial rows (the extreme's pass is).
+for shape in ((16384,), (3, 16384), (2, 32768)):
+    xl = rng.integers(-3, 3, shape).astype(np.float32)
+    xl[..., 10000] = 9.0
+    xl[..., -5] = 9.0
+    xl[..., 20] = -9.0
+    for op, last in (("ArgMax", 0), ("ArgMax", 1), ("ArgMin", 0)):
+        path = os.path.join(work, "%s_long.onnx" % op)
+        graph = helper.make_graph(
+            [helper.make_node(op, ["x"], ["y"], axis=-1, keepdims=0, select_last_index=last)], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+            [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+        got = run(path, xl)
+        pick = np.argmax if op == "ArgMax" else np.argmin
+        want = (shape[-1] - 1 - pick(xl[..., ::-1], axis=-1)) if last else pick(xl, axis=-1)
+        ok = not isinstance(got, str) and np.array_equal(got, want)
+        print("%s %s select_last_index %d over the last axis of %s" % (
+            "ok" if ok else "FAIL", op, last, list(shape)), "" if ok else (got, want))
+# CHECK: ok ArgMax select_last_index 0 over the last axis of [16384]
+# CHECK: ok ArgMax select_last_index 1 over the last axis of [16384]
+# CHECK: ok ArgMin select_last_index 0 over the last axis of [16384]
+# CHECK: ok ArgMax select_last_index 0 over the last axis of [3, 16384]
+# CHECK: ok ArgMax select_last_index 1 over the last axis of [3, 16384]
+# CHECK: ok ArgMin select_last_index 0 over the last axis of [3, 16384]
+# CHECK: ok ArgMax select_last_index 0 over the last axis of [2, 32768]
+# CHECK: ok ArgMax select_last_index 1 over the last axis of [2, 32768]
+# CHECK: ok ArgMin select_last_index 0 over the last axis of [2, 32768]

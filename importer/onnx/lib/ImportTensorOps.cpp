@@ -378,7 +378,8 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
     for (int64_t i = 1; fits && i <= st.getRank(); ++i) {
       int64_t s = st.getDimSize(st.getRank() - i),
               x = xt.getDimSize(xt.getRank() - i);
-      fits = s == 1 || s == x || ShapedType::isDynamic(s) ||
+      // (A dynamic slope dim against a 1 of X could widen the output.)
+      fits = s == 1 || s == x || (ShapedType::isDynamic(s) && x != 1) ||
              ShapedType::isDynamic(x);
     }
     if (!fits) {

@@ -824,10 +824,13 @@ def AttnReshapeReductionsPass
       least 16384 and a multiple of 16 is split into 16 rows of partial
       results, the reduction dim as [16, length / 16], and a final
       reduction of the 16 into the original init (`linalg::splitReduction`;
-      combiners without an identity are left alone). The split is fixed at
+      combiners without an identity, and bodies that read the loop indices
+      with `linalg.index`, as ArgMax's does, are left alone). The split is fixed at
       compile time, so the result does not depend on the number of threads.
 
-    Both change the order of additions only (partial sums). On [4, 512,
+    Both change the order of additions only (partial sums); the collapse
+    rewrites `linalg.index` of the collapsed dims into the original
+    indices. On [4, 512,
     768], 2 threads (Zen 4): over all axes ReduceSum 1.30 -> 0.06 ms, and
     a ReduceL2 5e-4 off the float64 result before, 5e-8 after; ReduceMax
     over axes [1, 2] 1.24 -> 0.08 ms.
