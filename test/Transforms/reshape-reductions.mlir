@@ -181,3 +181,53 @@ func.func @first_index(%x: tensor<2x16384xf32>, %extreme: f32, %init: tensor<i64
   } -> tensor<i64>
   return %r : tensor<i64>
 }
+
+// A column reduction (ReduceSum over axes [0, 1] of [4, 512, 768]: the
+// reduction dims lead in the input, the kept ones trail): x as [2048, 12,
+// 64] and the result as [12, 64], loops (block, row, column in the block)
+// with the blocks parallel and the columns innermost along memory.
+// CHECK-LABEL: func.func @columns(
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<4x512x768xf32> into tensor<2048x768xf32>
+// CHECK: %[[ROWS:.*]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0], [1, 2]] output_shape [2048, 12, 64] : tensor<2048x768xf32> into tensor<2048x12x64xf32>
+// CHECK: %[[INIT:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [12, 64] : tensor<768xf32> into tensor<12x64xf32>
+// CHECK: %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[XMAP:.*]], #[[OMAP:.*]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<2048x12x64xf32>) outs(%[[INIT]] : tensor<12x64xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.collapse_shape %[[SUMS]] {{\[\[}}0, 1]] : tensor<12x64xf32> into tensor<768xf32>
+func.func @columns(%x: tensor<4x512x768xf32>, %init: tensor<768xf32>) -> tensor<768xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2, d0)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]} ins(%x : tensor<4x512x768xf32>) outs(%init : tensor<768xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<768xf32>
+  return %r : tensor<768xf32>
+}
+
+// With keepdims ([1, 96] for axis 0 of [300, 96]): 96 columns in blocks of
+// 32, the unit dim collapsed away and expanded back.
+// CHECK-LABEL: func.func @columns_keepdims(
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [300, 3, 32] : tensor<300x96xf32> into tensor<300x3x32xf32>
+// CHECK: linalg.generic {{{.*}}iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK: arith.maximumf
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<3x32xf32> into tensor<96xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 96] : tensor<96xf32> into tensor<1x96xf32>
+func.func @columns_keepdims(%x: tensor<300x96xf32>, %init: tensor<1x96xf32>) -> tensor<1x96xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (0, d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<300x96xf32>) outs(%init : tensor<1x96xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %out, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<1x96xf32>
+  return %r : tensor<1x96xf32>
+}
+
+// 100 columns (not a multiple of 16) are left as they are.
+// CHECK-LABEL: func.func @columns_ragged(
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {{{.*}}iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<512x100xf32>)
+func.func @columns_ragged(%x: tensor<512x100xf32>, %init: tensor<100xf32>) -> tensor<100xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<512x100xf32>) outs(%init : tensor<100xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<100xf32>
+  return %r : tensor<100xf32>
+}

@@ -237,6 +237,34 @@ for op in ("ReduceMax", "ReduceSum"):
 # CHECK: ok ReduceMax over all axes with a NaN
 # CHECK: ok ReduceSum over all axes with a NaN
 
+# Leading axes reduced, trailing ones kept (column sums; attn-reshape-
+# reductions loops over blocks of up to 64 columns, the reduction over
+# whole rows, the columns innermost): axes [0, 1] of [4, 50, 96], axis 0 of
+# [300, 96] (blocks of 32) and of [300, 100] (not a multiple of 16: left
+# as it was), keepdims on and off, and an int64 sum.
+failed = 0
+for shape, axes in (((4, 50, 96), [0, 1]), ((300, 96), [0]), ((300, 100), [0])):
+    xc = (rng.standard_normal(shape) * 0.8).astype(np.float32)
+    xc[1, 7] = np.nan
+    for op, ref in TRAILING.items():
+        for keep in (False, True):
+            path = os.path.join(work, "%s_leading.onnx" % op)
+            model(path, op, 18, TensorProto.FLOAT, axes, keep, shape)
+            got = run(path, xc)
+            want = ref(xc.astype(np.float64), tuple(axes), keep)
+            ok = not isinstance(got, str) and got.shape == want.shape and \
+                np.allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+            failed += not ok
+            if not ok:
+                print("FAIL %s axes %s of %s keepdims %d" % (op, axes, list(shape), keep), got)
+xi = rng.integers(-1000, 1000, (64, 48)).astype(np.int64)
+path = os.path.join(work, "sum_int_leading.onnx")
+model(path, "ReduceSum", 18, TensorProto.INT64, [0], False, xi.shape)
+got = run(path, xi)
+failed += isinstance(got, str) or not np.array_equal(got, xi.sum(axis=0))
+print("leading axes: %d failed" % failed)
+# CHECK: leading axes: 0 failed
+
 # ArgMax/ArgMin over long rows, few of them: their index pass reads the
 # loop index, and is not split into partial rows (the extreme's pass is).
 for shape in ((16384,), (3, 16384), (2, 32768)):

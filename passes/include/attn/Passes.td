@@ -807,7 +807,7 @@ def AttnParallelizeOuterDimsPass
 
 def AttnReshapeReductionsPass
     : Pass<"attn-reshape-reductions", "mlir::func::FuncOp"> {
-  let summary = "Collapse trailing reduction dims into one, and split a reduction with few rows into 16 partial rows";
+  let summary = "Collapse trailing reduction dims into one, split a reduction with few rows into 16 partial rows, and sum columns in blocks";
   let description = [{
     Prepares reductions on tensors for `attn-vectorize-row-reductions`,
     which takes an op whose innermost dim is its only reduction dim, one
@@ -826,14 +826,23 @@ def AttnReshapeReductionsPass
       reduction of the 16 into the original init (`linalg::splitReduction`;
       combiners without an identity, and bodies that read the loop indices
       with `linalg.index`, as ArgMax's does, are left alone). The split is fixed at
-      compile time, so the result does not depend on the number of threads.
+      compile time, so the result does not depend on the number of threads;
+    - a column reduction, its one input reading the reduction dims as its
+      leading dims and the kept ones as its trailing dims (ReduceSum over
+      axes [0, 1] of [B, T, C]), static, with a multiple of 16 and at least
+      32 columns, loops as out[nb, ni] += x[k, nb, ni] over blocks of 64
+      (or 32, 16) columns: the blocks parallel, the rows in order, the
+      columns innermost along memory (before, each column was summed down
+      a stride of C as one scalar chain); each column sums in the same
+      order.
 
     Both change the order of additions only (partial sums); the collapse
     rewrites `linalg.index` of the collapsed dims into the original
     indices. On [4, 512,
     768], 2 threads (Zen 4): over all axes ReduceSum 1.30 -> 0.06 ms, and
     a ReduceL2 5e-4 off the float64 result before, 5e-8 after; ReduceMax
-    over axes [1, 2] 1.24 -> 0.08 ms.
+    over axes [1, 2] 1.24 -> 0.08 ms; ReduceSum over axes [0, 1] 1.39 ->
+    0.09 ms.
 
     Before (ReduceSum over all axes):
     ```mlir
