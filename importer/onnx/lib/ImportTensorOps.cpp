@@ -1468,18 +1468,28 @@ void Importer::importReduce(const onnx::NodeProto &n) {
 /// j <= i (j < i when exclusive; j >= i, or j > i, when reverse), added
 /// in the order of j (a scan, below), so the float result is that of the
 /// sequential sum.
-void Importer::importCumSum(const onnx::NodeProto &n) {
+Value Importer::numberInput(const onnx::NodeProto &n) {
   Value x = input(n, 0);
+  if (failed)
+    return nullptr;
+  Type elem = typeOf(x).getElementType();
+  if (!isNumber(elem)) {
+    nodeError(n) << "expects a float or integer tensor, got " << elem;
+    return nullptr;
+  }
+  return x;
+}
+
+void Importer::importCumSum(const onnx::NodeProto &n) {
+  Value x = numberInput(n);
+  if (!x)
+    return;
   auto axisK = knownInput(n, 1);
   if (failed)
     return;
   auto t = typeOf(x);
   int64_t r = t.getRank();
   Type elem = t.getElementType();
-  if (!isNumber(elem)) {
-    nodeError(n) << "expects a float or integer tensor, got " << elem;
-    return;
-  }
   std::optional<SmallVector<int64_t>> axisC;
   if (axisK)
     axisC = axisK->constants();
@@ -1588,6 +1598,220 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
   }
   Value sums = forall.getResult(0);
   define(n, 0, convertElements(loc, sums, given));
+}
+
+/// TopK: the k largest (or smallest) elements along `axis` and their int64
+/// indices, sorted best first, equal values by index (ONNX's tiebreak);
+/// sorted=0 allows any order, and gets this one. NaN counts as larger than
+/// every number, as torch.topk and NumPy's sort take it: first for largest,
+/// last for smallest. K is the input (from opset 10) or the attribute k,
+/// a constant; the axis a static size of at least K.
+///
+/// Each row along the axis (the axis moved last by a transpose when it is
+/// not) keeps a sorted buffer of K (value, index) pairs as it scans its
+/// elements in order. An element no better than the buffer's last, once
+/// the buffer is full, is passed over (one comparison: most of a long row
+/// with a small K); one that is better walks the buffer from the front,
+/// taking its place at the first entry it beats and pushing the rest one
+/// down. The rows are an scf.forall.
+void Importer::importTopK(const onnx::NodeProto &n) {
+  if (opset >= 10 && (n.input_size() < 2 || n.input(1).empty())) {
+    nodeError(n) << "needs input #1 (K), which is missing";
+    return;
+  }
+  Value x = numberInput(n);
+  if (!x)
+    return;
+  std::optional<KnownInts> kKnown;
+  if (opset >= 10)
+    kKnown = knownInput(n, 1);
+  if (failed)
+    return;
+  auto t = typeOf(x);
+  int64_t r = t.getRank();
+  Type elem = t.getElementType();
+  std::optional<SmallVector<int64_t>> kC;
+  if (opset < 10)
+    kC = SmallVector<int64_t>{intAttr(n, "k", -1)};
+  else if (kKnown)
+    kC = kKnown->constants();
+  if (!kC || kC->size() != 1 || (*kC)[0] < 0) {
+    nodeError(n) << "K must be a constant non-negative scalar";
+    return;
+  }
+  int64_t k = (*kC)[0];
+  auto axis = r > 0 ? normalizeAxis(intAttr(n, "axis", -1), r) : std::nullopt;
+  if (!axis) {
+    nodeError(n) << "axis " << intAttr(n, "axis", -1)
+                 << " is out of range for rank " << r;
+    return;
+  }
+  int64_t ax = *axis, len = t.getDimSize(ax);
+  if (ShapedType::isDynamic(len) || len < k) {
+    nodeError(n) << "the axis must have a static size of at least K = " << k
+                 << ", got " << t;
+    return;
+  }
+  bool largest = intAttr(n, "largest", 1) != 0;
+  Location loc = nodeLoc(n);
+  bool isFloat = isa<FloatType>(elem);
+  Type i64 = b.getI64Type();
+  // The axis last.
+  SmallVector<int64_t> toLast;
+  for (int64_t d = 0; d < r; ++d)
+    if (d != ax)
+      toLast.push_back(d);
+  toLast.push_back(ax);
+  auto permuted = [&](Value v, ArrayRef<int64_t> perm) -> Value {
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, r)))
+      return v;
+    SmallVector<OpFoldResult> from = sizesOf(v), sizes;
+    for (int64_t d : perm)
+      sizes.push_back(from[d]);
+    Value init =
+        tensor::EmptyOp::create(b, loc, sizes, typeOf(v).getElementType());
+    return linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
+  };
+  Value rows = permuted(x, toLast);
+  SmallVector<OpFoldResult> sizes = sizesOf(rows);
+  SmallVector<OpFoldResult> items(sizes.begin(), sizes.end() - 1);
+  SmallVector<OpFoldResult> outSizes = items;
+  outSizes.push_back(b.getIndexAttr(k));
+  Value values = tensor::EmptyOp::create(b, loc, outSizes, elem);
+  Value indices = tensor::EmptyOp::create(b, loc, outSizes, i64);
+  if (k > 0 && !llvm::is_contained(t.getShape(), 0)) {
+    if (items.empty())
+      items.push_back(b.getIndexAttr(1));
+    auto forall = scf::ForallOp::create(
+        b, loc, items, ValueRange{values, indices}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    SmallVector<Value> row;
+    for (int64_t d = 0; d + 1 < r; ++d)
+      row.push_back(forall.getInductionVar(d));
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value kIdx = arith::ConstantIndexOp::create(b, loc, k);
+    auto bufType = RankedTensorType::get({k}, elem);
+    auto idxType = RankedTensorType::get({k}, i64);
+    Value vals0 = tensor::EmptyOp::create(b, loc, bufType.getShape(), elem);
+    Value idxs0 = tensor::EmptyOp::create(b, loc, idxType.getShape(), i64);
+    // Whether value a beats value b (a later element never beats an equal
+    // one: the lower index stays first).
+    auto beats = [&](OpBuilder &nb, Location l, Value a, Value bv) -> Value {
+      if (!isFloat)
+        return arith::CmpIOp::create(nb, l,
+                                     largest ? arith::CmpIPredicate::sgt
+                                             : arith::CmpIPredicate::slt,
+                                     a, bv);
+      Value aNan =
+          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, a, a);
+      Value bNan =
+          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, bv, bv);
+      Value ordered = arith::CmpFOp::create(nb, l,
+                                            largest ? arith::CmpFPredicate::OGT
+                                                    : arith::CmpFPredicate::OLT,
+                                            a, bv);
+      // largest: a NaN beats a number; smallest: a number beats a NaN.
+      Value nanWins =
+          largest
+              ? arith::AndIOp::create(
+                    nb, l, aNan,
+                    arith::XOrIOp::create(
+                        nb, l, bNan, arith::ConstantIntOp::create(nb, l, 1, 1)))
+              : arith::AndIOp::create(
+                    nb, l, bNan,
+                    arith::XOrIOp::create(
+                        nb, l, aNan,
+                        arith::ConstantIntOp::create(nb, l, 1, 1)));
+      return arith::OrIOp::create(nb, l, ordered, nanWins);
+    };
+    auto scan = scf::ForOp::create(
+        b, loc, zero, indexValue(sizes.back()), one,
+        ValueRange{vals0, idxs0, zero},
+        [&](OpBuilder &nb, Location l, Value j, ValueRange iter) {
+          SmallVector<Value> at = row;
+          at.push_back(j);
+          Value v = tensor::ExtractOp::create(nb, l, rows, at);
+          Value filled = iter[2];
+          Value full = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                             filled, kIdx);
+          Value last = tensor::ExtractOp::create(
+              nb, l, iter[0],
+              ValueRange{arith::SubIOp::create(nb, l, kIdx, one)});
+          // (The last entry is read only when the buffer is full.)
+          Value takes = arith::OrIOp::create(
+              nb, l,
+              arith::XOrIOp::create(nb, l, full,
+                                    arith::ConstantIntOp::create(nb, l, 1, 1)),
+              beats(nb, l, v, last));
+          auto insert = scf::IfOp::create(
+              nb, l, takes,
+              [&](OpBuilder &ib, Location il) {
+                Value jI64 = arith::IndexCastOp::create(ib, il, i64, j);
+                Value noFlag = arith::ConstantIntOp::create(ib, il, 0, 1);
+                // Over the filled entries (and the first free one):
+                // carry (value, index, shifting).
+                Value upTo = arith::MinUIOp::create(
+                    ib, il, arith::AddIOp::create(ib, il, filled, one), kIdx);
+                auto walk = scf::ForOp::create(
+                    ib, il, zero, upTo, one,
+                    ValueRange{iter[0], iter[1], v, jI64, noFlag},
+                    [&](OpBuilder &wb, Location wl, Value q, ValueRange c) {
+                      Value isFree = arith::CmpIOp::create(
+                          wb, wl, arith::CmpIPredicate::eq, q, filled);
+                      Value bv = tensor::ExtractOp::create(wb, wl, c[0], q);
+                      Value bi = tensor::ExtractOp::create(wb, wl, c[1], q);
+                      // Place the carried pair here: a free entry, or
+                      // from the first one it beats on (the rest shift).
+                      Value place = arith::OrIOp::create(
+                          wb, wl, arith::OrIOp::create(wb, wl, isFree, c[4]),
+                          beats(wb, wl, c[2], bv));
+                      Value nv =
+                          arith::SelectOp::create(wb, wl, place, c[2], bv);
+                      Value ni =
+                          arith::SelectOp::create(wb, wl, place, c[3], bi);
+                      Value cv =
+                          arith::SelectOp::create(wb, wl, place, bv, c[2]);
+                      Value ci =
+                          arith::SelectOp::create(wb, wl, place, bi, c[3]);
+                      scf::YieldOp::create(
+                          wb, wl,
+                          ValueRange{
+                              tensor::InsertOp::create(wb, wl, nv, c[0], q),
+                              tensor::InsertOp::create(wb, wl, ni, c[1], q), cv,
+                              ci, place});
+                    });
+                scf::YieldOp::create(
+                    ib, il,
+                    ValueRange{walk.getResult(0), walk.getResult(1), upTo});
+              },
+              [&](OpBuilder &ib, Location il) {
+                scf::YieldOp::create(ib, il, iter);
+              });
+          scf::YieldOp::create(nb, l, insert.getResults());
+        });
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> offsets, slice, ones(r, b.getIndexAttr(1));
+    for (int64_t d = 0; d + 1 < r; ++d) {
+      offsets.push_back(forall.getInductionVar(d));
+      slice.push_back(b.getIndexAttr(1));
+    }
+    offsets.push_back(b.getIndexAttr(0));
+    slice.push_back(b.getIndexAttr(k));
+    for (int i : {0, 1})
+      tensor::ParallelInsertSliceOp::create(b, loc, scan.getResult(i),
+                                            forall.getRegionIterArgs()[i],
+                                            offsets, slice, ones);
+    values = forall.getResult(0);
+    indices = forall.getResult(1);
+  }
+  // The axis back in its place.
+  SmallVector<int64_t> back(r);
+  for (int64_t d = 0; d < r; ++d)
+    back[toLast[d]] = d;
+  define(n, 0, permuted(values, back));
+  define(n, 1, permuted(indices, back));
 }
 
 /// ArgMax and ArgMin along `axis` (int64 indices): the extreme, then the

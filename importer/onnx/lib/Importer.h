@@ -657,7 +657,10 @@ private:
                                 ArrayRef<int64_t> shape);
   void importReduce(const onnx::NodeProto &n);
   void importArgExtreme(const onnx::NodeProto &n);
+  /// Input #0, a float or integer tensor; null (after the error) if not.
+  Value numberInput(const onnx::NodeProto &n);
   void importCumSum(const onnx::NodeProto &n);
+  void importTopK(const onnx::NodeProto &n);
   void importRange(const onnx::NodeProto &n);
   void importLayerNormalization(const onnx::NodeProto &n);
   /// Elementwise ops on known integers (shape arithmetic); false if the

@@ -1582,7 +1582,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
       {"Acosh", 1}, {"Atanh", 1}, {"Softplus", 1}, {"Softsign", 1},
       {"HardSigmoid", 1}, {"HardSwish", 1}, {"Elu", 1}, {"Selu", 1},
       {"Celu", 1}, {"ThresholdedRelu", 1}, {"Mish", 1}, {"IsNaN", 1},
-      {"IsInf", 1}, {"PRelu", 2}};
+      {"IsInf", 1}, {"PRelu", 2}, {"TopK", 1}};
   // clang-format on
   if (auto it = required.find(op); it != required.end()) {
     for (int i = 0; i < it->second; ++i)
@@ -1698,6 +1698,7 @@ void Importer::importNode(const onnx::NodeProto &n, bool upgraded) {
                    {"ArgMax", &Importer::importArgExtreme},
                    {"ArgMin", &Importer::importArgExtreme},
                    {"CumSum", &Importer::importCumSum},
+                   {"TopK", &Importer::importTopK},
                    {"Range", &Importer::importRange},
                    {"LayerNormalization", &Importer::importLayerNormalization}};
   if (auto it = tensorOps.find(op); it != tensorOps.end())

@@ -1,0 +1,160 @@
+# RUN: %python %s %t | FileCheck %s
+#
+# TopK through the CPU pipeline against a reference sort in Python (exact:
+# values bit for bit, indices equal): largest and smallest, the axis last,
+# first and in the middle, K of 1, a few and the whole axis, K = 0, rows
+# with many equal values (the lower index first, ONNX's tiebreak), NaN (as
+# torch.topk takes it: larger than every number), float32, float16, int32
+# and int64, a dynamic dim beside the axis, sorted=0 (sorted anyway), and
+# opset 9's k attribute. Then the refusals: K larger than the axis, a K
+# that is not a constant, a dynamic axis.
+
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from run_model import counting_print, run_model  # noqa: E402
+
+print, failures = counting_print()
+work = sys.argv[1]
+os.makedirs(work, exist_ok=True)
+rng = np.random.default_rng(43)
+TYPES = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16,
+         np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
+
+
+def reference(x, k, axis, largest):
+    """Values and indices of the k best along `axis`, best first, equal
+    values by index, NaN above every number."""
+    moved = np.moveaxis(x, axis, -1)
+    vals = np.empty(moved.shape[:-1] + (k,), x.dtype)
+    idxs = np.empty(moved.shape[:-1] + (k,), np.int64)
+    for row in np.ndindex(moved.shape[:-1]):
+        v = moved[row]
+
+        def key(i):
+            nan = isinstance(v[i], np.floating) and math.isnan(v[i])
+            num = 0.0 if nan else float(v[i])
+            return ((0 if nan else 1), -num, i) if largest else ((1 if nan else 0), num, i)
+        order = sorted(range(len(v)), key=key)[:k]
+        vals[row] = v[order]
+        idxs[row] = order
+    return np.moveaxis(vals, -1, axis), np.moveaxis(idxs, -1, axis)
+
+
+def topk_model(path, dtype, dims, k, attrs, opset=13, k_input=True):
+    inputs = [helper.make_tensor_value_info("x", TYPES[dtype], dims)]
+    inits = []
+    names = ["x"]
+    if k_input:
+        inits.append(helper.make_tensor("k", TensorProto.INT64, [1], [k]))
+        names.append("k")
+    else:
+        attrs = dict(attrs, k=k)
+    graph = helper.make_graph(
+        [helper.make_node("TopK", names, ["values", "indices"], **attrs)], "g", inputs,
+        [helper.make_tensor_value_info("values", TYPES[dtype], None),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, None)], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+
+
+def same(got, want):
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if got.dtype.kind == "f":
+        bits = {2: np.uint16, 4: np.uint32}[got.dtype.itemsize]
+        return np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(
+            got[~np.isnan(got)].view(bits), want[~np.isnan(want)].view(bits))
+    return np.array_equal(got, want)
+
+
+ties = rng.integers(-3, 4, (3, 40)).astype(np.float32)
+nans = rng.standard_normal((2, 30)).astype(np.float32)
+nans[0, [3, 17]] = np.nan
+nans[1, :] = np.nan
+nans[1, 5] = 1.0
+cases = [
+    ("[50] K=5", rng.standard_normal(50).astype(np.float32), 5, {}, None),
+    ("[3, 100] K=7 smallest", rng.standard_normal((3, 100)).astype(np.float32), 7,
+     {"largest": 0}, None),
+    ("[4, 37, 6] axis 1 K=37", rng.standard_normal((4, 37, 6)).astype(np.float32), 37,
+     {"axis": 1}, None),
+    ("[64, 5] axis 0 K=3 smallest", rng.standard_normal((64, 5)).astype(np.float32), 3,
+     {"axis": 0, "largest": 0}, None),
+    ("[3, 40] K=1", rng.standard_normal((3, 40)).astype(np.float32), 1, {}, None),
+    ("[3, 40] K=0", rng.standard_normal((3, 40)).astype(np.float32), 0, {}, None),
+    ("ties K=12", ties, 12, {}, None),
+    ("ties K=12 smallest", ties, 12, {"largest": 0}, None),
+    ("NaN K=4", nans, 4, {}, None),
+    ("NaN K=4 smallest", nans, 4, {"largest": 0}, None),
+    ("float16 [5, 64] K=8", rng.standard_normal((5, 64)).astype(np.float16), 8, {}, None),
+    ("int32 [6, 50] K=9", rng.integers(-20, 20, (6, 50)).astype(np.int32), 9, {}, None),
+    ("int64 [50, 6] axis 0 K=9 smallest", rng.integers(-2**40, 2**40, (50, 6)), 9,
+     {"axis": 0, "largest": 0}, None),
+    ("[B, 33] B dynamic K=6", rng.standard_normal((5, 33)).astype(np.float32), 6, {},
+     ["B", 33]),
+    ("[4, 33] sorted=0 K=6", rng.standard_normal((4, 33)).astype(np.float32), 6,
+     {"sorted": 0}, None),
+]
+for what, x, k, attrs, dims in cases:
+    path = os.path.join(work, "topk.onnx")
+    topk_model(path, x.dtype.type, dims or list(x.shape), k, attrs)
+    got = run_model(work, path, {"x": x}, n_out=2)
+    if isinstance(got, str):
+        print("FAIL TopK %s: %s" % (what, got))
+        continue
+    axis = attrs.get("axis", -1)
+    want_v, want_i = reference(x, k, axis, attrs.get("largest", 1) != 0)
+    ok = same(got[0], want_v) and same(got[1], want_i)
+    print("%s TopK %s" % ("ok" if ok else "FAIL", what),
+          "" if ok else "got %s %s, want %s %s" % (got[0], got[1], want_v, want_i))
+# CHECK: ok TopK [50] K=5
+# CHECK: ok TopK [3, 100] K=7 smallest
+# CHECK: ok TopK [4, 37, 6] axis 1 K=37
+# CHECK: ok TopK [64, 5] axis 0 K=3 smallest
+# CHECK: ok TopK [3, 40] K=1
+# CHECK: ok TopK [3, 40] K=0
+# CHECK: ok TopK ties K=12
+# CHECK: ok TopK ties K=12 smallest
+# CHECK: ok TopK NaN K=4
+# CHECK: ok TopK NaN K=4 smallest
+# CHECK: ok TopK float16 [5, 64] K=8
+# CHECK: ok TopK int32 [6, 50] K=9
+# CHECK: ok TopK int64 [50, 6] axis 0 K=9 smallest
+# CHECK: ok TopK [B, 33] B dynamic K=6
+# CHECK: ok TopK [4, 33] sorted=0 K=6
+
+# Opset 9: K as the attribute k.
+x = rng.standard_normal((3, 20)).astype(np.float32)
+path = os.path.join(work, "topk9.onnx")
+topk_model(path, np.float32, [3, 20], 4, {}, opset=9, k_input=False)
+got = run_model(work, path, {"x": x}, n_out=2)
+want_v, want_i = reference(x, 4, -1, True)
+ok = not isinstance(got, str) and same(got[0], want_v) and same(got[1], want_i)
+print("%s TopK opset 9 attribute k" % ("ok" if ok else "FAIL"), "" if ok else got)
+# CHECK: ok TopK opset 9 attribute k
+
+# Refusals.
+path = os.path.join(work, "refused.onnx")
+topk_model(path, np.float32, [3, 20], 21, {})
+print("refused K=21 of 20:", run_model(work, path, {"x": x}, n_out=2))
+# CHECK: refused K=21 of 20: {{.*}}error: {{.*}}the axis must have a static size of at least K = 21, got 'tensor<3x20xf32>'
+topk_model(path, np.float32, [3, "T"], 4, {})
+print("refused dynamic axis:", run_model(work, path, {"x": x}, n_out=2))
+# CHECK: refused dynamic axis: {{.*}}error: {{.*}}the axis must have a static size of at least K = 4, got 'tensor<3x?xf32>'
+graph = helper.make_graph(
+    [helper.make_node("TopK", ["x", "k"], ["values", "indices"])], "g",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 20]),
+     helper.make_tensor_value_info("k", TensorProto.INT64, [1])],
+    [helper.make_tensor_value_info("values", TensorProto.FLOAT, None),
+     helper.make_tensor_value_info("indices", TensorProto.INT64, None)])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+print("refused K as an input:", run_model(work, path, {"x": x, "k": np.array([4])}, n_out=2))
+# CHECK: refused K as an input: {{.*}}error: {{.*}}K must be a constant non-negative scalar
+print("%d failed" % len(failures))
+# CHECK: 0 failed
