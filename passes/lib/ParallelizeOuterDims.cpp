@@ -9,8 +9,9 @@
 // by 1 along its other parallel dims, as an scf.parallel: the threads split
 // the outer dims, and the innermost dim stays a plain loop over contiguous
 // elements (attn-serialize-nested-parallel-loops makes it an scf.for),
-// which LLVM vectorizes. Ops whose innermost dim is a reduction (row sums)
-// already get that form from convert-linalg-to-parallel-loops.
+// which LLVM vectorizes. linalg.map and linalg.fill get the same. Ops whose
+// innermost dim is a reduction (row sums) already get that form from
+// convert-linalg-to-parallel-loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,15 +34,20 @@ struct AttnParallelizeOuterDimsPass
   void runOnOperation() override {
     // Ops directly in a function: those inside loops (the scalar rest of a
     // vectorized contraction) are already one thread's share of the work.
-    SmallVector<linalg::GenericOp> ops;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (isa<func::FuncOp>(op->getParentOp()) && op.hasPureBufferSemantics() &&
+    // Fills too: tensor.pad's fill of its padding value bufferizes to a
+    // linalg.map with no inputs, which ran as one collapsed scalar loop
+    // (Pad on the last axis of [4, 512, 768]: 2.0 ms, against 0.2 ms on
+    // the middle axis, where LLVM happened to vectorize the collapsed loop).
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::GenericOp, linalg::MapOp, linalg::FillOp>(op) &&
+          isa<func::FuncOp>(op->getParentOp()) && op.hasPureBufferSemantics() &&
           op.getNumLoops() >= 2 &&
           op.getIteratorTypesArray().back() == utils::IteratorType::parallel)
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp op : ops) {
+    for (linalg::LinalgOp op : ops) {
       SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
       // 1 for every parallel dim but the innermost; reductions stay whole.
       SmallVector<int64_t> sizes;

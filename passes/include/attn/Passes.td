@@ -778,7 +778,8 @@ def AttnParallelizeOuterDimsPass
     into one OpenMP loop: each iteration recovers its indices with integer
     divisions, and LLVM vectorizes nothing (an imported GELU over [T, 3072]
     ran as scalar code with a division per element). This pass tiles each
-    `linalg.generic` on buffers that sits directly in a function and whose
+    `linalg.generic`, `linalg.map` and `linalg.fill` (tensor.pad's fill of
+    its padding value) on buffers that sits directly in a function and whose
     innermost dim is parallel by 1 along its other parallel dims, as an
     `scf.parallel`: the threads split the outer dims, and the innermost dim
     stays one loop over contiguous elements
