@@ -170,10 +170,10 @@ linalg::GenericOp collapseReductions(RewriterBase &rewriter,
 /// a multiple of 16, at least 32, and a body that does not read its
 /// indices. As loops (columns outer, reduction inner) each column was one
 /// scalar chain down a stride of C. Rewritten as out[nb, ni] += x[k, nb,
-/// ni] over blocks of up to kColumnBlock columns: the blocks are the
-/// parallel loop, the reduction steps through the block's part of each row
-/// in order, and the innermost loop runs along contiguous columns, plain
-/// elementwise code that LLVM vectorizes. Each column sums in the same
+/// ni] over blocks of up to kColumnBlock columns, two blocks at least: the
+/// blocks are the parallel loop, the reduction steps through the block's part
+/// of each row in order, and the innermost loop runs along contiguous columns,
+/// plain elementwise code that LLVM vectorizes. Each column sums in the same
 /// order as before. Returns whether `op` was rewritten.
 bool reduceColumnsInBlocks(RewriterBase &rewriter, linalg::GenericOp op) {
   int64_t r = trailingReductions(op), n = op.getNumLoops(), p = n - r;
@@ -199,9 +199,10 @@ bool reduceColumnsInBlocks(RewriterBase &rewriter, linalg::GenericOp op) {
   int64_t columns = 1, length = 1;
   for (int64_t d = 0; d < n; ++d)
     (d < p ? columns : length) *= ranges[d];
+  // (At least two blocks: one would leave the threads nothing to share.)
   int64_t block = 0;
   for (int64_t b : {kColumnBlock, int64_t(32), int64_t(16)})
-    if (!block && columns % b == 0)
+    if (!block && columns % b == 0 && columns / b >= 2)
       block = b;
   if (!block || columns < 32 || !dropKeptUnitDims(rewriter, op))
     return false;

@@ -139,6 +139,26 @@ ok = not isinstance(got, str) and same(got[0], want_v) and same(got[1], want_i)
 print("%s TopK opset 9 attribute k" % ("ok" if ok else "FAIL"), "" if ok else got)
 # CHECK: ok TopK opset 9 attribute k
 
+# K as min(5, x.shape[-1]), as torch exports min(top_k, x.size(-1)):
+# Shape, Gather and Min of static sizes fold to a constant K.
+graph = helper.make_graph(
+    [helper.make_node("Shape", ["x"], ["s"]),
+     helper.make_node("Gather", ["s", "last"], ["n"], axis=0),
+     helper.make_node("Min", ["n", "five"], ["k"]),
+     helper.make_node("TopK", ["x", "k"], ["values", "indices"])], "g",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 20])],
+    [helper.make_tensor_value_info("values", TensorProto.FLOAT, None),
+     helper.make_tensor_value_info("indices", TensorProto.INT64, None)],
+    [helper.make_tensor("last", TensorProto.INT64, [1], [-1]),
+     helper.make_tensor("five", TensorProto.INT64, [1], [5])])
+path = os.path.join(work, "topk_min.onnx")
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+got = run_model(work, path, {"x": x}, n_out=2)
+want_v, want_i = reference(x, 5, -1, True)
+ok = not isinstance(got, str) and same(got[0], want_v) and same(got[1], want_i)
+print("%s TopK K = min(5, x.shape[-1])" % ("ok" if ok else "FAIL"), "" if ok else got)
+# CHECK: ok TopK K = min(5, x.shape[-1])
+
 # Refusals.
 path = os.path.join(work, "refused.onnx")
 topk_model(path, np.float32, [3, 20], 21, {})

@@ -256,6 +256,27 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
   bool arith4 = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
   if ((arith4 || op == "Mod") && importKnownArith(n))
     return;
+  // min(k, x.size(-1)) of static sizes (a TopK's K, say): known too.
+  if ((op == "Min" || op == "Max") && n.input_size() == 2) {
+    auto x = knownInput(n, 0), y = knownInput(n, 1);
+    std::optional<SmallVector<int64_t>> xc, yc;
+    if (x && y)
+      xc = x->constants(), yc = y->constants();
+    if (xc && yc &&
+        (xc->size() == yc->size() || xc->size() == 1 || yc->size() == 1)) {
+      KnownInts r;
+      r.elemType = x->elemType;
+      r.scalar = x->scalar && y->scalar;
+      for (size_t i = 0; i < std::max(xc->size(), yc->size()); ++i) {
+        int64_t a = (*xc)[xc->size() == 1 ? 0 : i],
+                c = (*yc)[yc->size() == 1 ? 0 : i];
+        r.elems.push_back(
+            b.getIndexAttr(op == "Min" ? std::min(a, c) : std::max(a, c)));
+      }
+      defineKnown(n, 0, r);
+      return;
+    }
+  }
   // -x.shape[1] (pe[-T:]): known too.
   if (op == "Neg" && n.input_size() == 1)
     if (auto x = knownInput(n, 0)) {
@@ -1694,8 +1715,22 @@ void Importer::importTopK(const onnx::NodeProto &n) {
     Value kIdx = arith::ConstantIndexOp::create(b, loc, k);
     auto bufType = RankedTensorType::get({k}, elem);
     auto idxType = RankedTensorType::get({k}, i64);
-    Value vals0 = tensor::EmptyOp::create(b, loc, bufType.getShape(), elem);
-    Value idxs0 = tensor::EmptyOp::create(b, loc, idxType.getShape(), i64);
+    // (Zeros: the scan compares with the last entry before the buffer is
+    // full, and discards the answer; it should not read garbage.)
+    Value vals0 = linalg::FillOp::create(
+                      b, loc,
+                      ValueRange{arith::ConstantOp::create(
+                          b, loc, cast<TypedAttr>(b.getZeroAttr(elem)))},
+                      ValueRange{tensor::EmptyOp::create(
+                          b, loc, bufType.getShape(), elem)})
+                      .getResult(0);
+    Value idxs0 = linalg::FillOp::create(
+                      b, loc,
+                      ValueRange{arith::ConstantOp::create(
+                          b, loc, cast<TypedAttr>(b.getZeroAttr(i64)))},
+                      ValueRange{tensor::EmptyOp::create(
+                          b, loc, idxType.getShape(), i64)})
+                      .getResult(0);
     // Whether value a beats value b (a later element never beats an equal
     // one: the lower index stays first).
     auto beats = [&](OpBuilder &nb, Location l, Value a, Value bv) -> Value {
@@ -1739,7 +1774,7 @@ void Importer::importTopK(const onnx::NodeProto &n) {
           Value last = tensor::ExtractOp::create(
               nb, l, iter[0],
               ValueRange{arith::SubIOp::create(nb, l, kIdx, one)});
-          // (The last entry is read only when the buffer is full.)
+          // (The last entry counts only when the buffer is full.)
           Value takes = arith::OrIOp::create(
               nb, l,
               arith::XOrIOp::create(nb, l, full,
