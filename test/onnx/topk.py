@@ -5,8 +5,9 @@
 # first and in the middle, K of 1, a few and the whole axis, K = 0, rows
 # with many equal values (the lower index first, ONNX's tiebreak), NaN (as
 # torch.topk takes it: larger than every number), float32, float16, int32
-# and int64, a dynamic dim beside the axis, sorted=0 (sorted anyway), and
-# opset 9's k attribute. Then the refusals: K larger than the axis, a K
+# and int64, a dynamic dim beside the axis, sorted=0 (sorted anyway),
+# opset 9's k attribute, K folded from min(5, x.shape[-1]), and K of 256
+# or more (a merge sort of the row) with ties, NaN and odd lengths. Then the refusals: K larger than the axis, a K
 # that is not a constant, a dynamic axis.
 
 import math
@@ -100,6 +101,17 @@ cases = [
      ["B", 33]),
     ("[4, 33] sorted=0 K=6", rng.standard_normal((4, 33)).astype(np.float32), 6,
      {"sorted": 0}, None),
+    # From K = 256 on, the row is merge-sorted: ties, NaN and odd lengths.
+    ("sort ties [2, 600] K=300", rng.integers(-5, 6, (2, 600)).astype(np.float32), 300, {},
+     None),
+    ("sort NaN [2, 513] K=513 smallest", np.where(rng.random((2, 513)) < 0.05, np.nan,
+                                                  rng.standard_normal((2, 513))).astype(np.float32),
+     513, {"largest": 0}, None),
+    ("sort [1000] K=1000 ascending input", np.arange(1000, dtype=np.float32), 1000, {}, None),
+    ("sort [700, 3] axis 0 K=256", rng.standard_normal((700, 3)).astype(np.float32), 256,
+     {"axis": 0}, None),
+    ("sort int64 [3, 300] K=299 smallest", rng.integers(-10, 10, (3, 300)), 299,
+     {"largest": 0}, None),
 ]
 for what, x, k, attrs, dims in cases:
     path = os.path.join(work, "topk.onnx")
@@ -128,6 +140,11 @@ for what, x, k, attrs, dims in cases:
 # CHECK: ok TopK int64 [50, 6] axis 0 K=9 smallest
 # CHECK: ok TopK [B, 33] B dynamic K=6
 # CHECK: ok TopK [4, 33] sorted=0 K=6
+# CHECK: ok TopK sort ties [2, 600] K=300
+# CHECK: ok TopK sort NaN [2, 513] K=513 smallest
+# CHECK: ok TopK sort [1000] K=1000 ascending input
+# CHECK: ok TopK sort [700, 3] axis 0 K=256
+# CHECK: ok TopK sort int64 [3, 300] K=299 smallest
 
 # Opset 9: K as the attribute k.
 x = rng.standard_normal((3, 20)).astype(np.float32)

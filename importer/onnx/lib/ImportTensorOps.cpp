@@ -1621,6 +1621,96 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
   define(n, 0, convertElements(loc, sums, given));
 }
 
+/// From this K on, TopK sorts the whole row instead of keeping a buffer of
+/// K: with a large K most elements enter the buffer and walk it (N x K
+/// steps; a sort of [1, 32000] exported as TopK took 2.7 s), where the
+/// sort takes N x log2(N).
+constexpr int64_t kTopKSortFrom = 256;
+
+std::pair<Value, Value> Importer::sortRow(
+    Location loc, Value rows, ValueRange row, int64_t len,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> beats) {
+  Type elem = typeOf(rows).getElementType();
+  Type i64 = b.getI64Type();
+  int64_t r = typeOf(rows).getRank();
+  SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
+      sizes(r - 1, b.getIndexAttr(1)), ones(r, b.getIndexAttr(1));
+  offsets.push_back(b.getIndexAttr(0));
+  sizes.push_back(b.getIndexAttr(len));
+  Value vals = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({len}, elem), rows, offsets, sizes, ones);
+  Value idxs = tensor::GenerateOp::create(
+      b, loc, RankedTensorType::get({len}, i64), ValueRange{},
+      [&](OpBuilder &nb, Location l, ValueRange at) {
+        tensor::YieldOp::create(nb, l,
+                                arith::IndexCastOp::create(nb, l, i64, at[0]));
+      });
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value n = arith::ConstantIndexOp::create(b, loc, len);
+  // Bottom-up: runs of 1, 2, 4, ... merged pairwise, each pass into new
+  // tensors; a tie takes the left run's element, the lower index (stable).
+  auto passes = scf::ForOp::create(
+      b, loc, zero,
+      arith::ConstantIndexOp::create(b, loc, llvm::Log2_64_Ceil(len)), one,
+      ValueRange{vals, idxs},
+      [&](OpBuilder &pb, Location pl, Value p, ValueRange src) {
+        Value width = arith::ShLIOp::create(pb, pl, one, p);
+        Value step = arith::ShLIOp::create(pb, pl, width, one);
+        Value dv0 =
+            tensor::EmptyOp::create(pb, pl, ArrayRef<int64_t>{len}, elem);
+        Value di0 =
+            tensor::EmptyOp::create(pb, pl, ArrayRef<int64_t>{len}, i64);
+        auto merges = scf::ForOp::create(
+            pb, pl, zero, n, step, ValueRange{dv0, di0},
+            [&](OpBuilder &mb, Location ml, Value start, ValueRange dst) {
+              Value mid = arith::MinUIOp::create(
+                  mb, ml, arith::AddIOp::create(mb, ml, start, width), n);
+              Value end = arith::MinUIOp::create(
+                  mb, ml, arith::AddIOp::create(mb, ml, start, step), n);
+              auto merge = scf::ForOp::create(
+                  mb, ml, start, end, one,
+                  ValueRange{dst[0], dst[1], start, mid},
+                  [&](OpBuilder &ob, Location ol, Value o, ValueRange c) {
+                    Value i = c[2], j = c[3];
+                    Value iIn = arith::CmpIOp::create(
+                        ob, ol, arith::CmpIPredicate::ult, i, mid);
+                    Value jIn = arith::CmpIOp::create(
+                        ob, ol, arith::CmpIPredicate::ult, j, end);
+                    // (An exhausted run reads element 0, never taken.)
+                    Value si = arith::SelectOp::create(ob, ol, iIn, i, zero);
+                    Value sj = arith::SelectOp::create(ob, ol, jIn, j, zero);
+                    Value vi = tensor::ExtractOp::create(ob, ol, src[0], si);
+                    Value vj = tensor::ExtractOp::create(ob, ol, src[0], sj);
+                    Value right = arith::AndIOp::create(
+                        ob, ol, jIn,
+                        arith::OrIOp::create(
+                            ob, ol,
+                            arith::XOrIOp::create(
+                                ob, ol, iIn,
+                                arith::ConstantIntOp::create(ob, ol, 1, 1)),
+                            beats(ob, ol, vj, vi)));
+                    Value at = arith::SelectOp::create(ob, ol, right, sj, si);
+                    Value v = arith::SelectOp::create(ob, ol, right, vj, vi);
+                    Value x = tensor::ExtractOp::create(ob, ol, src[1], at);
+                    Value i1 = arith::AddIOp::create(ob, ol, i, one);
+                    Value j1 = arith::AddIOp::create(ob, ol, j, one);
+                    scf::YieldOp::create(
+                        ob, ol,
+                        ValueRange{
+                            tensor::InsertOp::create(ob, ol, v, c[0], o),
+                            tensor::InsertOp::create(ob, ol, x, c[1], o),
+                            arith::SelectOp::create(ob, ol, right, i, i1),
+                            arith::SelectOp::create(ob, ol, right, j1, j)});
+                  });
+              scf::YieldOp::create(
+                  mb, ml, ValueRange{merge.getResult(0), merge.getResult(1)});
+            });
+        scf::YieldOp::create(pb, pl, merges.getResults());
+      });
+  return {passes.getResult(0), passes.getResult(1)};
+}
+
 /// TopK: the k largest (or smallest) elements along `axis` and their int64
 /// indices, sorted best first, equal values by index (ONNX's tiebreak);
 /// sorted=0 allows any order, and gets this one. NaN counts as larger than
@@ -1629,7 +1719,8 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
 /// a constant; the axis a static size of at least K.
 ///
 /// Each row along the axis (the axis moved last by a transpose when it is
-/// not) keeps a sorted buffer of K (value, index) pairs as it scans its
+/// not; from K = kTopKSortFrom on, the row is merge-sorted) keeps a sorted
+/// buffer of K (value, index) pairs as it scans its
 /// elements in order. An element no better than the buffer's last, once
 /// the buffer is full, is passed over (one comparison: most of a long row
 /// with a small K); one that is better walks the buffer from the front,
@@ -1761,71 +1852,88 @@ void Importer::importTopK(const onnx::NodeProto &n) {
                         arith::ConstantIntOp::create(nb, l, 1, 1)));
       return arith::OrIOp::create(nb, l, ordered, nanWins);
     };
-    auto scan = scf::ForOp::create(
-        b, loc, zero, indexValue(sizes.back()), one,
-        ValueRange{vals0, idxs0, zero},
-        [&](OpBuilder &nb, Location l, Value j, ValueRange iter) {
-          SmallVector<Value> at = row;
-          at.push_back(j);
-          Value v = tensor::ExtractOp::create(nb, l, rows, at);
-          Value filled = iter[2];
-          Value full = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                             filled, kIdx);
-          Value last = tensor::ExtractOp::create(
-              nb, l, iter[0],
-              ValueRange{arith::SubIOp::create(nb, l, kIdx, one)});
-          // (The last entry counts only when the buffer is full.)
-          Value takes = arith::OrIOp::create(
-              nb, l,
-              arith::XOrIOp::create(nb, l, full,
-                                    arith::ConstantIntOp::create(nb, l, 1, 1)),
-              beats(nb, l, v, last));
-          auto insert = scf::IfOp::create(
-              nb, l, takes,
-              [&](OpBuilder &ib, Location il) {
-                Value jI64 = arith::IndexCastOp::create(ib, il, i64, j);
-                Value noFlag = arith::ConstantIntOp::create(ib, il, 0, 1);
-                // Over the filled entries (and the first free one):
-                // carry (value, index, shifting).
-                Value upTo = arith::MinUIOp::create(
-                    ib, il, arith::AddIOp::create(ib, il, filled, one), kIdx);
-                auto walk = scf::ForOp::create(
-                    ib, il, zero, upTo, one,
-                    ValueRange{iter[0], iter[1], v, jI64, noFlag},
-                    [&](OpBuilder &wb, Location wl, Value q, ValueRange c) {
-                      Value isFree = arith::CmpIOp::create(
-                          wb, wl, arith::CmpIPredicate::eq, q, filled);
-                      Value bv = tensor::ExtractOp::create(wb, wl, c[0], q);
-                      Value bi = tensor::ExtractOp::create(wb, wl, c[1], q);
-                      // Place the carried pair here: a free entry, or
-                      // from the first one it beats on (the rest shift).
-                      Value place = arith::OrIOp::create(
-                          wb, wl, arith::OrIOp::create(wb, wl, isFree, c[4]),
-                          beats(wb, wl, c[2], bv));
-                      Value nv =
-                          arith::SelectOp::create(wb, wl, place, c[2], bv);
-                      Value ni =
-                          arith::SelectOp::create(wb, wl, place, c[3], bi);
-                      Value cv =
-                          arith::SelectOp::create(wb, wl, place, bv, c[2]);
-                      Value ci =
-                          arith::SelectOp::create(wb, wl, place, bi, c[3]);
-                      scf::YieldOp::create(
-                          wb, wl,
-                          ValueRange{
-                              tensor::InsertOp::create(wb, wl, nv, c[0], q),
-                              tensor::InsertOp::create(wb, wl, ni, c[1], q), cv,
-                              ci, place});
-                    });
-                scf::YieldOp::create(
-                    ib, il,
-                    ValueRange{walk.getResult(0), walk.getResult(1), upTo});
-              },
-              [&](OpBuilder &ib, Location il) {
-                scf::YieldOp::create(ib, il, iter);
-              });
-          scf::YieldOp::create(nb, l, insert.getResults());
-        });
+    // Large K: a stable merge sort of the whole row (below), the first K.
+    Value best[2];
+    if (k >= kTopKSortFrom) {
+      std::tie(best[0], best[1]) =
+          sortRow(loc, rows, row, len,
+                  [&](OpBuilder &nb, Location l, Value a, Value bv) {
+                    return beats(nb, l, a, bv);
+                  });
+      for (Value &v : best)
+        v = tensor::ExtractSliceOp::create(
+            b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(k)},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    } else {
+      auto scan = scf::ForOp::create(
+          b, loc, zero, indexValue(sizes.back()), one,
+          ValueRange{vals0, idxs0, zero},
+          [&](OpBuilder &nb, Location l, Value j, ValueRange iter) {
+            SmallVector<Value> at = row;
+            at.push_back(j);
+            Value v = tensor::ExtractOp::create(nb, l, rows, at);
+            Value filled = iter[2];
+            Value full = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                               filled, kIdx);
+            Value last = tensor::ExtractOp::create(
+                nb, l, iter[0],
+                ValueRange{arith::SubIOp::create(nb, l, kIdx, one)});
+            // (The last entry counts only when the buffer is full.)
+            Value takes = arith::OrIOp::create(
+                nb, l,
+                arith::XOrIOp::create(
+                    nb, l, full, arith::ConstantIntOp::create(nb, l, 1, 1)),
+                beats(nb, l, v, last));
+            auto insert = scf::IfOp::create(
+                nb, l, takes,
+                [&](OpBuilder &ib, Location il) {
+                  Value jI64 = arith::IndexCastOp::create(ib, il, i64, j);
+                  Value noFlag = arith::ConstantIntOp::create(ib, il, 0, 1);
+                  // Over the filled entries (and the first free one):
+                  // carry (value, index, shifting).
+                  Value upTo = arith::MinUIOp::create(
+                      ib, il, arith::AddIOp::create(ib, il, filled, one), kIdx);
+                  auto walk = scf::ForOp::create(
+                      ib, il, zero, upTo, one,
+                      ValueRange{iter[0], iter[1], v, jI64, noFlag},
+                      [&](OpBuilder &wb, Location wl, Value q, ValueRange c) {
+                        Value isFree = arith::CmpIOp::create(
+                            wb, wl, arith::CmpIPredicate::eq, q, filled);
+                        Value bv = tensor::ExtractOp::create(wb, wl, c[0], q);
+                        Value bi = tensor::ExtractOp::create(wb, wl, c[1], q);
+                        // Place the carried pair here: a free entry, or
+                        // from the first one it beats on (the rest shift).
+                        Value place = arith::OrIOp::create(
+                            wb, wl, arith::OrIOp::create(wb, wl, isFree, c[4]),
+                            beats(wb, wl, c[2], bv));
+                        Value nv =
+                            arith::SelectOp::create(wb, wl, place, c[2], bv);
+                        Value ni =
+                            arith::SelectOp::create(wb, wl, place, c[3], bi);
+                        Value cv =
+                            arith::SelectOp::create(wb, wl, place, bv, c[2]);
+                        Value ci =
+                            arith::SelectOp::create(wb, wl, place, bi, c[3]);
+                        scf::YieldOp::create(
+                            wb, wl,
+                            ValueRange{
+                                tensor::InsertOp::create(wb, wl, nv, c[0], q),
+                                tensor::InsertOp::create(wb, wl, ni, c[1], q),
+                                cv, ci, place});
+                      });
+                  scf::YieldOp::create(
+                      ib, il,
+                      ValueRange{walk.getResult(0), walk.getResult(1), upTo});
+                },
+                [&](OpBuilder &ib, Location il) {
+                  scf::YieldOp::create(ib, il, iter);
+                });
+            scf::YieldOp::create(nb, l, insert.getResults());
+          });
+      best[0] = scan.getResult(0);
+      best[1] = scan.getResult(1);
+    }
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     SmallVector<OpFoldResult> offsets, slice, ones(r, b.getIndexAttr(1));
     for (int64_t d = 0; d + 1 < r; ++d) {
@@ -1835,9 +1943,8 @@ void Importer::importTopK(const onnx::NodeProto &n) {
     offsets.push_back(b.getIndexAttr(0));
     slice.push_back(b.getIndexAttr(k));
     for (int i : {0, 1})
-      tensor::ParallelInsertSliceOp::create(b, loc, scan.getResult(i),
-                                            forall.getRegionIterArgs()[i],
-                                            offsets, slice, ones);
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, best[i], forall.getRegionIterArgs()[i], offsets, slice, ones);
     values = forall.getResult(0);
     indices = forall.getResult(1);
   }

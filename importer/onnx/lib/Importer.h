@@ -661,6 +661,11 @@ private:
   Value numberInput(const onnx::NodeProto &n);
   void importCumSum(const onnx::NodeProto &n);
   void importTopK(const onnx::NodeProto &n);
+  /// Row `row` of `rows` (its last dim, static `len`) sorted best first by
+  /// `beats`, stably: the values and their int64 positions in the row.
+  std::pair<Value, Value>
+  sortRow(Location loc, Value rows, ValueRange row, int64_t len,
+          function_ref<Value(OpBuilder &, Location, Value, Value)> beats);
   void importRange(const onnx::NodeProto &n);
   void importLayerNormalization(const onnx::NodeProto &n);
   /// Elementwise ops on known integers (shape arithmetic); false if the
