@@ -176,6 +176,24 @@ ok = not isinstance(got, str) and same(got[0], want_v) and same(got[1], want_i)
 print("%s TopK K = min(5, x.shape[-1])" % ("ok" if ok else "FAIL"), "" if ok else got)
 # CHECK: ok TopK K = min(5, x.shape[-1])
 
+# The same folding of known integers with an empty side: [0] against [1]
+# broadcasts to [0] (it read past the empty one).
+for op in ("Min", "Max", "Add"):
+    graph = helper.make_graph(
+        [helper.make_node(op, ["e", "one"], ["y"])], "g", [],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+        [helper.make_tensor("e", TensorProto.INT64, [0], []),
+         helper.make_tensor("one", TensorProto.INT64, [1], [5])])
+    path = os.path.join(work, "empty_known.onnx")
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    got = run_model(work, path, {})
+    ok = not isinstance(got, str) and got[0].shape == (0,)
+    print("%s %s of [0] and [1] known integers: %s" % (
+        "ok" if ok else "FAIL", op, got if isinstance(got, str) else list(got[0].shape)))
+# CHECK: ok Min of [0] and [1] known integers: [0]
+# CHECK: ok Max of [0] and [1] known integers: [0]
+# CHECK: ok Add of [0] and [1] known integers: [0]
+
 # Refusals.
 path = os.path.join(work, "refused.onnx")
 topk_model(path, np.float32, [3, 20], 21, {})

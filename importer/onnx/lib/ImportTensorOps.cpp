@@ -267,7 +267,10 @@ void Importer::importElementwise(const onnx::NodeProto &n) {
       KnownInts r;
       r.elemType = x->elemType;
       r.scalar = x->scalar && y->scalar;
-      for (size_t i = 0; i < std::max(xc->size(), yc->size()); ++i) {
+      // (An empty side broadcasts to empty: [0] against [1] is [0].)
+      size_t count =
+          xc->empty() || yc->empty() ? 0 : std::max(xc->size(), yc->size());
+      for (size_t i = 0; i < count; ++i) {
         int64_t a = (*xc)[xc->size() == 1 ? 0 : i],
                 c = (*yc)[yc->size() == 1 ? 0 : i];
         r.elems.push_back(
@@ -645,7 +648,9 @@ bool Importer::importKnownArith(const onnx::NodeProto &n) {
   KnownInts r;
   r.elemType = x->elemType;
   r.scalar = x->scalar && y->scalar;
-  for (size_t i = 0; i < std::max(nx, ny); ++i) {
+  // (An empty side broadcasts to empty: [0] against [1] is [0].)
+  size_t count = nx == 0 || ny == 0 ? 0 : std::max(nx, ny);
+  for (size_t i = 0; i < count; ++i) {
     OpFoldResult a = x->elems[nx == 1 ? 0 : i], d = y->elems[ny == 1 ? 0 : i];
     r.elems.push_back(
         mod ? foldIndex('-', a, foldIndex('*', foldIndex('/', a, d), d))
