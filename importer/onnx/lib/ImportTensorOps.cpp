@@ -254,32 +254,10 @@ static Value activationBody(OpBuilder &b, Location l, StringRef op, Value x,
 void Importer::importElementwise(const onnx::NodeProto &n) {
   const std::string &op = n.op_type();
   bool arith4 = op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
-  if ((arith4 || op == "Mod") && importKnownArith(n))
+  // (Min/Max too: min(k, x.size(-1)) as a TopK's K.)
+  if ((arith4 || op == "Mod" || op == "Min" || op == "Max") &&
+      importKnownArith(n))
     return;
-  // min(k, x.size(-1)) of static sizes (a TopK's K, say): known too.
-  if ((op == "Min" || op == "Max") && n.input_size() == 2) {
-    auto x = knownInput(n, 0), y = knownInput(n, 1);
-    std::optional<SmallVector<int64_t>> xc, yc;
-    if (x && y)
-      xc = x->constants(), yc = y->constants();
-    if (xc && yc &&
-        (xc->size() == yc->size() || xc->size() == 1 || yc->size() == 1)) {
-      KnownInts r;
-      r.elemType = x->elemType;
-      r.scalar = x->scalar && y->scalar;
-      // (An empty side broadcasts to empty: [0] against [1] is [0].)
-      size_t count =
-          xc->empty() || yc->empty() ? 0 : std::max(xc->size(), yc->size());
-      for (size_t i = 0; i < count; ++i) {
-        int64_t a = (*xc)[xc->size() == 1 ? 0 : i],
-                c = (*yc)[yc->size() == 1 ? 0 : i];
-        r.elems.push_back(
-            b.getIndexAttr(op == "Min" ? std::min(a, c) : std::max(a, c)));
-      }
-      defineKnown(n, 0, r);
-      return;
-    }
-  }
   // -x.shape[1] (pe[-T:]): known too.
   if (op == "Neg" && n.input_size() == 1)
     if (auto x = knownInput(n, 0)) {
@@ -633,7 +611,12 @@ bool Importer::importKnownArith(const onnx::NodeProto &n) {
     return false;
   const std::string &op = n.op_type();
   bool mod = op == "Mod";
-  char c = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
+  char c = op == "Add"   ? '+'
+           : op == "Sub" ? '-'
+           : op == "Mul" ? '*'
+           : op == "Min" ? 'm'
+           : op == "Max" ? 'M'
+                         : '/';
   if (c == '/') {
     // ONNX's Div truncates and Mod takes a sign, floorDiv floors: the same
     // for a dividend that is no negative (a size: n - n % 4) and a
@@ -1687,14 +1670,12 @@ std::pair<Value, Value> Importer::sortRow(
                     Value sj = arith::SelectOp::create(ob, ol, jIn, j, zero);
                     Value vi = tensor::ExtractOp::create(ob, ol, src[0], si);
                     Value vj = tensor::ExtractOp::create(ob, ol, src[0], sj);
+                    Value iOut = arith::CmpIOp::create(
+                        ob, ol, arith::CmpIPredicate::uge, i, mid);
                     Value right = arith::AndIOp::create(
                         ob, ol, jIn,
-                        arith::OrIOp::create(
-                            ob, ol,
-                            arith::XOrIOp::create(
-                                ob, ol, iIn,
-                                arith::ConstantIntOp::create(ob, ol, 1, 1)),
-                            beats(ob, ol, vj, vi)));
+                        arith::OrIOp::create(ob, ol, iOut,
+                                             beats(ob, ol, vj, vi)));
                     Value at = arith::SelectOp::create(ob, ol, right, sj, si);
                     Value v = arith::SelectOp::create(ob, ol, right, vj, vi);
                     Value x = tensor::ExtractOp::create(ob, ol, src[1], at);
@@ -1809,24 +1790,6 @@ void Importer::importTopK(const onnx::NodeProto &n) {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value kIdx = arith::ConstantIndexOp::create(b, loc, k);
-    auto bufType = RankedTensorType::get({k}, elem);
-    auto idxType = RankedTensorType::get({k}, i64);
-    // (Zeros: the scan compares with the last entry before the buffer is
-    // full, and discards the answer; it should not read garbage.)
-    Value vals0 = linalg::FillOp::create(
-                      b, loc,
-                      ValueRange{arith::ConstantOp::create(
-                          b, loc, cast<TypedAttr>(b.getZeroAttr(elem)))},
-                      ValueRange{tensor::EmptyOp::create(
-                          b, loc, bufType.getShape(), elem)})
-                      .getResult(0);
-    Value idxs0 = linalg::FillOp::create(
-                      b, loc,
-                      ValueRange{arith::ConstantOp::create(
-                          b, loc, cast<TypedAttr>(b.getZeroAttr(i64)))},
-                      ValueRange{tensor::EmptyOp::create(
-                          b, loc, idxType.getShape(), i64)})
-                      .getResult(0);
     // Whether value a beats value b (a later element never beats an equal
     // one: the lower index stays first).
     auto beats = [&](OpBuilder &nb, Location l, Value a, Value bv) -> Value {
@@ -1835,26 +1798,18 @@ void Importer::importTopK(const onnx::NodeProto &n) {
                                      largest ? arith::CmpIPredicate::sgt
                                              : arith::CmpIPredicate::slt,
                                      a, bv);
-      Value aNan =
-          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, a, a);
-      Value bNan =
-          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, bv, bv);
       Value ordered = arith::CmpFOp::create(nb, l,
                                             largest ? arith::CmpFPredicate::OGT
                                                     : arith::CmpFPredicate::OLT,
                                             a, bv);
       // largest: a NaN beats a number; smallest: a number beats a NaN.
+      auto is = [&](arith::CmpFPredicate p, Value v) -> Value {
+        return arith::CmpFOp::create(nb, l, p, v, v);
+      };
+      using P = arith::CmpFPredicate;
       Value nanWins =
-          largest
-              ? arith::AndIOp::create(
-                    nb, l, aNan,
-                    arith::XOrIOp::create(
-                        nb, l, bNan, arith::ConstantIntOp::create(nb, l, 1, 1)))
-              : arith::AndIOp::create(
-                    nb, l, bNan,
-                    arith::XOrIOp::create(
-                        nb, l, aNan,
-                        arith::ConstantIntOp::create(nb, l, 1, 1)));
+          arith::AndIOp::create(nb, l, is(largest ? P::UNO : P::ORD, a),
+                                is(largest ? P::ORD : P::UNO, bv));
       return arith::OrIOp::create(nb, l, ordered, nanWins);
     };
     // Large K: a stable merge sort of the whole row (below), the first K.
@@ -1871,6 +1826,12 @@ void Importer::importTopK(const onnx::NodeProto &n) {
             ArrayRef<OpFoldResult>{b.getIndexAttr(k)},
             ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
     } else {
+      // (Zeros: the scan compares with the last entry before the buffer
+      // is full, and discards the answer; it should not read garbage.)
+      Value vals0 = zeroFilled(
+          loc, tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k}, elem));
+      Value idxs0 = zeroFilled(
+          loc, tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k}, i64));
       auto scan = scf::ForOp::create(
           b, loc, zero, indexValue(sizes.back()), one,
           ValueRange{vals0, idxs0, zero},
@@ -1879,17 +1840,14 @@ void Importer::importTopK(const onnx::NodeProto &n) {
             at.push_back(j);
             Value v = tensor::ExtractOp::create(nb, l, rows, at);
             Value filled = iter[2];
-            Value full = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
-                                               filled, kIdx);
+            Value notFull = arith::CmpIOp::create(
+                nb, l, arith::CmpIPredicate::ult, filled, kIdx);
             Value last = tensor::ExtractOp::create(
                 nb, l, iter[0],
                 ValueRange{arith::SubIOp::create(nb, l, kIdx, one)});
             // (The last entry counts only when the buffer is full.)
-            Value takes = arith::OrIOp::create(
-                nb, l,
-                arith::XOrIOp::create(
-                    nb, l, full, arith::ConstantIntOp::create(nb, l, 1, 1)),
-                beats(nb, l, v, last));
+            Value takes =
+                arith::OrIOp::create(nb, l, notFull, beats(nb, l, v, last));
             auto insert = scf::IfOp::create(
                 nb, l, takes,
                 [&](OpBuilder &ib, Location il) {
