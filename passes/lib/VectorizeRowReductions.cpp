@@ -353,13 +353,14 @@ private:
 struct AttnVectorizeRowReductionsPass
     : impl::AttnVectorizeRowReductionsPassBase<AttnVectorizeRowReductionsPass> {
   void runOnOperation() override {
-    // Ops directly in a function, or in branches there (the in-place
-    // branch of attn-vectorize-contractions' choice on M): those inside
-    // loops are already one thread's share of the work (and other passes'
-    // concern).
+    // Ops directly in a function, in branches there (the in-place branch
+    // of attn-vectorize-contractions' choice on M), or in the body of an
+    // scf.forall (an imported op's per-row work: TopK's block extremes),
+    // whose row loop attn-serialize-nested-parallel-loops makes serial.
+    // Those inside other loops are other passes' concern.
     auto topLevel = [](Operation *op) {
       Operation *parent = op->getParentOp();
-      while (isa<scf::IfOp>(parent))
+      while (isa<scf::IfOp, scf::ForallOp>(parent))
         parent = parent->getParentOp();
       return isa<func::FuncOp>(parent);
     };

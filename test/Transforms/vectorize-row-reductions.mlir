@@ -185,6 +185,32 @@ func.func @in_branch(%x: memref<8x64xf32>, %m: memref<8x1xf32>, %c: i1) {
   return
 }
 
+// In the body of an scf.forall (an imported op's per-item work: TopK's
+// block maxima of one row, [6, 16] -> [6]) the rows are taken too: an
+// scf.parallel over them (made serial inside the forall's loop later),
+// each a vector load and a horizontal max.
+// CHECK-LABEL: func.func @in_forall(
+// CHECK: scf.forall (%[[I:.*]]) in (2) {
+// CHECK: %[[ROW:.*]] = memref.subview %arg0[%[[I]], 0, 0] [1, 6, 16] [1, 1, 1]
+// CHECK: scf.parallel (%[[B:.*]]) = (%c0) to (%c6) step (%c1) {
+// CHECK: %[[BLOCK:.*]] = memref.subview %[[ROW]][%[[B]], 0] [1, 16] [1, 1]
+// CHECK: %[[V:.*]] = vector.load %[[BLOCK]][%c0, %c0] : memref<1x16xf32, {{.*}}>, vector<16xf32>
+// CHECK: vector.reduction <maximumf>, %{{.*}} : vector<16xf32> into f32
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @in_forall(%x: memref<2x6x16xf32>, %m: memref<2x6xf32>) {
+  scf.forall (%i) in (2) {
+    %row = memref.subview %x[%i, 0, 0] [1, 6, 16] [1, 1, 1] : memref<2x6x16xf32> to memref<6x16xf32, strided<[16, 1], offset: ?>>
+    %out = memref.subview %m[%i, 0] [1, 6] [1, 1] : memref<2x6xf32> to memref<6xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id2, affine_map<(b, e) -> (b)>], iterator_types = ["parallel", "reduction"]} ins(%row : memref<6x16xf32, strided<[16, 1], offset: ?>>) outs(%out : memref<6xf32, strided<[1], offset: ?>>) {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.maximumf %acc, %in : f32
+      linalg.yield %r : f32
+    }
+  }
+  return
+}
+
 // Left to the default lowering: a product (not a sum, max or min), a
 // reduction dim that is not the innermost, a row read across its stride
 // (transposed), f64, a body that is not lanewise (linalg.index), a sum

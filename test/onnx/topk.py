@@ -12,6 +12,7 @@
 
 import math
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -79,6 +80,15 @@ nans = rng.standard_normal((2, 30)).astype(np.float32)
 nans[0, [3, 17]] = np.nan
 nans[1, :] = np.nan
 nans[1, 5] = 1.0
+# Long rows: NaN anywhere (a whole block of them in row 1, all but a few
+# in row 2); row 0 of signed_zeros is -0 and +0 only.
+long_nans = np.where(rng.random((3, 333)) < 0.05, np.nan,
+                     rng.standard_normal((3, 333))).astype(np.float32)
+long_nans[1, 32:48] = np.nan
+long_nans[2, :] = np.nan
+long_nans[2, [7, 100, 250]] = [1.0, -2.0, 3.0]
+signed_zeros = np.where(rng.random((2, 100)) < 0.5, -0.0, 0.0).astype(np.float32)
+signed_zeros[1, ::9] = rng.standard_normal(12).astype(np.float32)
 cases = [
     ("[50] K=5", rng.standard_normal(50).astype(np.float32), 5, {}, None),
     ("[3, 100] K=7 smallest", rng.standard_normal((3, 100)).astype(np.float32), 7,
@@ -112,6 +122,38 @@ cases = [
      {"axis": 0}, None),
     ("sort int64 [3, 300] K=299 smallest", rng.integers(-10, 10, (3, 300)), 299,
      {"largest": 0}, None),
+    # Rows of 4 blocks of 16 and more are scanned block by block, a block
+    # passed over when its extreme does not beat the buffer's last entry:
+    # a sampling step's logits, ties inside and across blocks, NaN in the
+    # blocks (largest and smallest), -0 against +0, integers and float16,
+    # lengths with a tail after the last block, and the orders in which
+    # every element enters (ascending for largest) or none after the first
+    # K (descending).
+    ("blocks [2, 50257] K=50", rng.standard_normal((2, 50257)).astype(np.float32), 50, {},
+     None),
+    ("blocks ties [3, 1000] K=10", rng.integers(-4, 5, (3, 1000)).astype(np.float32), 10,
+     {}, None),
+    ("blocks ties [3, 1000] K=10 smallest", rng.integers(-4, 5, (3, 1000)).astype(np.float32),
+     10, {"largest": 0}, None),
+    ("blocks NaN [3, 333] K=20", long_nans, 20, {}, None),
+    ("blocks NaN [3, 333] K=20 smallest", long_nans, 20, {"largest": 0}, None),
+    ("blocks signed zeros [2, 100] K=7", signed_zeros, 7, {}, None),
+    ("blocks signed zeros [2, 100] K=7 smallest", signed_zeros, 7, {"largest": 0}, None),
+    ("blocks int64 [2, 1000] K=7 smallest", rng.integers(-2**40, 2**40, (2, 1000)), 7,
+     {"largest": 0}, None),
+    ("blocks int32 ties [2, 999] K=30", rng.integers(-3, 3, (2, 999)).astype(np.int32), 30,
+     {}, None),
+    ("blocks float16 [2, 500] K=9", rng.standard_normal((2, 500)).astype(np.float16), 9, {},
+     None),
+    ("blocks [1000, 70] axis 0 K=3", rng.standard_normal((1000, 70)).astype(np.float32), 3,
+     {"axis": 0}, None),
+    ("blocks ascending [4096] K=40", np.arange(4096, dtype=np.float32), 40, {}, None),
+    ("blocks descending [4096] K=40 smallest", np.arange(4096, dtype=np.float32), 40,
+     {"largest": 0}, None),
+    ("blocks descending [4096] K=255", np.arange(4096, dtype=np.float32)[::-1].copy(), 255,
+     {}, None),
+    ("blocks [B, 500] B dynamic K=4", rng.standard_normal((3, 500)).astype(np.float32), 4,
+     {}, ["B", 500]),
 ]
 for what, x, k, attrs, dims in cases:
     path = os.path.join(work, "topk.onnx")
@@ -145,6 +187,21 @@ for what, x, k, attrs, dims in cases:
 # CHECK: ok TopK sort [1000] K=1000 ascending input
 # CHECK: ok TopK sort [700, 3] axis 0 K=256
 # CHECK: ok TopK sort int64 [3, 300] K=299 smallest
+# CHECK: ok TopK blocks [2, 50257] K=50
+# CHECK: ok TopK blocks ties [3, 1000] K=10
+# CHECK: ok TopK blocks ties [3, 1000] K=10 smallest
+# CHECK: ok TopK blocks NaN [3, 333] K=20
+# CHECK: ok TopK blocks NaN [3, 333] K=20 smallest
+# CHECK: ok TopK blocks signed zeros [2, 100] K=7
+# CHECK: ok TopK blocks signed zeros [2, 100] K=7 smallest
+# CHECK: ok TopK blocks int64 [2, 1000] K=7 smallest
+# CHECK: ok TopK blocks int32 ties [2, 999] K=30
+# CHECK: ok TopK blocks float16 [2, 500] K=9
+# CHECK: ok TopK blocks [1000, 70] axis 0 K=3
+# CHECK: ok TopK blocks ascending [4096] K=40
+# CHECK: ok TopK blocks descending [4096] K=40 smallest
+# CHECK: ok TopK blocks descending [4096] K=255
+# CHECK: ok TopK blocks [B, 500] B dynamic K=4
 
 # Opset 9: K as the attribute k.
 x = rng.standard_normal((3, 20)).astype(np.float32)
@@ -193,6 +250,38 @@ for op in ("Min", "Max", "Add"):
 # CHECK: ok Min of [0] and [1] known integers: [0]
 # CHECK: ok Max of [0] and [1] known integers: [0]
 # CHECK: ok Add of [0] and [1] known integers: [0]
+
+# The imported IR of a [2, 100] row scan: per row (an scf.forall), each
+# block's extreme first (a reduction of the row's first 96 elements as
+# [6, 16]: the max for largest, the min ignoring NaN for smallest), then a
+# loop over the 6 blocks that reads a block only when its extreme enters
+# the buffer, then the 4 elements after the last block.
+translate = os.path.join(os.path.dirname(os.environ["ATTENTION_RUN"]), "attention-translate")
+for largest in (1, 0):
+    path = os.path.join(work, "topk_ir.onnx")
+    topk_model(path, np.float32, [2, 100], 3, {"largest": largest})
+    ir = subprocess.run([translate, "--import-onnx", path], capture_output=True, text=True)
+    print("IR largest=%d" % largest)
+    print(ir.stdout + ir.stderr)
+# CHECK-LABEL: IR largest=1
+# CHECK: scf.forall (%[[ROW:.*]]) in (2)
+# CHECK: %[[SPAN:.*]] = tensor.extract_slice %arg0[%[[ROW]], 0] [1, 96] [1, 1] : tensor<2x100xf32> to tensor<96xf32>
+# CHECK: %[[BLOCKS:.*]] = tensor.expand_shape %[[SPAN]] {{\[}}[0, 1]] output_shape [6, 16]
+# CHECK: %[[LOWEST:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<6xf32>)
+# CHECK: %[[EXTREMES:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[BLOCKS]] : tensor<6x16xf32>) outs(%[[LOWEST]] : tensor<6xf32>)
+# CHECK: arith.maximumf
+# CHECK: scf.for %[[BLOCK:.*]] = %c0 to %c6
+# CHECK: tensor.extract %[[EXTREMES]][%[[BLOCK]]]
+# CHECK: arith.cmpf ogt
+# CHECK: scf.if
+# CHECK: arith.muli %[[BLOCK]], %c16
+# CHECK: scf.for %{{.*}} = %c96 to %c100
+# CHECK: tensor.parallel_insert_slice
+# CHECK-LABEL: IR largest=0
+# CHECK: linalg.generic
+# CHECK: arith.minnumf
+# CHECK: scf.for %{{.*}} = %c0 to %c6
+# CHECK: arith.cmpf olt
 
 # Refusals.
 path = os.path.join(work, "refused.onnx")

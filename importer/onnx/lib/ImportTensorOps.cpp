@@ -1697,6 +1697,228 @@ std::pair<Value, Value> Importer::sortRow(
   return {passes.getResult(0), passes.getResult(1)};
 }
 
+/// Writes one row's K best, values and indices [K], into the TopK forall's
+/// outputs [rows..., K] at `row`.
+static void insertTopKRow(OpBuilder &b, Location loc, scf::ForallOp forall,
+                          ArrayRef<Value> row, ValueRange best) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  int64_t k = cast<RankedTensorType>(best[0].getType()).getDimSize(0);
+  SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
+      slice(row.size(), b.getIndexAttr(1)),
+      ones(row.size() + 1, b.getIndexAttr(1));
+  offsets.push_back(b.getIndexAttr(0));
+  slice.push_back(b.getIndexAttr(k));
+  for (int i : {0, 1})
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, best[i], forall.getRegionIterArgs()[i], offsets, slice, ones);
+}
+
+/// TopK's buffer scan reads a row in blocks of this many elements, each
+/// with its extreme computed beforehand (a vectorized reduction): a block whose
+/// extreme does not beat the buffer's last entry, once the buffer is full, is
+/// passed over with one comparison. Rows of fewer than kTopKMinBlocks blocks
+/// are scanned element by element.
+constexpr int64_t kTopKBlock = 16;
+constexpr int64_t kTopKMinBlocks = 4;
+
+std::pair<Value, Value> Importer::topKByBuffer(
+    Location loc, Value rows, ArrayRef<OpFoldResult> items, int64_t k,
+    bool largest,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> beats) {
+  auto t = typeOf(rows);
+  int64_t r = t.getRank(), len = t.getDimSize(r - 1);
+  Type elem = t.getElementType(), i64 = b.getI64Type();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value kIdx = arith::ConstantIndexOp::create(b, loc, k);
+  Value kLast = arith::ConstantIndexOp::create(b, loc, k - 1);
+  SmallVector<OpFoldResult> rowSizes = sizesOf(rows);
+  rowSizes.pop_back();
+
+  SmallVector<OpFoldResult> outSizes = rowSizes;
+  outSizes.push_back(b.getIndexAttr(k));
+  auto forall = scf::ForallOp::create(
+      b, loc, items,
+      ValueRange{tensor::EmptyOp::create(b, loc, outSizes, elem),
+                 tensor::EmptyOp::create(b, loc, outSizes, i64)},
+      std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  // (A rank-1 input's one row is a forall of 1 without a row index.)
+  SmallVector<Value> row;
+  for (int64_t d = 0; d + 1 < r; ++d)
+    row.push_back(forall.getInductionVar(d));
+  // Each block's extreme, per row (the row, read again by the scan, is
+  // still in cache): the max for largest (NaN-propagating: a block with a
+  // NaN is read), the min ignoring NaN for smallest (a NaN never beats a
+  // number there). Either bounds what the block's elements can do.
+  int64_t nBlocks = len / kTopKBlock;
+  Value blockBest;
+  if (nBlocks >= kTopKMinBlocks) {
+    SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
+        sizes(row.size(), b.getIndexAttr(1)), ones(r, b.getIndexAttr(1));
+    offsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(nBlocks * kTopKBlock));
+    Value whole = tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({nBlocks * kTopKBlock}, elem), rows,
+        offsets, sizes, ones);
+    Value blocks = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({nBlocks, kTopKBlock}, elem), whole,
+        ArrayRef<ReassociationIndices>{{0, 1}});
+    Value init = extremeFilled(
+        loc, tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{nBlocks}, elem),
+        largest);
+    MLIRContext *ctx = b.getContext();
+    bool isFloat = isa<FloatType>(elem);
+    blockBest =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{blocks},
+            ValueRange{init},
+            ArrayRef<AffineMap>{
+                b.getMultiDimIdentityMap(2),
+                AffineMap::get(2, 0, getAffineDimExpr(0, ctx), ctx)},
+            ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                          utils::IteratorType::reduction},
+            [&](OpBuilder &nb, Location l, ValueRange v) {
+              Value e = v[0], acc = v[1], best;
+              if (!isFloat)
+                best = largest ? Value(arith::MaxSIOp::create(nb, l, acc, e))
+                               : Value(arith::MinSIOp::create(nb, l, acc, e));
+              else
+                best = largest ? Value(arith::MaximumFOp::create(nb, l, acc, e))
+                               : Value(arith::MinNumFOp::create(nb, l, acc, e));
+              linalg::YieldOp::create(nb, l, best);
+            })
+            .getResult(0);
+  }
+  // (Zeros: the scan compares with the last entry before the buffer is
+  // full, and discards the answer; it should not read garbage.)
+  Value vals0 = zeroFilled(
+      loc, tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k}, elem));
+  Value idxs0 = zeroFilled(
+      loc, tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k}, i64));
+  // Whether value v enters the buffer (vals, idxs, filled): it is not yet
+  // full, or v beats its last entry.
+  auto takes = [&](OpBuilder &nb, Location l, Value v, ValueRange buffer) {
+    Value notFull = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult,
+                                          buffer[2], kIdx);
+    Value last = tensor::ExtractOp::create(nb, l, buffer[0], kLast);
+    return arith::OrIOp::create(nb, l, notFull, beats(nb, l, v, last));
+  };
+  // Offers element j of the row to the buffer. One that enters goes after
+  // the entries it does not beat (a prefix: the buffer is sorted), the
+  // entries from there on move one down (the last one drops out of a full
+  // buffer).
+  auto offer = [&](OpBuilder &nb, Location l, Value j,
+                   ValueRange buffer) -> SmallVector<Value> {
+    SmallVector<Value> at = row;
+    at.push_back(j);
+    Value v = tensor::ExtractOp::create(nb, l, rows, at);
+    Value filled = buffer[2];
+    auto insert = scf::IfOp::create(
+        nb, l, takes(nb, l, v, buffer),
+        [&](OpBuilder &ib, Location il) {
+          // (Both loops run over all K entries, without branches: LLVM
+          // unrolls them for a small K, and a full buffer, the usual case,
+          // takes K steps anyway.)
+          Value pos =
+              scf::ForOp::create(
+                  ib, il, zero, kIdx, one, ValueRange{zero},
+                  [&](OpBuilder &cb, Location cl, Value q, ValueRange count) {
+                    Value entry =
+                        tensor::ExtractOp::create(cb, cl, buffer[0], q);
+                    Value before = arith::AndIOp::create(
+                        cb, cl,
+                        arith::CmpIOp::create(cb, cl, arith::CmpIPredicate::ult,
+                                              q, filled),
+                        arith::XOrIOp::create(
+                            cb, cl, beats(cb, cl, v, entry),
+                            arith::ConstantIntOp::create(cb, cl, 1, 1)));
+                    scf::YieldOp::create(
+                        cb, cl,
+                        ValueRange{arith::AddIOp::create(
+                            cb, cl, count[0],
+                            arith::IndexCastUIOp::create(
+                                cb, cl, cb.getIndexType(), before))});
+                  })
+                  .getResult(0);
+          // Entry q, from the last to the first: the one before it past
+          // pos, the new pair at pos, itself before pos.
+          Value jI64 = arith::IndexCastOp::create(ib, il, i64, j);
+          auto shift = scf::ForOp::create(
+              ib, il, zero, kIdx, one, ValueRange{buffer[0], buffer[1]},
+              [&](OpBuilder &sb, Location sl, Value s, ValueRange c) {
+                Value q = arith::SubIOp::create(sb, sl, kLast, s);
+                Value past = arith::CmpIOp::create(
+                    sb, sl, arith::CmpIPredicate::ugt, q, pos);
+                Value at = arith::CmpIOp::create(
+                    sb, sl, arith::CmpIPredicate::eq, q, pos);
+                // (q - 1 only when q > pos >= 0.)
+                Value from = arith::SelectOp::create(
+                    sb, sl, past, arith::SubIOp::create(sb, sl, q, one), q);
+                SmallVector<Value> placed;
+                for (auto [i, fresh] : llvm::enumerate(ValueRange{v, jI64})) {
+                  Value kept = tensor::ExtractOp::create(sb, sl, c[i], from);
+                  placed.push_back(tensor::InsertOp::create(
+                      sb, sl, arith::SelectOp::create(sb, sl, at, fresh, kept),
+                      c[i], q));
+                }
+                scf::YieldOp::create(sb, sl, placed);
+              });
+          scf::YieldOp::create(
+              ib, il,
+              ValueRange{shift.getResult(0), shift.getResult(1),
+                         arith::MinUIOp::create(
+                             ib, il, arith::AddIOp::create(ib, il, filled, one),
+                             kIdx)});
+        },
+        [&](OpBuilder &ib, Location il) {
+          scf::YieldOp::create(ib, il, buffer);
+        });
+    return SmallVector<Value>(insert.getResults());
+  };
+  auto offerRange = [&](OpBuilder &nb, Location l, Value lo, Value hi,
+                        ValueRange buffer) {
+    return scf::ForOp::create(
+               nb, l, lo, hi, one, buffer,
+               [&](OpBuilder &eb, Location el, Value j, ValueRange it) {
+                 scf::YieldOp::create(eb, el, offer(eb, el, j, it));
+               })
+        .getResults();
+  };
+  SmallVector<Value> buffer{vals0, idxs0, zero};
+  Value tailFrom = zero;
+  if (blockBest) {
+    Value blockSize = arith::ConstantIndexOp::create(b, loc, kTopKBlock);
+    tailFrom = arith::ConstantIndexOp::create(b, loc, nBlocks * kTopKBlock);
+    auto blockScan = scf::ForOp::create(
+        b, loc, zero, arith::ConstantIndexOp::create(b, loc, nBlocks), one,
+        buffer, [&](OpBuilder &nb, Location l, Value blk, ValueRange it) {
+          Value extreme = tensor::ExtractOp::create(nb, l, blockBest, blk);
+          auto read = scf::IfOp::create(
+              nb, l, takes(nb, l, extreme, it),
+              [&](OpBuilder &ib, Location il) {
+                Value first = arith::MulIOp::create(ib, il, blk, blockSize);
+                scf::YieldOp::create(
+                    ib, il,
+                    offerRange(ib, il, first,
+                               arith::AddIOp::create(ib, il, first, blockSize),
+                               it));
+              },
+              [&](OpBuilder &ib, Location il) {
+                scf::YieldOp::create(ib, il, it);
+              });
+          scf::YieldOp::create(nb, l, read.getResults());
+        });
+    buffer.assign(blockScan.getResults().begin(), blockScan.getResults().end());
+  }
+  ValueRange best = offerRange(
+      b, loc, tailFrom, arith::ConstantIndexOp::create(b, loc, len), buffer);
+  insertTopKRow(b, loc, forall, row, best.take_front(2));
+  return {forall.getResult(0), forall.getResult(1)};
+}
+
 /// TopK: the k largest (or smallest) elements along `axis` and their int64
 /// indices, sorted best first, equal values by index (ONNX's tiebreak);
 /// sorted=0 allows any order, and gets this one. NaN counts as larger than
@@ -1704,14 +1926,10 @@ std::pair<Value, Value> Importer::sortRow(
 /// last for smallest. K is the input (from opset 10) or the attribute k,
 /// a constant; the axis a static size of at least K.
 ///
-/// Each row along the axis (the axis moved last by a transpose when it is
-/// not; from K = kTopKSortFrom on, the row is merge-sorted) keeps a sorted
-/// buffer of K (value, index) pairs as it scans its
-/// elements in order. An element no better than the buffer's last, once
-/// the buffer is full, is passed over (one comparison: most of a long row
-/// with a small K); one that is better walks the buffer from the front,
-/// taking its place at the first entry it beats and pushing the rest one
-/// down. The rows are an scf.forall.
+/// The axis is moved last by a transpose when it is not. Below K =
+/// kTopKSortFrom each row keeps a sorted buffer of K (value, index) pairs
+/// as it scans its elements in order (topKByBuffer); from there on it is
+/// merge-sorted (sortRow). The rows are an scf.forall.
 void Importer::importTopK(const onnx::NodeProto &n) {
   if (opset >= 10 && (n.input_size() < 2 || n.input(1).empty())) {
     nodeError(n) << "needs input #1 (K), which is missing";
@@ -1780,16 +1998,6 @@ void Importer::importTopK(const onnx::NodeProto &n) {
   if (k > 0 && !llvm::is_contained(t.getShape(), 0)) {
     if (items.empty())
       items.push_back(b.getIndexAttr(1));
-    auto forall = scf::ForallOp::create(
-        b, loc, items, ValueRange{values, indices}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    SmallVector<Value> row;
-    for (int64_t d = 0; d + 1 < r; ++d)
-      row.push_back(forall.getInductionVar(d));
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value kIdx = arith::ConstantIndexOp::create(b, loc, k);
     // Whether value a beats value b (a later element never beats an equal
     // one: the lower index stays first).
     auto beats = [&](OpBuilder &nb, Location l, Value a, Value bv) -> Value {
@@ -1812,9 +2020,16 @@ void Importer::importTopK(const onnx::NodeProto &n) {
                                 is(largest ? P::ORD : P::UNO, bv));
       return arith::OrIOp::create(nb, l, ordered, nanWins);
     };
-    // Large K: a stable merge sort of the whole row (below), the first K.
-    Value best[2];
     if (k >= kTopKSortFrom) {
+      // Large K: a stable merge sort of the whole row, the first K.
+      auto forall = scf::ForallOp::create(
+          b, loc, items, ValueRange{values, indices}, std::nullopt);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forall.getBody());
+      SmallVector<Value> row;
+      for (int64_t d = 0; d + 1 < r; ++d)
+        row.push_back(forall.getInductionVar(d));
+      Value best[2];
       std::tie(best[0], best[1]) =
           sortRow(loc, rows, row, len,
                   [&](OpBuilder &nb, Location l, Value a, Value bv) {
@@ -1825,91 +2040,13 @@ void Importer::importTopK(const onnx::NodeProto &n) {
             b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
             ArrayRef<OpFoldResult>{b.getIndexAttr(k)},
             ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      insertTopKRow(b, loc, forall, row, best);
+      values = forall.getResult(0);
+      indices = forall.getResult(1);
     } else {
-      // (Zeros: the scan compares with the last entry before the buffer
-      // is full, and discards the answer; it should not read garbage.)
-      Value vals0 = zeroFilled(
-          loc, tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k}, elem));
-      Value idxs0 = zeroFilled(
-          loc, tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k}, i64));
-      auto scan = scf::ForOp::create(
-          b, loc, zero, indexValue(sizes.back()), one,
-          ValueRange{vals0, idxs0, zero},
-          [&](OpBuilder &nb, Location l, Value j, ValueRange iter) {
-            SmallVector<Value> at = row;
-            at.push_back(j);
-            Value v = tensor::ExtractOp::create(nb, l, rows, at);
-            Value filled = iter[2];
-            Value notFull = arith::CmpIOp::create(
-                nb, l, arith::CmpIPredicate::ult, filled, kIdx);
-            Value last = tensor::ExtractOp::create(
-                nb, l, iter[0],
-                ValueRange{arith::SubIOp::create(nb, l, kIdx, one)});
-            // (The last entry counts only when the buffer is full.)
-            Value takes =
-                arith::OrIOp::create(nb, l, notFull, beats(nb, l, v, last));
-            auto insert = scf::IfOp::create(
-                nb, l, takes,
-                [&](OpBuilder &ib, Location il) {
-                  Value jI64 = arith::IndexCastOp::create(ib, il, i64, j);
-                  Value noFlag = arith::ConstantIntOp::create(ib, il, 0, 1);
-                  // Over the filled entries (and the first free one):
-                  // carry (value, index, shifting).
-                  Value upTo = arith::MinUIOp::create(
-                      ib, il, arith::AddIOp::create(ib, il, filled, one), kIdx);
-                  auto walk = scf::ForOp::create(
-                      ib, il, zero, upTo, one,
-                      ValueRange{iter[0], iter[1], v, jI64, noFlag},
-                      [&](OpBuilder &wb, Location wl, Value q, ValueRange c) {
-                        Value isFree = arith::CmpIOp::create(
-                            wb, wl, arith::CmpIPredicate::eq, q, filled);
-                        Value bv = tensor::ExtractOp::create(wb, wl, c[0], q);
-                        Value bi = tensor::ExtractOp::create(wb, wl, c[1], q);
-                        // Place the carried pair here: a free entry, or
-                        // from the first one it beats on (the rest shift).
-                        Value place = arith::OrIOp::create(
-                            wb, wl, arith::OrIOp::create(wb, wl, isFree, c[4]),
-                            beats(wb, wl, c[2], bv));
-                        Value nv =
-                            arith::SelectOp::create(wb, wl, place, c[2], bv);
-                        Value ni =
-                            arith::SelectOp::create(wb, wl, place, c[3], bi);
-                        Value cv =
-                            arith::SelectOp::create(wb, wl, place, bv, c[2]);
-                        Value ci =
-                            arith::SelectOp::create(wb, wl, place, bi, c[3]);
-                        scf::YieldOp::create(
-                            wb, wl,
-                            ValueRange{
-                                tensor::InsertOp::create(wb, wl, nv, c[0], q),
-                                tensor::InsertOp::create(wb, wl, ni, c[1], q),
-                                cv, ci, place});
-                      });
-                  scf::YieldOp::create(
-                      ib, il,
-                      ValueRange{walk.getResult(0), walk.getResult(1), upTo});
-                },
-                [&](OpBuilder &ib, Location il) {
-                  scf::YieldOp::create(ib, il, iter);
-                });
-            scf::YieldOp::create(nb, l, insert.getResults());
-          });
-      best[0] = scan.getResult(0);
-      best[1] = scan.getResult(1);
+      std::tie(values, indices) =
+          topKByBuffer(loc, rows, items, k, largest, beats);
     }
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    SmallVector<OpFoldResult> offsets, slice, ones(r, b.getIndexAttr(1));
-    for (int64_t d = 0; d + 1 < r; ++d) {
-      offsets.push_back(forall.getInductionVar(d));
-      slice.push_back(b.getIndexAttr(1));
-    }
-    offsets.push_back(b.getIndexAttr(0));
-    slice.push_back(b.getIndexAttr(k));
-    for (int i : {0, 1})
-      tensor::ParallelInsertSliceOp::create(
-          b, loc, best[i], forall.getRegionIterArgs()[i], offsets, slice, ones);
-    values = forall.getResult(0);
-    indices = forall.getResult(1);
   }
   // The axis back in its place.
   SmallVector<int64_t> back(r);

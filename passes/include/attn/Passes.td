@@ -874,7 +874,9 @@ def AttnVectorizeRowReductionsPass
     As loops each row is one chain of dependent scalar additions, which LLVM
     may not reorder and so does not vectorize: every element waits for the
     previous addition. This pass takes each such op on buffers that sits
-    directly in a function or in its `scf.if` branches (every other dim
+    directly in a function, in its `scf.if` branches or in an
+    `scf.forall`'s body (an imported op's per-row work, such as TopK's
+    block maxima; the tile loop inside runs serially) (every other dim
     parallel, one f32 output not
     indexed by the reduction dim, `out + summand` as the body's result, or
     `maximumf`/`maxnumf`/`minimumf`/`minnumf` of the two,
