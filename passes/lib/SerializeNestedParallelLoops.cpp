@@ -8,33 +8,16 @@
 
 #include "attn/Passes.h"
 
+#include "ParallelLoopWork.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNSERIALIZENESTEDPARALLELLOOPSPASS
 #include "attn/Passes.h.inc"
 
 namespace {
-
-/// Replaces a reduction-free scf.parallel by an equivalent scf.for nest.
-void serialize(scf::ParallelOp par) {
-  OpBuilder b(par);
-  Location loc = par.getLoc();
-  IRMapping map;
-  for (auto [lb, ub, step, iv] :
-       llvm::zip(par.getLowerBound(), par.getUpperBound(), par.getStep(),
-                 par.getInductionVars())) {
-    auto loop = scf::ForOp::create(b, loc, lb, ub, step);
-    map.map(iv, loop.getInductionVar());
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-  }
-  for (Operation &op : par.getBody()->without_terminator())
-    b.clone(op, map);
-  par.erase();
-}
 
 struct AttnSerializeNestedParallelLoopsPass
     : impl::AttnSerializeNestedParallelLoopsPassBase<
@@ -48,7 +31,7 @@ struct AttnSerializeNestedParallelLoopsPass
     // Walk order is post-order: innermost loops come first, so erasing a
     // loop never invalidates one still to be visited.
     for (scf::ParallelOp par : inner)
-      serialize(par);
+      detail::serializeParallelLoop(par);
   }
 };
 

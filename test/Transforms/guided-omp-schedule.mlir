@@ -1,7 +1,9 @@
 // attn-guided-omp-schedule gives the OpenMP loops that have no schedule
 // schedule(guided, chunk), with the chunk in the type of the loop's
-// induction variables; a loop with a schedule keeps it.
+// induction variables, or schedule(static) when their estimated work is
+// below static-below; a loop with a schedule keeps it.
 // RUN: attention-opt %s -attn-guided-omp-schedule | FileCheck %s
+// RUN: attention-opt %s -attn-guided-omp-schedule='static-below=0' | FileCheck %s --check-prefix=NOSTATIC
 // RUN: attention-opt %s -attn-guided-omp-schedule='chunk=4' | FileCheck %s --check-prefix=CHUNK
 // RUN: not attention-opt %s -attn-guided-omp-schedule='chunk=0' 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -61,6 +63,47 @@ func.func @scheduled(%n: index) {
   omp.parallel {
     omp.wsloop schedule(static) {
       omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) {
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  return
+}
+
+// Known trip counts: 12 x 64 stores (about 1.5 k operations) get the
+// static schedule; 64 x 4096 (about 520 k, above static-below's 262144)
+// the guided one. With static-below=0 both are guided.
+// CHECK-LABEL: func.func @sized(
+// CHECK: omp.wsloop schedule(static) {
+// CHECK-NEXT: omp.loop_nest (%{{.*}}, %{{.*}}) : index = (%c0, %c0) to (%c12, %c64)
+// CHECK: omp.wsloop schedule(guided = %{{.*}} : index) {
+// CHECK-NEXT: omp.loop_nest (%{{.*}}, %{{.*}}) : index = (%c0, %c0) to (%c64, %c4096)
+// NOSTATIC-LABEL: func.func @sized(
+// NOSTATIC-NOT: static
+// NOSTATIC: omp.wsloop schedule(guided
+// NOSTATIC: omp.wsloop schedule(guided
+// NOSTATIC: return
+func.func @sized(%a: memref<12x64xf32>, %b: memref<64x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c12 = arith.constant 12 : index
+  %c64 = arith.constant 64 : index
+  %c4096 = arith.constant 4096 : index
+  %z = arith.constant 0.0 : f32
+  omp.parallel {
+    omp.wsloop {
+      omp.loop_nest (%i, %j) : index = (%c0, %c0) to (%c12, %c64) step (%c1, %c1) collapse(2) {
+        memref.store %z, %a[%i, %j] : memref<12x64xf32>
+        omp.yield
+      }
+    }
+    omp.terminator
+  }
+  omp.parallel {
+    omp.wsloop {
+      omp.loop_nest (%i, %j) : index = (%c0, %c0) to (%c64, %c4096) step (%c1, %c1) collapse(2) {
+        memref.store %z, %b[%i, %j] : memref<64x4096xf32>
         omp.yield
       }
     }

@@ -229,6 +229,18 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "(attn-guided-omp-schedule; false: the runtime's "
                      "static split)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> serialWorkBelow{
+      *this, "serial-work-below",
+      llvm::cl::desc("Parallel loops of fewer estimated operations run on "
+                     "the calling thread, without an OpenMP region "
+                     "(attn-serialize-small-parallel-loops; 0: none)"),
+      llvm::cl::init(4096)};
+  PassOptions::Option<int64_t> staticScheduleBelow{
+      *this, "static-schedule-below",
+      llvm::cl::desc("Parallel loops of fewer estimated operations get "
+                     "OpenMP's static schedule instead of the guided one "
+                     "(attn-guided-omp-schedule's static-below; 0: none)"),
+      llvm::cl::init(262144)};
   PassOptions::Option<unsigned> regionsPerFunction{
       *this, "regions-per-function",
       llvm::cl::desc("Split functions with more OpenMP parallel regions than "

@@ -1,0 +1,131 @@
+//===- ParallelLoopWork.cpp - how much work a parallel loop does ----------===//
+
+#include "ParallelLoopWork.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+
+namespace mlir::attn::detail {
+
+namespace {
+
+using Work = std::optional<int64_t>;
+
+/// Far above any threshold, and far from overflowing when added to.
+constexpr int64_t kSaturated = int64_t(1) << 50;
+
+Work times(Work a, Work b) {
+  if (!a || !b)
+    return std::nullopt;
+  if (*a != 0 && *b > kSaturated / *a)
+    return kSaturated;
+  return std::min(*a * *b, kSaturated);
+}
+
+Work plus(Work a, Work b) {
+  if (!a || !b)
+    return std::nullopt;
+  return std::min(*a + *b, kSaturated);
+}
+
+/// (ub - lb) / step rounded up, for constant bounds; nullopt otherwise.
+Work tripCount(Value lb, Value ub, Value step) {
+  std::optional<int64_t> l = getConstantIntValue(lb),
+                         u = getConstantIntValue(ub),
+                         s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0)
+    return std::nullopt;
+  return *u <= *l ? 0 : (*u - *l + *s - 1) / *s;
+}
+
+Work trips(ValueRange lbs, ValueRange ubs, ValueRange steps) {
+  Work n = 1;
+  for (auto [lb, ub, step] : llvm::zip(lbs, ubs, steps))
+    n = times(n, tripCount(lb, ub, step));
+  return n;
+}
+
+Work regionWork(Region &region);
+
+/// One op's share per element of a vector result: 1 per 16 lanes.
+int64_t vectorFactor(Operation *op) {
+  int64_t lanes = 1;
+  for (Type t : op->getResultTypes())
+    if (auto v = dyn_cast<VectorType>(t))
+      lanes = std::max(lanes, v.getNumElements());
+  return std::max<int64_t>(1, lanes / 16);
+}
+
+Work opWork(Operation *op) {
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return times(
+        tripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()),
+        plus(regionWork(loop.getRegion()), 1));
+  if (auto par = dyn_cast<scf::ParallelOp>(op))
+    return times(trips(par.getLowerBound(), par.getUpperBound(), par.getStep()),
+                 plus(regionWork(par.getRegion()), 1));
+  if (auto branch = dyn_cast<scf::IfOp>(op)) {
+    Work then = regionWork(branch.getThenRegion());
+    Work other = regionWork(branch.getElseRegion());
+    if (!then || !other)
+      return std::nullopt;
+    return std::max(*then, *other) + 1;
+  }
+  if (auto scope = dyn_cast<memref::AllocaScopeOp>(op))
+    return regionWork(scope.getBodyRegion());
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    auto t = cast<MemRefType>(copy.getSource().getType());
+    if (!t.hasStaticShape())
+      return std::nullopt;
+    return std::max<int64_t>(1, t.getNumElements() / 16);
+  }
+  if (isa<CallOpInterface>(op) || op->getNumRegions() > 0)
+    return std::nullopt;
+  if (isa<math::MathDialect>(op->getDialect()))
+    return 16 * vectorFactor(op);
+  return vectorFactor(op);
+}
+
+Work regionWork(Region &region) {
+  Work total = 0;
+  for (Block &block : region)
+    for (Operation &op : block)
+      total = plus(total, opWork(&op));
+  return total;
+}
+
+} // namespace
+
+std::optional<int64_t> estimateParallelLoopWork(Operation *loop) {
+  if (auto par = dyn_cast<scf::ParallelOp>(loop))
+    return opWork(par);
+  if (auto nest = dyn_cast<omp::LoopNestOp>(loop))
+    return times(trips(nest.getLoopLowerBounds(), nest.getLoopUpperBounds(),
+                       nest.getLoopSteps()),
+                 plus(regionWork(nest.getRegion()), 1));
+  return std::nullopt;
+}
+
+void serializeParallelLoop(scf::ParallelOp par) {
+  OpBuilder b(par);
+  Location loc = par.getLoc();
+  IRMapping map;
+  for (auto [lb, ub, step, iv] :
+       llvm::zip(par.getLowerBound(), par.getUpperBound(), par.getStep(),
+                 par.getInductionVars())) {
+    auto loop = scf::ForOp::create(b, loc, lb, ub, step);
+    map.map(iv, loop.getInductionVar());
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+  }
+  for (Operation &op : par.getBody()->without_terminator())
+    b.clone(op, map);
+  par.erase();
+}
+
+} // namespace mlir::attn::detail
