@@ -370,14 +370,6 @@ Status outputShapes(const std::string &entry, const FunctionSignature &sig,
   return Status::ok();
 }
 
-namespace {
-
-double millisSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - t0)
-      .count();
-}
-
 /// A site of the module that checks its indices while running, and its
 /// slot {hit, index, size} (Module.h): int64 words the compiled code writes
 /// atomically, read here with the same builtins once the call returned.
@@ -385,6 +377,14 @@ struct IndexCheck {
   std::string site;
   int64_t *slot;
 };
+
+namespace {
+
+double millisSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t0)
+      .count();
+}
 
 std::vector<IndexCheck> indexChecks(CompiledModule &m) {
   std::vector<IndexCheck> checks;
@@ -456,16 +456,14 @@ static std::mutex &indexCheckLock(const void *slot) {
 }
 
 Status invokeCpu(CompiledModule &m, const std::string &entry,
-                 const FunctionSignature &sig,
+                 const FunctionSignature &sig, void (*fn)(void **),
+                 const std::vector<IndexCheck> &checks,
                  const std::vector<Tensor> &inputs,
                  std::vector<Tensor> &outputs) {
-  auto fn = reinterpret_cast<void (*)(void **)>(
-      m.lookupSymbol(packedEntrySymbol(entry)));
-  std::vector<IndexCheck> checks = indexChecks(m);
   std::unique_lock<std::mutex> oneAtATime;
   if (!checks.empty())
     oneAtATime = std::unique_lock<std::mutex>(indexCheckLock(checks[0].slot));
-  for (IndexCheck &c : checks)
+  for (const IndexCheck &c : checks)
     __atomic_store_n(&c.slot[0], 0, __ATOMIC_SEQ_CST);
   // Results: one descriptor, or a struct of descriptors, written by the callee.
   size_t resultWords = 0;
@@ -675,21 +673,48 @@ Status invokeCuda(CompiledModule &m, const std::string &entry,
 
 } // namespace
 
+struct CompiledModule::PreparedEntry {
+  FunctionSignature sig;
+  std::string target;
+  void (*fn)(void **) = nullptr;
+  std::vector<IndexCheck> checks;
+};
+
+Status CompiledModule::prepare(const std::string &entry,
+                               const PreparedEntry *&out) {
+  std::lock_guard<std::mutex> guard(preparedLock_);
+  std::shared_ptr<const PreparedEntry> &slot = prepared_[entry];
+  if (!slot) {
+    auto p = std::make_shared<PreparedEntry>();
+    if (Status s = signature(entry, p->sig); !s) {
+      prepared_.erase(entry);
+      return s;
+    }
+    p->target = target();
+    p->fn = reinterpret_cast<void (*)(void **)>(
+        lookupSymbol(packedEntrySymbol(entry)));
+    p->checks = indexChecks(*this);
+    slot = std::move(p);
+  }
+  // (Entries are never erased once prepared: the pointer stays valid.)
+  out = slot.get();
+  return Status::ok();
+}
+
 Status CompiledModule::invoke(const std::string &entry,
                               const std::vector<Tensor> &inputs,
                               std::vector<Tensor> &outputs) {
-  FunctionSignature sig;
-  if (Status s = signature(entry, sig); !s)
+  const PreparedEntry *e = nullptr;
+  if (Status s = prepare(entry, e); !s)
     return s;
-  if (Status s = checkInputs(entry, sig, inputs); !s)
+  if (Status s = checkInputs(entry, e->sig, inputs); !s)
     return s;
-  std::string t = target();
-  if (t == "cuda")
-    return invokeCuda(*this, entry, sig, inputs, outputs, 0, nullptr);
-  if (t != "cpu")
-    return Status::error("the module was compiled for target '" + t +
+  if (e->target == "cuda")
+    return invokeCuda(*this, entry, e->sig, inputs, outputs, 0, nullptr);
+  if (e->target != "cpu")
+    return Status::error("the module was compiled for target '" + e->target +
                          "', which this runtime cannot run (cpu, cuda)");
-  return invokeCpu(*this, entry, sig, inputs, outputs);
+  return invokeCpu(*this, entry, e->sig, e->fn, e->checks, inputs, outputs);
 }
 
 Status CompiledModule::invokeTimed(const std::string &entry,

@@ -42,6 +42,7 @@
 #include "attnrt/Status.h"
 #include "attnrt/Tensor.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -195,6 +196,15 @@ public:
   bool checkedAllocations() const { return checkedAllocations_; }
 
 private:
+  /// What a call of an entry point needs from the module (its signature,
+  /// address, index-check slots), looked up once: each symbol lookup of a
+  /// JIT module takes the JIT's locks, several microseconds per call in
+  /// all (Invoke.cpp).
+  struct PreparedEntry;
+  Status prepare(const std::string &entry, const PreparedEntry *&out);
+  std::mutex preparedLock_;
+  std::map<std::string, std::shared_ptr<const PreparedEntry>> prepared_;
+
   friend void installCheckedAllocations(CompiledModule &module);
   friend uint64_t callCheckingAllocations(CompiledModule &module,
                                           void (*fn)(void **), void **args);
