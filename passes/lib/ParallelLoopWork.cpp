@@ -2,7 +2,6 @@
 
 #include "ParallelLoopWork.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -41,7 +40,12 @@ Work tripCount(Value lb, Value ub, Value step) {
                          s = getConstantIntValue(step);
   if (!l || !u || !s || *s <= 0)
     return std::nullopt;
-  return *u <= *l ? 0 : (*u - *l + *s - 1) / *s;
+  if (*u <= *l)
+    return 0;
+  // (In unsigned arithmetic: u - l fits, u - l + s - 1 may not.)
+  uint64_t span = uint64_t(*u) - uint64_t(*l);
+  return int64_t(std::min<uint64_t>(
+      span / uint64_t(*s) + (span % uint64_t(*s) != 0), kSaturated));
 }
 
 Work trips(ValueRange lbs, ValueRange ubs, ValueRange steps) {
@@ -53,12 +57,16 @@ Work trips(ValueRange lbs, ValueRange ubs, ValueRange steps) {
 
 Work regionWork(Region &region);
 
-/// One op's share per element of a vector result: 1 per 16 lanes.
+/// One op's count: 1 per 16 lanes of its widest vector, operand or result
+/// (a store's vector is an operand).
 int64_t vectorFactor(Operation *op) {
   int64_t lanes = 1;
-  for (Type t : op->getResultTypes())
+  auto widen = [&](Type t) {
     if (auto v = dyn_cast<VectorType>(t))
       lanes = std::max(lanes, v.getNumElements());
+  };
+  llvm::for_each(op->getResultTypes(), widen);
+  llvm::for_each(op->getOperandTypes(), widen);
   return std::max<int64_t>(1, lanes / 16);
 }
 
@@ -80,8 +88,8 @@ Work opWork(Operation *op) {
   if (auto scope = dyn_cast<memref::AllocaScopeOp>(op))
     return regionWork(scope.getBodyRegion());
   if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-    auto t = cast<MemRefType>(copy.getSource().getType());
-    if (!t.hasStaticShape())
+    auto t = dyn_cast<MemRefType>(copy.getSource().getType());
+    if (!t || !t.hasStaticShape())
       return std::nullopt;
     return std::max<int64_t>(1, t.getNumElements() / 16);
   }
@@ -101,6 +109,10 @@ Work regionWork(Region &region) {
 }
 
 } // namespace
+
+std::optional<int64_t> parallelLoopTripCount(scf::ParallelOp loop) {
+  return trips(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+}
 
 std::optional<int64_t> estimateParallelLoopWork(Operation *loop) {
   if (auto par = dyn_cast<scf::ParallelOp>(loop))

@@ -18,11 +18,16 @@ namespace mlir::attn::detail {
 
 /// Operations one run of `loop` (an scf.parallel or omp.loop_nest)
 /// executes: its static trip count times its body's. A vector op counts
-/// once per 16 elements, a math op (a polynomial or a libm call once
-/// lowered) as 16. Unknown (nullopt) when a trip count, inner loops' ones
-/// included, is not a constant, or the body calls a function, copies a
-/// buffer of dynamic size or holds an op whose cost cannot be read off.
+/// once per 16 elements of its widest vector (operand or result), a math op
+/// (a polynomial or a libm call once lowered) 16 times as much. Unknown
+/// (nullopt) when a trip count, inner loops' ones included, is not a constant,
+/// or the body calls a function, copies a buffer of dynamic size or holds an op
+/// whose cost cannot be read off.
 std::optional<int64_t> estimateParallelLoopWork(Operation *loop);
+
+/// The number of iterations of `loop`, the product of its dims' trip
+/// counts; nullopt unless all are constants.
+std::optional<int64_t> parallelLoopTripCount(scf::ParallelOp loop);
 
 /// Replaces a reduction-free scf.parallel by an equivalent scf.for nest.
 void serializeParallelLoop(scf::ParallelOp loop);

@@ -1,5 +1,4 @@
-//===- SerializeSmallParallelLoops.cpp - attn-serialize-small-parallel-loops
-//===//
+//===- SerializeSmallParallelLoops.cpp - small loops as plain loops ------===//
 //
 // A parallel loop whose whole work is a few thousand operations (a fill of
 // a few buffers, a one-row scan, a gather of a handful of indices) runs
@@ -30,11 +29,15 @@ struct AttnSerializeSmallParallelLoopsPass
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> small;
     getOperation().walk([&](scf::ParallelOp par) {
-      // Outermost loops without reductions; a loop of unknown work stays.
+      // Outermost loops without reductions; a loop of unknown work and
+      // more than one iteration stays.
       if (par->getParentOfType<scf::ParallelOp>() || !par.getInitVals().empty())
         return;
+      // One iteration (or none) has nothing to share out, whatever its
+      // work (a copy loop over chunks of a short output: one chunk).
+      std::optional<int64_t> trips = detail::parallelLoopTripCount(par);
       std::optional<int64_t> work = detail::estimateParallelLoopWork(par);
-      if (work && *work < minWork)
+      if ((trips && *trips <= 1) || (work && *work < minWork))
         small.push_back(par);
     });
     for (scf::ParallelOp par : small)

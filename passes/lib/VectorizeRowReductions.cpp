@@ -356,8 +356,10 @@ struct AttnVectorizeRowReductionsPass
     // Ops directly in a function, in branches there (the in-place branch
     // of attn-vectorize-contractions' choice on M), or in the body of an
     // scf.forall (an imported op's per-row work: TopK's block extremes),
-    // whose row loop attn-serialize-nested-parallel-loops makes serial.
-    // Those inside other loops are other passes' concern.
+    // where attn-serialize-nested-parallel-loops makes the row loop serial
+    // (unless the forall has one item and folds away: then it runs on the
+    // threads as at the top level). Those inside other loops are other
+    // passes' concern.
     auto topLevel = [](Operation *op) {
       Operation *parent = op->getParentOp();
       while (isa<scf::IfOp, scf::ForallOp>(parent))

@@ -58,21 +58,25 @@ func.func @nests(%a: memref<8x2x16xf32>, %b: memref<8x1024xf32>) {
   return
 }
 
-// A vector op counts once per 16 lanes, a math op 16 times: 64 rows of a
-// vector<256xf32> exp (16 x 16 each) and its load and store (16 each) are
-// about 18 k operations and stay parallel, as a row loop with a math.exp
-// per element of 64 x 64 (78 k). 64 rows of vector<16xf32> loads, adds
-// and stores (4 each: 256) run serially.
+// A vector op counts once per 16 lanes of its widest vector (a store's is
+// an operand), a math op 16 times as much: 64 rows of a vector<256xf32>
+// exp (16 x 16 each) and its load and store (16 each) are about 18.5 k
+// operations and stay parallel, as a row loop with a math.exp per element
+// of 64 x 64 (78 k) and 1024 stores of a constant vector<256xf32> (16 k).
+// 64 rows of vector<16xf32> loads, adds and stores (4 each: 256) run
+// serially.
 // CHECK-LABEL: func.func @weights(
 // CHECK: scf.parallel
 // CHECK: math.exp %{{.*}} : vector<256xf32>
 // CHECK: scf.parallel
 // CHECK: math.exp %{{.*}} : f32
+// CHECK: scf.parallel
+// CHECK: vector.store %{{.*}} : memref<1024x256xf32>, vector<256xf32>
 // CHECK-NOT: scf.parallel
 // CHECK: scf.for
 // CHECK: arith.addf %{{.*}} : vector<16xf32>
 // CHECK: return
-func.func @weights(%a: memref<64x256xf32>, %b: memref<64x64xf32>, %c: memref<64x16xf32>) {
+func.func @weights(%a: memref<64x256xf32>, %b: memref<64x64xf32>, %c: memref<64x16xf32>, %d: memref<1024x256xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -88,10 +92,35 @@ func.func @weights(%a: memref<64x256xf32>, %b: memref<64x64xf32>, %c: memref<64x
       memref.store %e, %b[%i, %k] : memref<64x64xf32>
     }
   }
+  %c1024 = arith.constant 1024 : index
+  %ones = arith.constant dense<1.0> : vector<256xf32>
+  scf.parallel (%i) = (%c0) to (%c1024) step (%c1) {
+    vector.store %ones, %d[%i, %c0] : memref<1024x256xf32>, vector<256xf32>
+  }
   scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
     %v = vector.load %c[%i, %c0] : memref<64x16xf32>, vector<16xf32>
     %s = arith.addf %v, %v : vector<16xf32>
     vector.store %s, %c[%i, %c0] : memref<64x16xf32>, vector<16xf32>
+  }
+  return
+}
+
+// One iteration has nothing to share out, whatever its work: serialized
+// even with an inner loop of unknown length (a copy over chunks of a short
+// output, whose chunk bounds are computed).
+// CHECK-LABEL: func.func @one_item(
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for %{{.*}} = %c0 to %c1 step %c1 {
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %arg0 step %c1 {
+// CHECK: return
+func.func @one_item(%n: index, %buf: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %z = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
+    scf.for %k = %c0 to %n step %c1 {
+      memref.store %z, %buf[%k] : memref<?xf32>
+    }
   }
   return
 }

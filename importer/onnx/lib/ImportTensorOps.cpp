@@ -1993,9 +1993,12 @@ void Importer::importTopK(const onnx::NodeProto &n) {
   SmallVector<OpFoldResult> items(sizes.begin(), sizes.end() - 1);
   SmallVector<OpFoldResult> outSizes = items;
   outSizes.push_back(b.getIndexAttr(k));
-  Value values = tensor::EmptyOp::create(b, loc, outSizes, elem);
-  Value indices = tensor::EmptyOp::create(b, loc, outSizes, i64);
-  if (k > 0 && !llvm::is_contained(t.getShape(), 0)) {
+  Value values, indices;
+  if (k == 0 || llvm::is_contained(t.getShape(), 0)) {
+    // Nothing to choose from, or nothing to choose: empty results.
+    values = tensor::EmptyOp::create(b, loc, outSizes, elem);
+    indices = tensor::EmptyOp::create(b, loc, outSizes, i64);
+  } else {
     if (items.empty())
       items.push_back(b.getIndexAttr(1));
     // Whether value a beats value b (a later element never beats an equal
@@ -2023,7 +2026,10 @@ void Importer::importTopK(const onnx::NodeProto &n) {
     if (k >= kTopKSortFrom) {
       // Large K: a stable merge sort of the whole row, the first K.
       auto forall = scf::ForallOp::create(
-          b, loc, items, ValueRange{values, indices}, std::nullopt);
+          b, loc, items,
+          ValueRange{tensor::EmptyOp::create(b, loc, outSizes, elem),
+                     tensor::EmptyOp::create(b, loc, outSizes, i64)},
+          std::nullopt);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(forall.getBody());
       SmallVector<Value> row;

@@ -963,10 +963,11 @@ def AttnSerializeSmallParallelLoopsPass
     output) is faster as a plain loop. This pass estimates each outermost
     reduction-free `scf.parallel`'s work statically (its trip count times
     its body's operations, inner loops multiplied out; a vector op counts
-    once per 16 elements, a math op 16 times) and turns those below
-    `min-work` operations into `scf.for` nests. A loop whose work cannot be
-    estimated (a dynamic trip count, a call, a copy of dynamic size) stays
-    parallel.
+    once per 16 elements of its widest vector, a math op 16 times as much)
+    and turns those below `min-work` operations into `scf.for` nests, as
+    well as those of one iteration (nothing to share out, whatever the
+    work). A loop whose work cannot be estimated (a dynamic trip count, a
+    call, a copy of dynamic size) and has more iterations stays parallel.
 
     Before (the zero fill of a 50-entry buffer):
     ```mlir
@@ -990,7 +991,7 @@ def AttnSerializeSmallParallelLoopsPass
 
 def AttnGuidedOmpSchedulePass
     : Pass<"attn-guided-omp-schedule", "mlir::ModuleOp"> {
-  let summary = "Give every omp.wsloop without a schedule schedule(guided, chunk)";
+  let summary = "Give every omp.wsloop without a schedule schedule(guided, chunk), or schedule(static) when it is small";
   let description = [{
     `convert-scf-to-openmp` leaves the schedule of its `omp.wsloop`s to the
     runtime, which splits the iterations statically into one contiguous
