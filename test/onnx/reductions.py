@@ -70,6 +70,24 @@ for op, ref in OPS.items():
         want = ref(xi, (1,), False)
         ok = not isinstance(got, str) and np.array_equal(got, want)
         print("%s %s int64" % ("ok" if ok else "FAIL", op), "" if ok else got)
+# LogSum: log of the sum (of positive values here; opsets 13 and 18, one
+# and two axes); an int64 input is refused.
+# (Its own generator: the draws of the cases below stay as they were.)
+xp = (np.abs(np.random.default_rng(23).standard_normal((3, 4, 5))) + 0.1).astype(np.float32)
+for opset in (13, 18):
+    for axes, keep in (([-1], True), ([0, 2], False)):
+        path = os.path.join(work, "logsum_%d.onnx" % opset)
+        model(path, "ReduceLogSum", opset, TensorProto.FLOAT, axes, keep)
+        got = run(path, xp)
+        want = np.log(np.sum(xp.astype(np.float64), axis=tuple(axes), keepdims=keep))
+        ok = not isinstance(got, str) and got.shape == want.shape and \
+            np.allclose(got, want, rtol=1e-6, atol=1e-6)
+        print("%s ReduceLogSum opset %d axes %s keepdims %d" % (
+            "ok" if ok else "FAIL", opset, axes, keep), "" if ok else got)
+path = os.path.join(work, "logsum_int.onnx")
+model(path, "ReduceLogSum", 18, TensorProto.INT64, [1], False)
+print("ReduceLogSum int64:", run(path, xi))
+
 # LogSumExp: large values, a row of -inf, a row holding +inf.
 x = (rng.standard_normal((3, 4, 5)) + 100).astype(np.float32)
 x[0, 0, :] = -np.inf
@@ -83,18 +101,20 @@ print("logsumexp edges:", got[0, 0], got[0, 1], "finite rest",
 
 # noop_with_empty_axes=1 without axes (opset 18): nothing is reduced, but
 # each element takes the op's step, as ONNX specifies and ONNX Runtime
-# computes (x^2, |x|, sqrt(x^2) = |x|; the others x). The input came back
-# unchanged.
+# computes (x^2, |x|, sqrt(x^2) = |x|, log(x); the others x). The input
+# came back unchanged.
 x = np.float32([[-1.5, 2], [0.5, -3]])
 for op, want in (("ReduceSumSquare", x * x), ("ReduceL1", np.abs(x)), ("ReduceL2", np.abs(x)),
-                 ("ReduceLogSumExp", x), ("ReduceProd", x), ("ReduceSum", x)):
+                 ("ReduceLogSum", np.log(np.abs(x))), ("ReduceLogSumExp", x),
+                 ("ReduceProd", x), ("ReduceSum", x)):
+    given = np.abs(x) if op == "ReduceLogSum" else x  # (log of positive values)
     path = os.path.join(work, "noop_%s.onnx" % op)
     graph = helper.make_graph(
         [helper.make_node(op, ["x"], ["y"], noop_with_empty_axes=1)], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
-    got = run(path, x)
+    got = run(path, given)
     ok = not isinstance(got, str) and got.shape == want.shape and np.allclose(got, want)
     print("%s %s noop_with_empty_axes" % ("ok" if ok else "FAIL", op), "" if ok else got)
 
@@ -133,10 +153,16 @@ for opset, axis, axes in ((13, -1, -1), (11, 1, (1, 2))):
 # CHECK: ok ReduceL1 int64
 # CHECK: ok ReduceL2 opset 18 axes [0, 2] keepdims 0 float
 # CHECK: ok ReduceLogSumExp opset 18 axes [0, 2] keepdims 0 float
+# CHECK: ok ReduceLogSum opset 13 axes [-1] keepdims 1
+# CHECK: ok ReduceLogSum opset 13 axes [0, 2] keepdims 0
+# CHECK: ok ReduceLogSum opset 18 axes [-1] keepdims 1
+# CHECK: ok ReduceLogSum opset 18 axes [0, 2] keepdims 0
+# CHECK: ReduceLogSum int64: {{.*}}error: {{.*}}ReduceLogSum{{.*}}expects a float tensor, got 'i64'
 # CHECK: logsumexp edges: -inf inf finite rest True
 # CHECK: ok ReduceSumSquare noop_with_empty_axes
 # CHECK: ok ReduceL1 noop_with_empty_axes
 # CHECK: ok ReduceL2 noop_with_empty_axes
+# CHECK: ok ReduceLogSum noop_with_empty_axes
 # CHECK: ok ReduceLogSumExp noop_with_empty_axes
 # CHECK: ok ReduceProd noop_with_empty_axes
 # CHECK: ok ReduceSum noop_with_empty_axes

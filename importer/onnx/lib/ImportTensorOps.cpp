@@ -1254,10 +1254,10 @@ void Importer::importReduce(const onnx::NodeProto &n) {
        min = op == "ReduceMin", prod = op == "ReduceProd",
        squares = op == "ReduceSumSquare" || op == "ReduceL2",
        abs = op == "ReduceL1", l2 = op == "ReduceL2",
-       logSumExp = op == "ReduceLogSumExp";
+       logSumExp = op == "ReduceLogSumExp", logSum = op == "ReduceLogSum";
   char kind = prod ? '*' : max ? 'M' : min ? 'm' : '+';
-  // (L2 and LogSumExp take floats only, as mean does.)
-  bool floatOnly = mean || l2 || logSumExp;
+  // (L2, LogSum and LogSumExp take floats only, as mean does.)
+  bool floatOnly = mean || l2 || logSumExp || logSum;
   auto t = typeOf(x);
   int64_t r = t.getRank();
   SmallVector<bool> reduced(r, false);
@@ -1297,9 +1297,10 @@ void Importer::importReduce(const onnx::NodeProto &n) {
     } else {
       // Nothing is reduced, but each element still takes the op's own
       // step (as ONNX specifies and ONNX Runtime computes): x^2 for
-      // ReduceSumSquare, |x| for ReduceL1 and ReduceL2 (sqrt(x^2)); the
-      // others give x (log(exp(x)) for ReduceLogSumExp).
-      if (!squares && !abs)
+      // ReduceSumSquare, |x| for ReduceL1 and ReduceL2 (sqrt(x^2)), log(x)
+      // for ReduceLogSum; the others give x (log(exp(x)) for
+      // ReduceLogSumExp).
+      if (!squares && !abs && !logSum)
         return define(n, 0, x);
       Value init = tensor::EmptyOp::create(b, loc, sizesOf(x), elem);
       SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(r));
@@ -1311,7 +1312,9 @@ void Importer::importReduce(const onnx::NodeProto &n) {
                             r, utils::IteratorType::parallel),
                         [&](OpBuilder &nb, Location l, ValueRange v) {
                           Value e = v[0];
-                          if (abs || l2)
+                          if (logSum)
+                            e = math::LogOp::create(nb, l, e);
+                          else if (abs || l2)
                             e = isFloat ? Value(math::AbsFOp::create(nb, l, e))
                                         : Value(math::AbsIOp::create(nb, l, e));
                           else
@@ -1417,8 +1420,8 @@ void Importer::importReduce(const onnx::NodeProto &n) {
                 nb, l, ValueRange{combineNumbers(nb, l, kind, acc, e)});
           })
           .getResult(0);
-  if (l2 || logSumExp) {
-    // sqrt(sum), or log(sum) + max.
+  if (l2 || logSumExp || logSum) {
+    // sqrt(sum), log(sum) + max, or log(sum).
     int64_t outRank = typeOf(sum).getRank();
     AffineMap id = b.getMultiDimIdentityMap(outRank);
     SmallVector<Value> ins{sum};
@@ -1433,8 +1436,10 @@ void Importer::importReduce(const onnx::NodeProto &n) {
             [&](OpBuilder &nb, Location l, ValueRange v) {
               Value r =
                   l2 ? Value(math::SqrtOp::create(nb, l, v[0]))
-                     : Value(arith::AddFOp::create(
-                           nb, l, math::LogOp::create(nb, l, v[0]), v[1]));
+                  : logSum
+                      ? Value(math::LogOp::create(nb, l, v[0]))
+                      : Value(arith::AddFOp::create(
+                            nb, l, math::LogOp::create(nb, l, v[0]), v[1]));
               linalg::YieldOp::create(nb, l, ValueRange{r});
             })
             .getResult(0));
