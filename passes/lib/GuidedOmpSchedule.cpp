@@ -9,11 +9,11 @@
 // than the work in loops of tiny items (12288 row copies of a K/V layout
 // change: GPT-2's block went from 38.7 to 42.4 ms).
 //
-// Except loops of little work, below `static-below` estimated operations,
-// which get schedule(static): each thread's request for the next chunk
-// costs a few tenths of a microsecond in the OpenMP runtime (Debian's
-// libomp formats its debug trace strings even when tracing is off), and a
-// guided loop makes dozens of them (2.3 us for one iteration, 4.6 us for
+// Except loops of one iteration, or of little work (below `static-below`
+// estimated operations), which get schedule(static): each thread's request for
+// the next chunk costs a few tenths of a microsecond in the OpenMP runtime
+// (Debian's libomp formats its debug trace strings even when tracing is off),
+// and a guided loop makes dozens of them (2.3 us for one iteration, 4.6 us for
 // 24, 9.5 us for 3141 on 2 threads, against 1.0-1.9 us static), more than
 // a slower thread could cost such a loop.
 //
@@ -51,8 +51,10 @@ struct AttnGuidedOmpSchedulePass
         return;
       OpBuilder b(loop);
       auto nest = cast<omp::LoopNestOp>(loop.getWrappedLoop());
+      // (One iteration, whatever its work, has nothing to balance.)
+      std::optional<int64_t> trips = detail::parallelLoopTripCount(nest);
       std::optional<int64_t> work = detail::estimateParallelLoopWork(nest);
-      if (work && *work < staticBelow) {
+      if ((trips && *trips <= 1) || (work && *work < staticBelow)) {
         loop.setScheduleKindAttr(omp::ClauseScheduleKindAttr::get(
             &getContext(), omp::ClauseScheduleKind::Static));
         return;

@@ -110,16 +110,20 @@ Work regionWork(Region &region) {
 
 } // namespace
 
-std::optional<int64_t> parallelLoopTripCount(scf::ParallelOp loop) {
-  return trips(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+std::optional<int64_t> parallelLoopTripCount(Operation *loop) {
+  if (auto par = dyn_cast<scf::ParallelOp>(loop))
+    return trips(par.getLowerBound(), par.getUpperBound(), par.getStep());
+  if (auto nest = dyn_cast<omp::LoopNestOp>(loop))
+    return trips(nest.getLoopLowerBounds(), nest.getLoopUpperBounds(),
+                 nest.getLoopSteps());
+  return std::nullopt;
 }
 
 std::optional<int64_t> estimateParallelLoopWork(Operation *loop) {
   if (auto par = dyn_cast<scf::ParallelOp>(loop))
     return opWork(par);
   if (auto nest = dyn_cast<omp::LoopNestOp>(loop))
-    return times(trips(nest.getLoopLowerBounds(), nest.getLoopUpperBounds(),
-                       nest.getLoopSteps()),
+    return times(parallelLoopTripCount(nest),
                  plus(regionWork(nest.getRegion()), 1));
   return std::nullopt;
 }

@@ -25,9 +25,9 @@ namespace mlir::attn::detail {
 /// whose cost cannot be read off.
 std::optional<int64_t> estimateParallelLoopWork(Operation *loop);
 
-/// The number of iterations of `loop`, the product of its dims' trip
-/// counts; nullopt unless all are constants.
-std::optional<int64_t> parallelLoopTripCount(scf::ParallelOp loop);
+/// The number of iterations of `loop` (an scf.parallel or omp.loop_nest),
+/// the product of its dims' trip counts; nullopt unless all are constants.
+std::optional<int64_t> parallelLoopTripCount(Operation *loop);
 
 /// Replaces a reduction-free scf.parallel by an equivalent scf.for nest.
 void serializeParallelLoop(scf::ParallelOp loop);

@@ -105,12 +105,11 @@ func.func @weights(%a: memref<64x256xf32>, %b: memref<64x64xf32>, %c: memref<64x
   return
 }
 
-// One iteration has nothing to share out, whatever its work: serialized
-// even with an inner loop of unknown length (a copy over chunks of a short
-// output, whose chunk bounds are computed).
+// One iteration of unknown work (an inner loop of unknown length, as in a
+// copy over chunks of a short output, whose chunk bounds are computed)
+// stays parallel: outlined, the same region of every block compiles once.
 // CHECK-LABEL: func.func @one_item(
-// CHECK-NOT: scf.parallel
-// CHECK: scf.for %{{.*}} = %c0 to %c1 step %c1 {
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c1) step (%c1) {
 // CHECK-NEXT: scf.for %{{.*}} = %c0 to %arg0 step %c1 {
 // CHECK: return
 func.func @one_item(%n: index, %buf: memref<?xf32>) {

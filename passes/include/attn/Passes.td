@@ -964,10 +964,12 @@ def AttnSerializeSmallParallelLoopsPass
     reduction-free `scf.parallel`'s work statically (its trip count times
     its body's operations, inner loops multiplied out; a vector op counts
     once per 16 elements of its widest vector, a math op 16 times as much)
-    and turns those below `min-work` operations into `scf.for` nests, as
-    well as those of one iteration (nothing to share out, whatever the
-    work). A loop whose work cannot be estimated (a dynamic trip count, a
-    call, a copy of dynamic size) and has more iterations stays parallel.
+    and turns those below `min-work` operations into `scf.for` nests. A
+    loop whose work cannot be estimated (a dynamic trip count, a call, a
+    copy of dynamic size) stays parallel, even with one iteration: as an
+    OpenMP region its code is outlined, and the same region of every
+    transformer block is compiled once (attn-guided-omp-schedule gives it
+    the static schedule).
 
     Before (the zero fill of a 50-entry buffer):
     ```mlir
@@ -1004,8 +1006,9 @@ def AttnGuidedOmpSchedulePass
     such as the row copies of a K/V layout change.) A loop that already has
     a schedule keeps it.
 
-    A loop of little work (below `static-below` operations, estimated as
-    `attn-serialize-small-parallel-loops` does) gets `schedule(static)`
+    A loop of one iteration, or of little work (below `static-below`
+    operations, estimated as `attn-serialize-small-parallel-loops` does),
+    gets `schedule(static)`
     instead: every request for a chunk costs a few tenths of a microsecond
     in the OpenMP runtime and a guided loop makes dozens (2.3 us for one
     iteration, 9.5 us for 3141 on 2 threads, against 1.0-1.9 us static),
