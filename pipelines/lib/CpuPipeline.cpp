@@ -244,7 +244,7 @@ void buildAttnLowerToCpuPipeline(OpPassManager &pm,
         "func.func(convert-linalg-to-parallel-loops),"
         "func.func(attn-serialize-nested-parallel-loops)");
     // Loops of less work than an OpenMP region's fork and join as plain
-    // loops (the top 50 of a one-row vocabulary: 0.074-0.092 -> 0.049-0.054
+    // loops (the top 50 of a one-row vocabulary: 0.074-0.092 -> 0.040-0.060
     // ms; docs/cpu.md).
     if (options.serialWorkBelow > 0)
       pm.addNestedPass<func::FuncOp>(createAttnSerializeSmallParallelLoopsPass(
