@@ -1702,23 +1702,6 @@ std::pair<Value, Value> Importer::sortRow(
   return {passes.getResult(0), passes.getResult(1)};
 }
 
-/// Writes one row's K best, values and indices [K], into the TopK forall's
-/// outputs [rows..., K] at `row`.
-static void insertTopKRow(OpBuilder &b, Location loc, scf::ForallOp forall,
-                          ArrayRef<Value> row, ValueRange best) {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
-  int64_t k = cast<RankedTensorType>(best[0].getType()).getDimSize(0);
-  SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
-      slice(row.size(), b.getIndexAttr(1)),
-      ones(row.size() + 1, b.getIndexAttr(1));
-  offsets.push_back(b.getIndexAttr(0));
-  slice.push_back(b.getIndexAttr(k));
-  for (int i : {0, 1})
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, best[i], forall.getRegionIterArgs()[i], offsets, slice, ones);
-}
-
 /// TopK's buffer scan reads a row in blocks of this many elements, each
 /// with its extreme computed beforehand (a vectorized reduction): a block whose
 /// extreme does not beat the buffer's last entry, once the buffer is full, is
@@ -1728,8 +1711,7 @@ constexpr int64_t kTopKBlock = 16;
 constexpr int64_t kTopKMinBlocks = 4;
 
 std::pair<Value, Value> Importer::topKByBuffer(
-    Location loc, Value rows, ArrayRef<OpFoldResult> items, int64_t k,
-    bool largest,
+    Location loc, Value rows, ValueRange row, int64_t k, bool largest,
     function_ref<Value(OpBuilder &, Location, Value, Value)> beats) {
   auto t = typeOf(rows);
   int64_t r = t.getRank(), len = t.getDimSize(r - 1);
@@ -1738,22 +1720,6 @@ std::pair<Value, Value> Importer::topKByBuffer(
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value kIdx = arith::ConstantIndexOp::create(b, loc, k);
   Value kLast = arith::ConstantIndexOp::create(b, loc, k - 1);
-  SmallVector<OpFoldResult> rowSizes = sizesOf(rows);
-  rowSizes.pop_back();
-
-  SmallVector<OpFoldResult> outSizes = rowSizes;
-  outSizes.push_back(b.getIndexAttr(k));
-  auto forall = scf::ForallOp::create(
-      b, loc, items,
-      ValueRange{tensor::EmptyOp::create(b, loc, outSizes, elem),
-                 tensor::EmptyOp::create(b, loc, outSizes, i64)},
-      std::nullopt);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(forall.getBody());
-  // (A rank-1 input's one row is a forall of 1 without a row index.)
-  SmallVector<Value> row;
-  for (int64_t d = 0; d + 1 < r; ++d)
-    row.push_back(forall.getInductionVar(d));
   // Each block's extreme, per row (the row, read again by the scan, is
   // still in cache): the max for largest (NaN-propagating: a block with a
   // NaN is read), the min ignoring NaN for smallest (a NaN never beats a
@@ -1920,8 +1886,7 @@ std::pair<Value, Value> Importer::topKByBuffer(
   }
   ValueRange best = offerRange(
       b, loc, tailFrom, arith::ConstantIndexOp::create(b, loc, len), buffer);
-  insertTopKRow(b, loc, forall, row, best.take_front(2));
-  return {forall.getResult(0), forall.getResult(1)};
+  return {best[0], best[1]};
 }
 
 /// TopK: the k largest (or smallest) elements along `axis` and their int64
@@ -2028,36 +1993,40 @@ void Importer::importTopK(const onnx::NodeProto &n) {
                                 is(largest ? P::ORD : P::UNO, bv));
       return arith::OrIOp::create(nb, l, ordered, nanWins);
     };
+    auto forall = scf::ForallOp::create(
+        b, loc, items,
+        ValueRange{tensor::EmptyOp::create(b, loc, outSizes, elem),
+                   tensor::EmptyOp::create(b, loc, outSizes, i64)},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    // (A rank-1 input's one row is a forall of 1 without a row index.)
+    SmallVector<Value> row;
+    for (int64_t d = 0; d + 1 < r; ++d)
+      row.push_back(forall.getInductionVar(d));
+    Value best[2];
     if (k >= kTopKSortFrom) {
       // Large K: a stable merge sort of the whole row, the first K.
-      auto forall = scf::ForallOp::create(
-          b, loc, items,
-          ValueRange{tensor::EmptyOp::create(b, loc, outSizes, elem),
-                     tensor::EmptyOp::create(b, loc, outSizes, i64)},
-          std::nullopt);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(forall.getBody());
-      SmallVector<Value> row;
-      for (int64_t d = 0; d + 1 < r; ++d)
-        row.push_back(forall.getInductionVar(d));
-      Value best[2];
-      std::tie(best[0], best[1]) =
-          sortRow(loc, rows, row, len,
-                  [&](OpBuilder &nb, Location l, Value a, Value bv) {
-                    return beats(nb, l, a, bv);
-                  });
+      std::tie(best[0], best[1]) = sortRow(loc, rows, row, len, beats);
       for (Value &v : best)
         v = tensor::ExtractSliceOp::create(
             b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
             ArrayRef<OpFoldResult>{b.getIndexAttr(k)},
             ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-      insertTopKRow(b, loc, forall, row, best);
-      values = forall.getResult(0);
-      indices = forall.getResult(1);
     } else {
-      std::tie(values, indices) =
-          topKByBuffer(loc, rows, items, k, largest, beats);
+      std::tie(best[0], best[1]) =
+          topKByBuffer(loc, rows, row, k, largest, beats);
     }
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
+        slice(row.size(), b.getIndexAttr(1)), ones(r, b.getIndexAttr(1));
+    offsets.push_back(b.getIndexAttr(0));
+    slice.push_back(b.getIndexAttr(k));
+    for (int i : {0, 1})
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, best[i], forall.getRegionIterArgs()[i], offsets, slice, ones);
+    values = forall.getResult(0);
+    indices = forall.getResult(1);
   }
   // The axis back in its place.
   SmallVector<int64_t> back(r);

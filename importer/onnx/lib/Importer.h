@@ -666,13 +666,13 @@ private:
   std::pair<Value, Value>
   sortRow(Location loc, Value rows, ValueRange row, int64_t len,
           function_ref<Value(OpBuilder &, Location, Value, Value)> beats);
-  /// The k best of each row of `rows` (its last dim static, its other dims
-  /// `items`), best first by `beats`, ties to the earlier element, kept in
-  /// a sorted buffer of k as the row is scanned: the values and their
-  /// int64 positions, [items..., k].
+  /// Row `row` of `rows` (its last dim, static, of at least k): its k
+  /// best by `beats`, best first, ties to the earlier element, kept in a
+  /// sorted buffer of k as the row is scanned; the values and their int64
+  /// positions in the row.
   std::pair<Value, Value>
-  topKByBuffer(Location loc, Value rows, ArrayRef<OpFoldResult> items,
-               int64_t k, bool largest,
+  topKByBuffer(Location loc, Value rows, ValueRange row, int64_t k,
+               bool largest,
                function_ref<Value(OpBuilder &, Location, Value, Value)> beats);
   void importRange(const onnx::NodeProto &n);
   void importLayerNormalization(const onnx::NodeProto &n);
