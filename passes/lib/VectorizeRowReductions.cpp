@@ -57,7 +57,8 @@ struct RowReduction {
   Value summand;       // what the body combines into the output argument
   Operation *combiner; // out + summand, max(out, summand), ...
   vector::CombiningKind kind;
-  float identity; // of the combiner: -0.0 for sums, -inf for max, ...
+  float identity; // of the combiner: -0.0 for sums, -inf for max, NaN for
+                  // maxnumf and minnumf, ...
 };
 
 /// The combiners whose order does not matter to the result (up to float
@@ -65,17 +66,21 @@ struct RowReduction {
 std::optional<std::pair<vector::CombiningKind, float>>
 combinerKind(Operation *op) {
   float inf = std::numeric_limits<float>::infinity();
+  // maxnumf and minnumf pass over NaN, so NaN is their identity; an
+  // infinity is not (minnumf(+inf, NaN) is +inf): a row of NaN alone
+  // reduced from a NaN start would come out an infinity instead of NaN.
+  float nan = std::numeric_limits<float>::quiet_NaN();
   // -0.0: x + -0.0 is x for every x, -0.0 included.
   if (isa<arith::AddFOp>(op))
     return std::make_pair(vector::CombiningKind::ADD, -0.0f);
   if (isa<arith::MaximumFOp>(op))
     return std::make_pair(vector::CombiningKind::MAXIMUMF, -inf);
   if (isa<arith::MaxNumFOp>(op))
-    return std::make_pair(vector::CombiningKind::MAXNUMF, -inf);
+    return std::make_pair(vector::CombiningKind::MAXNUMF, nan);
   if (isa<arith::MinimumFOp>(op))
     return std::make_pair(vector::CombiningKind::MINIMUMF, inf);
   if (isa<arith::MinNumFOp>(op))
-    return std::make_pair(vector::CombiningKind::MINNUMF, inf);
+    return std::make_pair(vector::CombiningKind::MINNUMF, nan);
   return std::nullopt;
 }
 

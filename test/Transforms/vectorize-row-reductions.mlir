@@ -115,10 +115,12 @@ func.func @sums(%x: memref<?x?x?xf32>, %s: memref<?x?xf32>, %y: memref<4x100xf32
 
 // A row max (an unfused softmax's first step): accumulators start at -inf,
 // the body's own combiner (with its fast-math flags) combines them, and a
-// vector.reduction <maximumf> ends the row; a row min the same from +inf.
+// vector.reduction <maximumf> ends the row; a row minnumf the same from
+// NaN, its identity (from +inf, a row of NaN alone would end at +inf where
+// minnumf over its elements, from a NaN start, gives NaN).
 // CHECK-LABEL: func.func @extrema(
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
-// CHECK-DAG: %[[POSINF:.*]] = arith.constant dense<0x7F800000> : vector<16xf32>
+// CHECK-DAG: %[[NAN:.*]] = arith.constant dense<0x7FC00000> : vector<16xf32>
 // CHECK: scf.parallel
 // CHECK: %[[MAX:.*]] = memref.load
 // CHECK: %[[M:.*]]:4 = scf.for {{.*}} iter_args(%[[A0:.*]] = %[[NEGINF]], %{{.*}} = %[[NEGINF]], %{{.*}} = %[[NEGINF]], %{{.*}} = %[[NEGINF]])
@@ -126,7 +128,7 @@ func.func @sums(%x: memref<?x?x?xf32>, %s: memref<?x?xf32>, %y: memref<4x100xf32
 // CHECK: %[[R:.*]] = vector.reduction <maximumf>, %{{.*}} : vector<16xf32> into f32
 // CHECK: arith.maximumf %[[MAX]], %[[R]] fastmath<nnan> : f32
 // CHECK: scf.parallel
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[POSINF]],
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[NAN]],
 // CHECK: vector.reduction <minnumf>
 // CHECK-NOT: linalg.generic
 // CHECK: return
