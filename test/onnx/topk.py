@@ -6,9 +6,11 @@
 # with many equal values (the lower index first, ONNX's tiebreak), NaN (as
 # torch.topk takes it: larger than every number), float32, float16, int32
 # and int64, a dynamic dim beside the axis, sorted=0 (sorted anyway),
-# opset 9's k attribute, K folded from min(5, x.shape[-1]), and K of 256
-# or more (a merge sort of the row) with ties, NaN and odd lengths. Then the refusals: K larger than the axis, a K
-# that is not a constant, a dynamic axis.
+# opset 9's k attribute, K folded from min(5, x.shape[-1]), K of 256 or
+# more (a merge sort of the row) with ties, NaN and odd lengths, and K of
+# 256 or more in rows of 16 K elements or more (the candidates past a
+# threshold, sorted) with the same hazards. Then the refusals: K larger
+# than the axis, a K that is not a constant, a dynamic axis.
 
 import math
 import os
@@ -89,6 +91,13 @@ long_nans[2, :] = np.nan
 long_nans[2, [7, 100, 250]] = [1.0, -2.0, 3.0]
 signed_zeros = np.where(rng.random((2, 100)) < 0.5, -0.0, 0.0).astype(np.float32)
 signed_zeros[1, ::9] = rng.standard_normal(12).astype(np.float32)
+threshold_nans = np.where(rng.random((3, 6000)) < 0.05, np.nan,
+                          rng.standard_normal((3, 6000))).astype(np.float32)
+threshold_nans[1, 640:704] = np.nan
+threshold_nans[2, :] = np.nan
+threshold_nans[2, rng.choice(6000, 100, replace=False)] = rng.standard_normal(100)
+threshold_zeros = np.where(rng.random((2, 4800)) < 0.5, -0.0, 0.0).astype(np.float32)
+threshold_zeros[1, ::50] = rng.standard_normal(96).astype(np.float32)
 cases = [
     ("[50] K=5", rng.standard_normal(50).astype(np.float32), 5, {}, None),
     ("[3, 100] K=7 smallest", rng.standard_normal((3, 100)).astype(np.float32), 7,
@@ -154,6 +163,43 @@ cases = [
      {}, None),
     ("blocks [B, 500] B dynamic K=4", rng.standard_normal((3, 500)).astype(np.float32), 4,
      {}, ["B", 500]),
+    # K of 256 or more in a row of 16 K elements or more: the K-th best
+    # block extreme is a threshold, the elements that reach it are sorted.
+    # A top-p step's logits; ties inside and across blocks (the threshold
+    # itself tied many times); NaN, a whole block of it, and a row of NaN
+    # but for a few numbers (smallest then needs NaN to fill K); -0
+    # against +0; the orders that make every block a candidate (ascending
+    # for largest, descending for smallest); K at exactly len / 16;
+    # integers, float16, a tail after the last block, a non-last axis and
+    # a dynamic dim beside the axis.
+    ("threshold [2, 50257] K=1000", rng.standard_normal((2, 50257)).astype(np.float32),
+     1000, {}, None),
+    ("threshold [2, 50257] K=256 smallest", rng.standard_normal((2, 50257)).astype(np.float32),
+     256, {"largest": 0}, None),
+    ("threshold ties [3, 8192] K=300", rng.integers(-6, 7, (3, 8192)).astype(np.float32),
+     300, {}, None),
+    ("threshold ties [3, 8192] K=300 smallest",
+     rng.integers(-6, 7, (3, 8192)).astype(np.float32), 300, {"largest": 0}, None),
+    ("threshold NaN [3, 6000] K=300", threshold_nans, 300, {}, None),
+    ("threshold NaN [3, 6000] K=300 smallest", threshold_nans, 300, {"largest": 0}, None),
+    ("threshold signed zeros [2, 4800] K=300", threshold_zeros, 300, {}, None),
+    ("threshold signed zeros [2, 4800] K=300 smallest", threshold_zeros, 300,
+     {"largest": 0}, None),
+    ("threshold ascending [8192] K=500", np.arange(8192, dtype=np.float32), 500, {}, None),
+    ("threshold descending [8192] K=500 smallest",
+     np.arange(8192, dtype=np.float32)[::-1].copy(), 500, {"largest": 0}, None),
+    ("threshold K = len/16 [2, 4096] K=256", rng.standard_normal((2, 4096)).astype(np.float32),
+     256, {}, None),
+    ("threshold int64 [2, 5000] K=300 smallest", rng.integers(-2**40, 2**40, (2, 5000)),
+     300, {"largest": 0}, None),
+    ("threshold int32 ties [2, 5000] K=300", rng.integers(-3, 3, (2, 5000)).astype(np.int32),
+     300, {}, None),
+    ("threshold float16 [2, 4100] K=256", rng.standard_normal((2, 4100)).astype(np.float16),
+     256, {}, None),
+    ("threshold [5000, 3] axis 0 K=300", rng.standard_normal((5000, 3)).astype(np.float32),
+     300, {"axis": 0}, None),
+    ("threshold [B, 4800] B dynamic K=300", rng.standard_normal((2, 4800)).astype(np.float32),
+     300, {}, ["B", 4800]),
 ]
 for what, x, k, attrs, dims in cases:
     path = os.path.join(work, "topk.onnx")
@@ -202,6 +248,22 @@ for what, x, k, attrs, dims in cases:
 # CHECK: ok TopK blocks descending [4096] K=40 smallest
 # CHECK: ok TopK blocks descending [4096] K=255
 # CHECK: ok TopK blocks [B, 500] B dynamic K=4
+# CHECK: ok TopK threshold [2, 50257] K=1000
+# CHECK: ok TopK threshold [2, 50257] K=256 smallest
+# CHECK: ok TopK threshold ties [3, 8192] K=300
+# CHECK: ok TopK threshold ties [3, 8192] K=300 smallest
+# CHECK: ok TopK threshold NaN [3, 6000] K=300
+# CHECK: ok TopK threshold NaN [3, 6000] K=300 smallest
+# CHECK: ok TopK threshold signed zeros [2, 4800] K=300
+# CHECK: ok TopK threshold signed zeros [2, 4800] K=300 smallest
+# CHECK: ok TopK threshold ascending [8192] K=500
+# CHECK: ok TopK threshold descending [8192] K=500 smallest
+# CHECK: ok TopK threshold K = len/16 [2, 4096] K=256
+# CHECK: ok TopK threshold int64 [2, 5000] K=300 smallest
+# CHECK: ok TopK threshold int32 ties [2, 5000] K=300
+# CHECK: ok TopK threshold float16 [2, 4100] K=256
+# CHECK: ok TopK threshold [5000, 3] axis 0 K=300
+# CHECK: ok TopK threshold [B, 4800] B dynamic K=300
 
 # Opset 9: K as the attribute k.
 x = rng.standard_normal((3, 20)).astype(np.float32)
@@ -282,6 +344,50 @@ for largest in (1, 0):
 # CHECK: arith.minnumf
 # CHECK: scf.for %{{.*}} = %c0 to %c6
 # CHECK: arith.cmpf olt
+
+# The imported IR of the threshold path, [2, 4096] K=256 smallest: per row,
+# the extremes of 256 blocks of 16 (minnumf from NaN, so that a block of
+# NaN alone keeps NaN), their merge sort (8 passes), the 256th as the
+# threshold, a count of the blocks whose extreme the threshold does not
+# beat (which sizes the buffers), a loop over the blocks that gathers the
+# elements of those blocks, the count of them moving on only for an
+# element the threshold does not beat, then ceil(log2(count)) merge passes
+# over the gathered elements and the first 256.
+path = os.path.join(work, "topk_threshold_ir.onnx")
+topk_model(path, np.float32, [2, 4096], 256, {"largest": 0})
+ir = subprocess.run([translate, "--import-onnx", path], capture_output=True, text=True)
+print("IR threshold")
+print(ir.stdout + ir.stderr)
+# CHECK-LABEL: IR threshold
+# CHECK: scf.forall (%[[TROW:.*]]) in (2)
+# CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [256, 16]
+# CHECK: %[[TNAN:.*]] = arith.constant 0x7FC00000 : f32
+# CHECK: %[[TSTART:.*]] = linalg.fill ins(%[[TNAN]] : f32) outs(%{{.*}} : tensor<256xf32>)
+# CHECK: %[[TEXT:.*]] = linalg.generic {{.*}} outs(%[[TSTART]] : tensor<256xf32>)
+# CHECK: arith.minnumf
+# CHECK: %[[TSORTED:.*]]:2 = scf.for %{{.*}} = %{{.*}} to %c8 step
+# CHECK: %[[T:.*]] = tensor.extract %[[TSORTED]]#0[%c255] : tensor<256xf32>
+# CHECK: %[[PASSING:.*]] = scf.for %[[PBLK:.*]] = %{{.*}} to %c256{{.*}} iter_args({{.*}}) -> (index)
+# CHECK: tensor.extract %[[TEXT]][%[[PBLK]]]
+# CHECK: arith.cmpf olt, %[[T]],
+# CHECK: %[[ROOM0:.*]] = arith.muli %[[PASSING]], %c16
+# CHECK: %[[ROOM:.*]] = arith.addi %[[ROOM0]], %c0
+# CHECK: tensor.empty(%[[ROOM]]) : tensor<?xf32>
+# CHECK: tensor.empty(%[[ROOM]]) : tensor<?xi64>
+# CHECK: %[[GATHERED:.*]]:3 = scf.for %[[TBLK:.*]] = %{{.*}} to %c256{{.*}} iter_args({{.*}}) -> (tensor<?xf32>, tensor<?xi64>, index)
+# CHECK: tensor.extract %[[TEXT]][%[[TBLK]]]
+# CHECK: arith.cmpf olt, %[[T]],
+# CHECK: scf.if
+# CHECK: tensor.extract %arg0[%[[TROW]], %{{.*}}] : tensor<2x4096xf32>
+# CHECK: tensor.insert
+# CHECK: arith.cmpf olt, %[[T]],
+# CHECK: arith.index_castui
+# CHECK: math.ctlz
+# CHECK: %[[FOUND:.*]] = tensor.extract_slice %{{.*}}#0[0] [%[[COUNT:.*]]] [1] : tensor<?xf32> to tensor<?xf32>
+# CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[FOUND]], %{{.*}} = %{{.*}}) -> (tensor<?xf32>, tensor<?xi64>)
+# CHECK: tensor.empty(%[[COUNT]]) : tensor<?xf32>
+# CHECK: tensor.extract_slice %{{.*}}[0] [256] [1] : tensor<?xf32> to tensor<256xf32>
+# CHECK: tensor.parallel_insert_slice
 
 # Refusals.
 path = os.path.join(work, "refused.onnx")

@@ -1614,46 +1614,38 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
   define(n, 0, convertElements(loc, sums, given));
 }
 
-/// From this K on, TopK sorts the whole row instead of keeping a buffer of
-/// K: with a large K most elements enter the buffer and walk it (N x K
-/// steps; a sort of [1, 32000] exported as TopK took 2.7 s), where the
-/// sort takes N x log2(N).
+/// From this K on, TopK does not keep a sorted buffer of K as it scans a
+/// row: with a large K most elements enter the buffer and walk it (N x K
+/// steps; a sort of [1, 32000] exported as TopK took 2.7 s). It sorts the
+/// row's candidates instead (topKByThreshold), or the whole row.
 constexpr int64_t kTopKSortFrom = 256;
 
-std::pair<Value, Value> Importer::sortRow(
-    Location loc, Value rows, ValueRange row, int64_t len,
+std::pair<Value, Value> Importer::sortPairs(
+    Location loc, Value vals, Value idxs, Value count, Value passCount,
     function_ref<Value(OpBuilder &, Location, Value, Value)> beats) {
-  Type elem = typeOf(rows).getElementType();
+  Type elem = typeOf(vals).getElementType();
   Type i64 = b.getI64Type();
-  int64_t r = typeOf(rows).getRank();
-  SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
-      sizes(r - 1, b.getIndexAttr(1)), ones(r, b.getIndexAttr(1));
-  offsets.push_back(b.getIndexAttr(0));
-  sizes.push_back(b.getIndexAttr(len));
-  Value vals = tensor::ExtractSliceOp::create(
-      b, loc, RankedTensorType::get({len}, elem), rows, offsets, sizes, ones);
-  Value idxs = tensor::GenerateOp::create(
-      b, loc, RankedTensorType::get({len}, i64), ValueRange{},
-      [&](OpBuilder &nb, Location l, ValueRange at) {
-        tensor::YieldOp::create(nb, l,
-                                arith::IndexCastOp::create(nb, l, i64, at[0]));
-      });
+  // Each pass writes new tensors of the input's size (`count` when that
+  // is dynamic).
+  int64_t cap = typeOf(vals).getDimSize(0);
+  auto emptyLike = [&](OpBuilder &eb, Location el, Type type) -> Value {
+    if (ShapedType::isDynamic(cap))
+      return tensor::EmptyOp::create(eb, el, ArrayRef<int64_t>{cap}, type,
+                                     ValueRange{count});
+    return tensor::EmptyOp::create(eb, el, ArrayRef<int64_t>{cap}, type);
+  };
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value n = arith::ConstantIndexOp::create(b, loc, len);
+  Value n = count;
   // Bottom-up: runs of 1, 2, 4, ... merged pairwise, each pass into new
   // tensors; a tie takes the left run's element, the lower index (stable).
   auto passes = scf::ForOp::create(
-      b, loc, zero,
-      arith::ConstantIndexOp::create(b, loc, llvm::Log2_64_Ceil(len)), one,
-      ValueRange{vals, idxs},
+      b, loc, zero, passCount, one, ValueRange{vals, idxs},
       [&](OpBuilder &pb, Location pl, Value p, ValueRange src) {
         Value width = arith::ShLIOp::create(pb, pl, one, p);
         Value step = arith::ShLIOp::create(pb, pl, width, one);
-        Value dv0 =
-            tensor::EmptyOp::create(pb, pl, ArrayRef<int64_t>{len}, elem);
-        Value di0 =
-            tensor::EmptyOp::create(pb, pl, ArrayRef<int64_t>{len}, i64);
+        Value dv0 = emptyLike(pb, pl, elem);
+        Value di0 = emptyLike(pb, pl, i64);
         auto merges = scf::ForOp::create(
             pb, pl, zero, n, step, ValueRange{dv0, di0},
             [&](OpBuilder &mb, Location ml, Value start, ValueRange dst) {
@@ -1702,6 +1694,222 @@ std::pair<Value, Value> Importer::sortRow(
   return {passes.getResult(0), passes.getResult(1)};
 }
 
+std::pair<Value, Value> Importer::sortRow(
+    Location loc, Value rows, ValueRange row, int64_t len,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> beats) {
+  Type elem = typeOf(rows).getElementType();
+  Type i64 = b.getI64Type();
+  int64_t r = typeOf(rows).getRank();
+  SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
+      sizes(r - 1, b.getIndexAttr(1)), ones(r, b.getIndexAttr(1));
+  offsets.push_back(b.getIndexAttr(0));
+  sizes.push_back(b.getIndexAttr(len));
+  Value vals = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({len}, elem), rows, offsets, sizes, ones);
+  Value idxs = tensor::GenerateOp::create(
+      b, loc, RankedTensorType::get({len}, i64), ValueRange{},
+      [&](OpBuilder &nb, Location l, ValueRange at) {
+        tensor::YieldOp::create(nb, l,
+                                arith::IndexCastOp::create(nb, l, i64, at[0]));
+      });
+  return sortPairs(
+      loc, vals, idxs, arith::ConstantIndexOp::create(b, loc, len),
+      arith::ConstantIndexOp::create(b, loc, llvm::Log2_64_Ceil(len)), beats);
+}
+
+Value Importer::blockExtremes(Location loc, Value rows, ValueRange row,
+                              int64_t blockLen, int64_t nBlocks, bool largest) {
+  auto t = typeOf(rows);
+  int64_t r = t.getRank();
+  Type elem = t.getElementType();
+  SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
+      sizes(row.size(), b.getIndexAttr(1)), ones(r, b.getIndexAttr(1));
+  offsets.push_back(b.getIndexAttr(0));
+  sizes.push_back(b.getIndexAttr(nBlocks * blockLen));
+  Value whole = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({nBlocks * blockLen}, elem), rows, offsets,
+      sizes, ones);
+  Value blocks = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({nBlocks, blockLen}, elem), whole,
+      ArrayRef<ReassociationIndices>{{0, 1}});
+  // The start is the worst element there is: -inf for largest, NaN (which
+  // minnumf passes over) for smallest, so that a block of NaN alone has NaN
+  // as its extreme, not +inf, which would beat NaN.
+  Value empty =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{nBlocks}, elem);
+  bool isFloat = isa<FloatType>(elem);
+  Value init =
+      isFloat && !largest
+          ? linalg::FillOp::create(
+                b, loc,
+                ValueRange{arith::ConstantOp::create(
+                    b, loc,
+                    b.getFloatAttr(
+                        elem, APFloat::getNaN(
+                                  cast<FloatType>(elem).getFloatSemantics())))},
+                ValueRange{empty})
+                .getResult(0)
+          : extremeFilled(loc, empty, largest);
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{blocks},
+             ValueRange{init},
+             ArrayRef<AffineMap>{
+                 b.getMultiDimIdentityMap(2),
+                 AffineMap::get(2, 0, getAffineDimExpr(0, ctx), ctx)},
+             ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                           utils::IteratorType::reduction},
+             [&](OpBuilder &nb, Location l, ValueRange v) {
+               Value e = v[0], acc = v[1], best;
+               if (!isFloat)
+                 best = largest ? Value(arith::MaxSIOp::create(nb, l, acc, e))
+                                : Value(arith::MinSIOp::create(nb, l, acc, e));
+               else
+                 best = largest
+                            ? Value(arith::MaximumFOp::create(nb, l, acc, e))
+                            : Value(arith::MinNumFOp::create(nb, l, acc, e));
+               linalg::YieldOp::create(nb, l, best);
+             })
+      .getResult(0);
+}
+
+/// TopK's threshold path reads a row in blocks of at least this many
+/// elements, and takes it only when the row has at least K of them.
+constexpr int64_t kTopKThresholdBlock = 16;
+
+std::pair<Value, Value> Importer::topKByThreshold(
+    Location loc, Value rows, ValueRange row, int64_t k, bool largest,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> beats) {
+  auto t = typeOf(rows);
+  int64_t r = t.getRank(), len = t.getDimSize(r - 1);
+  Type elem = t.getElementType(), i64 = b.getI64Type();
+  // Blocks as long as leaves 2K to 4K of them: fewer extremes to sort, at
+  // the price of more candidates from each block that passes.
+  int64_t blockLen = kTopKThresholdBlock;
+  while (len / (2 * blockLen) >= 2 * k)
+    blockLen *= 2;
+  int64_t nBlocks = len / blockLen;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  // The K-th best block extreme: K blocks hold an element at least as good,
+  // so the row's K best are all at least as good as it, the threshold.
+  Value extremes = blockExtremes(loc, rows, row, blockLen, nBlocks, largest);
+  Value blockIdxs =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{nBlocks}, i64);
+  Value sortedExtremes =
+      sortPairs(
+          loc, extremes, zeroFilled(loc, blockIdxs),
+          arith::ConstantIndexOp::create(b, loc, nBlocks),
+          arith::ConstantIndexOp::create(b, loc, llvm::Log2_64_Ceil(nBlocks)),
+          beats)
+          .first;
+  Value threshold = tensor::ExtractOp::create(
+      b, loc, sortedExtremes,
+      ValueRange{arith::ConstantIndexOp::create(b, loc, k - 1)});
+  // The candidates, in row order: the elements the threshold does not beat
+  // (ties included: the lower index among equal values must stay). A block
+  // whose extreme the threshold beats holds none. Each element is written
+  // at the count so far, which moves on only for a candidate (no branch).
+  auto candidate = [&](OpBuilder &nb, Location l, Value v) -> Value {
+    return arith::XOrIOp::create(nb, l, beats(nb, l, threshold, v),
+                                 arith::ConstantIntOp::create(nb, l, 1, 1));
+  };
+  auto collect = [&](OpBuilder &nb, Location l, Value lo, Value hi,
+                     ValueRange it) {
+    return scf::ForOp::create(
+               nb, l, lo, hi, one, it,
+               [&](OpBuilder &eb, Location el, Value j, ValueRange c) {
+                 SmallVector<Value> at(row.begin(), row.end());
+                 at.push_back(j);
+                 Value v = tensor::ExtractOp::create(eb, el, rows, at);
+                 Value vals = tensor::InsertOp::create(eb, el, v, c[0], c[2]);
+                 Value idxs = tensor::InsertOp::create(
+                     eb, el, arith::IndexCastOp::create(eb, el, i64, j), c[1],
+                     c[2]);
+                 Value count = arith::AddIOp::create(
+                     eb, el, c[2],
+                     arith::IndexCastUIOp::create(eb, el, eb.getIndexType(),
+                                                  candidate(eb, el, v)));
+                 scf::YieldOp::create(eb, el, ValueRange{vals, idxs, count});
+               })
+        .getResults();
+  };
+  Value blockSize = arith::ConstantIndexOp::create(b, loc, blockLen);
+  Value nBlocksIdx = arith::ConstantIndexOp::create(b, loc, nBlocks);
+  // Room for the elements of the blocks that pass, and of the tail: sized
+  // to them rather than to the row (each merge pass writes as much again).
+  Value passing =
+      scf::ForOp::create(
+          b, loc, zero, nBlocksIdx, one, ValueRange{zero},
+          [&](OpBuilder &nb, Location l, Value blk, ValueRange it) {
+            Value extreme = tensor::ExtractOp::create(nb, l, extremes, blk);
+            scf::YieldOp::create(
+                nb, l,
+                ValueRange{arith::AddIOp::create(
+                    nb, l, it[0],
+                    arith::IndexCastUIOp::create(nb, l, nb.getIndexType(),
+                                                 candidate(nb, l, extreme)))});
+          })
+          .getResult(0);
+  Value room = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, passing, blockSize),
+      arith::ConstantIndexOp::create(b, loc, len - nBlocks * blockLen));
+  SmallVector<Value> found{
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{ShapedType::kDynamic},
+                              elem, ValueRange{room}),
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{ShapedType::kDynamic},
+                              i64, ValueRange{room}),
+      zero};
+  auto blockScan = scf::ForOp::create(
+      b, loc, zero, nBlocksIdx, one, found,
+      [&](OpBuilder &nb, Location l, Value blk, ValueRange it) {
+        Value extreme = tensor::ExtractOp::create(nb, l, extremes, blk);
+        auto read = scf::IfOp::create(
+            nb, l, candidate(nb, l, extreme),
+            [&](OpBuilder &ib, Location il) {
+              Value first = arith::MulIOp::create(ib, il, blk, blockSize);
+              scf::YieldOp::create(
+                  ib, il,
+                  collect(ib, il, first,
+                          arith::AddIOp::create(ib, il, first, blockSize), it));
+            },
+            [&](OpBuilder &ib, Location il) {
+              scf::YieldOp::create(ib, il, it);
+            });
+        scf::YieldOp::create(nb, l, read.getResults());
+      });
+  ValueRange all = collect(
+      b, loc, arith::ConstantIndexOp::create(b, loc, nBlocks * blockLen),
+      arith::ConstantIndexOp::create(b, loc, len), blockScan.getResults());
+  // The candidates sorted (at least K of them; ceil(log2(count)) passes),
+  // the first K.
+  Value count = all[2];
+  Value countI64 = arith::IndexCastOp::create(b, loc, i64, count);
+  Value lz = math::CountLeadingZerosOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, countI64,
+                            arith::ConstantIntOp::create(b, loc, i64, 1)));
+  Value passCount = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      arith::SubIOp::create(b, loc,
+                            arith::ConstantIntOp::create(b, loc, i64, 64), lz));
+  SmallVector<Value> gathered;
+  for (Value v : {all[0], all[1]})
+    gathered.push_back(tensor::ExtractSliceOp::create(
+        b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{count},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+  auto [vals, idxs] =
+      sortPairs(loc, gathered[0], gathered[1], count, passCount, beats);
+  SmallVector<Value> best;
+  for (Value v : {vals, idxs})
+    best.push_back(tensor::ExtractSliceOp::create(
+        b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(k)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+  return {best[0], best[1]};
+}
+
 /// TopK's buffer scan reads a row in blocks of this many elements, each
 /// with its extreme computed beforehand (a vectorized reduction): a block whose
 /// extreme does not beat the buffer's last entry, once the buffer is full, is
@@ -1721,48 +1929,11 @@ std::pair<Value, Value> Importer::topKByBuffer(
   Value kIdx = arith::ConstantIndexOp::create(b, loc, k);
   Value kLast = arith::ConstantIndexOp::create(b, loc, k - 1);
   // Each block's extreme, per row (the row, read again by the scan, is
-  // still in cache): the max for largest (NaN-propagating: a block with a
-  // NaN is read), the min ignoring NaN for smallest (a NaN never beats a
-  // number there). Either bounds what the block's elements can do.
+  // still in cache): see blockExtremes.
   int64_t nBlocks = len / kTopKBlock;
   Value blockBest;
-  if (nBlocks >= kTopKMinBlocks) {
-    SmallVector<OpFoldResult> offsets(row.begin(), row.end()),
-        sizes(row.size(), b.getIndexAttr(1)), ones(r, b.getIndexAttr(1));
-    offsets.push_back(b.getIndexAttr(0));
-    sizes.push_back(b.getIndexAttr(nBlocks * kTopKBlock));
-    Value whole = tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({nBlocks * kTopKBlock}, elem), rows,
-        offsets, sizes, ones);
-    Value blocks = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({nBlocks, kTopKBlock}, elem), whole,
-        ArrayRef<ReassociationIndices>{{0, 1}});
-    Value init = extremeFilled(
-        loc, tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{nBlocks}, elem),
-        largest);
-    MLIRContext *ctx = b.getContext();
-    bool isFloat = isa<FloatType>(elem);
-    blockBest =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{init.getType()}, ValueRange{blocks},
-            ValueRange{init},
-            ArrayRef<AffineMap>{
-                b.getMultiDimIdentityMap(2),
-                AffineMap::get(2, 0, getAffineDimExpr(0, ctx), ctx)},
-            ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                          utils::IteratorType::reduction},
-            [&](OpBuilder &nb, Location l, ValueRange v) {
-              Value e = v[0], acc = v[1], best;
-              if (!isFloat)
-                best = largest ? Value(arith::MaxSIOp::create(nb, l, acc, e))
-                               : Value(arith::MinSIOp::create(nb, l, acc, e));
-              else
-                best = largest ? Value(arith::MaximumFOp::create(nb, l, acc, e))
-                               : Value(arith::MinNumFOp::create(nb, l, acc, e));
-              linalg::YieldOp::create(nb, l, best);
-            })
-            .getResult(0);
-  }
+  if (nBlocks >= kTopKMinBlocks)
+    blockBest = blockExtremes(loc, rows, row, kTopKBlock, nBlocks, largest);
   // (Zeros: the scan compares with the last entry before the buffer is
   // full, and discards the answer; it should not read garbage.)
   Value vals0 = zeroFilled(
@@ -1898,8 +2069,10 @@ std::pair<Value, Value> Importer::topKByBuffer(
 ///
 /// The axis is moved last by a transpose when it is not. Below K =
 /// kTopKSortFrom each row keeps a sorted buffer of K (value, index) pairs
-/// as it scans its elements in order (topKByBuffer); from there on it is
-/// merge-sorted (sortRow). The rows are an scf.forall.
+/// as it scans its elements in order (topKByBuffer); from there on, a row
+/// of at least 16 K elements sorts only the elements that reach its
+/// threshold (topKByThreshold), a shorter one is merge-sorted whole
+/// (sortRow). The rows are an scf.forall.
 void Importer::importTopK(const onnx::NodeProto &n) {
   if (opset >= 10 && (n.input_size() < 2 || n.input(1).empty())) {
     nodeError(n) << "needs input #1 (K), which is missing";
@@ -2005,7 +2178,11 @@ void Importer::importTopK(const onnx::NodeProto &n) {
     for (int64_t d = 0; d + 1 < r; ++d)
       row.push_back(forall.getInductionVar(d));
     Value best[2];
-    if (k >= kTopKSortFrom) {
+    if (k >= kTopKSortFrom && len / kTopKThresholdBlock >= k) {
+      // Large K, long rows: the candidates past a threshold, sorted.
+      std::tie(best[0], best[1]) =
+          topKByThreshold(loc, rows, row, k, largest, beats);
+    } else if (k >= kTopKSortFrom) {
       // Large K: a stable merge sort of the whole row, the first K.
       std::tie(best[0], best[1]) = sortRow(loc, rows, row, len, beats);
       for (Value &v : best)

@@ -661,11 +661,33 @@ private:
   Value numberInput(const onnx::NodeProto &n);
   void importCumSum(const onnx::NodeProto &n);
   void importTopK(const onnx::NodeProto &n);
+  /// The first `count` (value, int64 index) pairs of the 1-D tensors
+  /// `vals` and `idxs` merge-sorted best first by `beats`, stably, in
+  /// `passCount` = ceil(log2(count)) passes; entries from `count` on are
+  /// undefined.
+  std::pair<Value, Value>
+  sortPairs(Location loc, Value vals, Value idxs, Value count, Value passCount,
+            function_ref<Value(OpBuilder &, Location, Value, Value)> beats);
   /// Row `row` of `rows` (its last dim, static `len`) sorted best first by
   /// `beats`, stably: the values and their int64 positions in the row.
   std::pair<Value, Value>
   sortRow(Location loc, Value rows, ValueRange row, int64_t len,
           function_ref<Value(OpBuilder &, Location, Value, Value)> beats);
+  /// The best element of each of the first `nBlocks` blocks of `blockLen`
+  /// elements of row `row` of `rows`, a vectorizable reduction: the max
+  /// for largest (NaN-propagating, as NaN beats every number there), the
+  /// min ignoring NaN for smallest (a number beats NaN there; NaN for a
+  /// block of NaN only). Exactly the block's best element by TopK's order.
+  Value blockExtremes(Location loc, Value rows, ValueRange row,
+                      int64_t blockLen, int64_t nBlocks, bool largest);
+  /// Row `row` of `rows` (its last dim, static, of at least 16 k
+  /// elements): its k best by `beats`, best first, ties to the earlier
+  /// element. The k-th best block extreme is a threshold that the k best
+  /// all reach; the elements that reach it are gathered in row order and
+  /// merge-sorted. The values and their int64 positions in the row.
+  std::pair<Value, Value> topKByThreshold(
+      Location loc, Value rows, ValueRange row, int64_t k, bool largest,
+      function_ref<Value(OpBuilder &, Location, Value, Value)> beats);
   /// Row `row` of `rows` (its last dim, static, of at least k): its k
   /// best by `beats`, best first, ties to the earlier element, kept in a
   /// sorted buffer of k as the row is scanned; the values and their int64
