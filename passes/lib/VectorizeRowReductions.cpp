@@ -69,6 +69,12 @@ combinerKind(Operation *op) {
   // maxnumf and minnumf pass over NaN, so NaN is their identity; an
   // infinity is not (minnumf(+inf, NaN) is +inf): a row of NaN alone
   // reduced from a NaN start would come out an infinity instead of NaN.
+  // Under nnan (the combiner's flags go with it) a NaN operand is poison,
+  // and there are no NaN rows: the infinity then.
+  bool noNaN = false;
+  if (auto fm = dyn_cast<arith::ArithFastMathInterface>(op))
+    noNaN = arith::bitEnumContainsAll(fm.getFastMathFlagsAttr().getValue(),
+                                      arith::FastMathFlags::nnan);
   float nan = std::numeric_limits<float>::quiet_NaN();
   // -0.0: x + -0.0 is x for every x, -0.0 included.
   if (isa<arith::AddFOp>(op))
@@ -76,11 +82,11 @@ combinerKind(Operation *op) {
   if (isa<arith::MaximumFOp>(op))
     return std::make_pair(vector::CombiningKind::MAXIMUMF, -inf);
   if (isa<arith::MaxNumFOp>(op))
-    return std::make_pair(vector::CombiningKind::MAXNUMF, nan);
+    return std::make_pair(vector::CombiningKind::MAXNUMF, noNaN ? -inf : nan);
   if (isa<arith::MinimumFOp>(op))
     return std::make_pair(vector::CombiningKind::MINIMUMF, inf);
   if (isa<arith::MinNumFOp>(op))
-    return std::make_pair(vector::CombiningKind::MINNUMF, nan);
+    return std::make_pair(vector::CombiningKind::MINNUMF, noNaN ? inf : nan);
   return std::nullopt;
 }
 

@@ -117,7 +117,8 @@ func.func @sums(%x: memref<?x?x?xf32>, %s: memref<?x?xf32>, %y: memref<4x100xf32
 // the body's own combiner (with its fast-math flags) combines them, and a
 // vector.reduction <maximumf> ends the row; a row minnumf the same from
 // NaN, its identity (from +inf, a row of NaN alone would end at +inf where
-// minnumf over its elements, from a NaN start, gives NaN).
+// minnumf over its elements, from a NaN start, gives NaN); a maxnumf under
+// nnan from -inf.
 // CHECK-LABEL: func.func @extrema(
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
 // CHECK-DAG: %[[NAN:.*]] = arith.constant dense<0x7FC00000> : vector<16xf32>
@@ -130,9 +131,13 @@ func.func @sums(%x: memref<?x?x?xf32>, %s: memref<?x?xf32>, %y: memref<4x100xf32
 // CHECK: scf.parallel
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[NAN]],
 // CHECK: vector.reduction <minnumf>
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[NEGINF]],
+// CHECK: arith.maxnumf %{{.*}} fastmath<nnan> : vector<16xf32>
+// CHECK: vector.reduction <maxnumf>
 // CHECK-NOT: linalg.generic
 // CHECK: return
-func.func @extrema(%x: memref<8x?xf32>, %m: memref<8x1xf32>, %n: memref<8x1xf32>) {
+func.func @extrema(%x: memref<8x?xf32>, %m: memref<8x1xf32>, %n: memref<8x1xf32>, %p: memref<8x1xf32>) {
   linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x?xf32>) outs(%m : memref<8x1xf32>) {
   ^bb0(%in: f32, %out: f32):
     %r = arith.maximumf %out, %in fastmath<nnan> : f32
@@ -141,6 +146,12 @@ func.func @extrema(%x: memref<8x?xf32>, %m: memref<8x1xf32>, %n: memref<8x1xf32>
   linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x?xf32>) outs(%n : memref<8x1xf32>) {
   ^bb0(%in: f32, %out: f32):
     %r = arith.minnumf %in, %out : f32
+    linalg.yield %r : f32
+  }
+  // maxnumf under nnan: NaN would be poison there, so -inf, as maximumf.
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x?xf32>) outs(%p : memref<8x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maxnumf %out, %in fastmath<nnan> : f32
     linalg.yield %r : f32
   }
   return

@@ -43,7 +43,9 @@ def reference(x, k, axis, largest):
 
         def key(i):
             nan = isinstance(v[i], np.floating) and math.isnan(v[i])
-            num = 0.0 if nan else float(v[i])
+            # (int64 compared as Python ints: float() merges neighbours
+            # above 2**53.)
+            num = 0.0 if nan else (int(v[i]) if v.dtype.kind == "i" else float(v[i]))
             return ((0 if nan else 1), -num, i) if largest else ((1 if nan else 0), num, i)
         order = sorted(range(len(v)), key=key)[:k]
         vals[row] = v[order]
