@@ -886,8 +886,10 @@ def AttnVectorizeRowReductionsPass
     vector code: the summand on `vector<16xf32>` loads, four independent
     accumulators over 64 elements a step, then 16 at a time, a horizontal
     `vector.reduction`, and the original body as a scalar loop for the last
-    N mod 16 elements (max and min the same way, from their identity
-    -inf or +inf). The additions are reassociated (partial sums). Other
+    N mod 16 elements (max and min the same way, from their identity:
+    -inf or +inf for maximumf and minimumf, NaN for maxnumf and minnumf,
+    which pass over it, or the infinity under nnan). The additions are
+    reassociated (partial sums). Other
     reductions (products, a reduction dim in the middle, transposed reads,
     other element types) are left to the default lowering.
 
