@@ -384,8 +384,8 @@ print(ir.stdout + ir.stderr)
 # CHECK: tensor.insert
 # CHECK: arith.cmpf olt, %[[T]],
 # CHECK: arith.index_castui
-# CHECK: math.ctlz
 # CHECK: %[[FOUND:.*]] = tensor.extract_slice %{{.*}}#0[0] [%[[COUNT:.*]]] [1] : tensor<?xf32> to tensor<?xf32>
+# CHECK: math.ctlz
 # CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[FOUND]], %{{.*}} = %{{.*}}) -> (tensor<?xf32>, tensor<?xi64>)
 # CHECK: tensor.empty(%[[COUNT]]) : tensor<?xf32>
 # CHECK: tensor.extract_slice %{{.*}}[0] [256] [1] : tensor<?xf32> to tensor<256xf32>

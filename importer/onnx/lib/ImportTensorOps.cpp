@@ -1621,7 +1621,7 @@ void Importer::importCumSum(const onnx::NodeProto &n) {
 constexpr int64_t kTopKSortFrom = 256;
 
 std::pair<Value, Value> Importer::sortPairs(
-    Location loc, Value vals, Value idxs, Value count, Value passCount,
+    Location loc, Value vals, Value idxs, Value count,
     function_ref<Value(OpBuilder &, Location, Value, Value)> beats) {
   Type elem = typeOf(vals).getElementType();
   Type i64 = b.getI64Type();
@@ -1637,6 +1637,23 @@ std::pair<Value, Value> Importer::sortPairs(
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value n = count;
+  // ceil(log2(count)) passes: a constant for a constant count, else
+  // 64 - ctlz(count - 1).
+  Value passCount;
+  if (std::optional<int64_t> known = getConstantIntValue(count)) {
+    passCount =
+        arith::ConstantIndexOp::create(b, loc, llvm::Log2_64_Ceil(*known));
+  } else {
+    Value countI64 = arith::IndexCastOp::create(b, loc, i64, count);
+    Value lz = math::CountLeadingZerosOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, countI64,
+                              arith::ConstantIntOp::create(b, loc, i64, 1)));
+    passCount = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        arith::SubIOp::create(
+            b, loc, arith::ConstantIntOp::create(b, loc, i64, 64), lz));
+  }
   // Bottom-up: runs of 1, 2, 4, ... merged pairwise, each pass into new
   // tensors; a tie takes the left run's element, the lower index (stable).
   auto passes = scf::ForOp::create(
@@ -1712,9 +1729,8 @@ std::pair<Value, Value> Importer::sortRow(
         tensor::YieldOp::create(nb, l,
                                 arith::IndexCastOp::create(nb, l, i64, at[0]));
       });
-  return sortPairs(
-      loc, vals, idxs, arith::ConstantIndexOp::create(b, loc, len),
-      arith::ConstantIndexOp::create(b, loc, llvm::Log2_64_Ceil(len)), beats);
+  return sortPairs(loc, vals, idxs, arith::ConstantIndexOp::create(b, loc, len),
+                   beats);
 }
 
 Value Importer::blockExtremes(Location loc, Value rows, ValueRange row,
@@ -1735,21 +1751,20 @@ Value Importer::blockExtremes(Location loc, Value rows, ValueRange row,
   // The start is the worst element there is: -inf for largest, NaN (which
   // minnumf passes over) for smallest, so that a block of NaN alone has NaN
   // as its extreme, not +inf, which would beat NaN.
-  Value empty =
+  Value init =
       tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{nBlocks}, elem);
   bool isFloat = isa<FloatType>(elem);
-  Value init =
-      isFloat && !largest
-          ? linalg::FillOp::create(
+  if (auto ft = dyn_cast<FloatType>(elem); ft && !largest)
+    init =
+        linalg::FillOp::create(
+            b, loc,
+            ValueRange{arith::ConstantOp::create(
                 b, loc,
-                ValueRange{arith::ConstantOp::create(
-                    b, loc,
-                    b.getFloatAttr(
-                        elem, APFloat::getNaN(
-                                  cast<FloatType>(elem).getFloatSemantics())))},
-                ValueRange{empty})
-                .getResult(0)
-          : extremeFilled(loc, empty, largest);
+                b.getFloatAttr(elem, APFloat::getNaN(ft.getFloatSemantics())))},
+            ValueRange{init})
+            .getResult(0);
+  else
+    init = extremeFilled(loc, init, largest);
   MLIRContext *ctx = b.getContext();
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{blocks},
@@ -1797,11 +1812,8 @@ std::pair<Value, Value> Importer::topKByThreshold(
   Value blockIdxs =
       tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{nBlocks}, i64);
   Value sortedExtremes =
-      sortPairs(
-          loc, extremes, zeroFilled(loc, blockIdxs),
-          arith::ConstantIndexOp::create(b, loc, nBlocks),
-          arith::ConstantIndexOp::create(b, loc, llvm::Log2_64_Ceil(nBlocks)),
-          beats)
+      sortPairs(loc, extremes, zeroFilled(loc, blockIdxs),
+                arith::ConstantIndexOp::create(b, loc, nBlocks), beats)
           .first;
   Value threshold = tensor::ExtractOp::create(
       b, loc, sortedExtremes,
@@ -1881,26 +1893,15 @@ std::pair<Value, Value> Importer::topKByThreshold(
   ValueRange all = collect(
       b, loc, arith::ConstantIndexOp::create(b, loc, nBlocks * blockLen),
       arith::ConstantIndexOp::create(b, loc, len), blockScan.getResults());
-  // The candidates sorted (at least K of them; ceil(log2(count)) passes),
-  // the first K.
+  // The candidates sorted (at least K of them), the first K.
   Value count = all[2];
-  Value countI64 = arith::IndexCastOp::create(b, loc, i64, count);
-  Value lz = math::CountLeadingZerosOp::create(
-      b, loc,
-      arith::SubIOp::create(b, loc, countI64,
-                            arith::ConstantIntOp::create(b, loc, i64, 1)));
-  Value passCount = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      arith::SubIOp::create(b, loc,
-                            arith::ConstantIntOp::create(b, loc, i64, 64), lz));
   SmallVector<Value> gathered;
   for (Value v : {all[0], all[1]})
     gathered.push_back(tensor::ExtractSliceOp::create(
         b, loc, v, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
         ArrayRef<OpFoldResult>{count},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
-  auto [vals, idxs] =
-      sortPairs(loc, gathered[0], gathered[1], count, passCount, beats);
+  auto [vals, idxs] = sortPairs(loc, gathered[0], gathered[1], count, beats);
   SmallVector<Value> best;
   for (Value v : {vals, idxs})
     best.push_back(tensor::ExtractSliceOp::create(

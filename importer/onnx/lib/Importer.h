@@ -661,12 +661,11 @@ private:
   Value numberInput(const onnx::NodeProto &n);
   void importCumSum(const onnx::NodeProto &n);
   void importTopK(const onnx::NodeProto &n);
-  /// The first `count` (value, int64 index) pairs of the 1-D tensors
-  /// `vals` and `idxs` merge-sorted best first by `beats`, stably, in
-  /// `passCount` = ceil(log2(count)) passes; entries from `count` on are
-  /// undefined.
+  /// The first `count` (at least 1) (value, int64 index) pairs of the 1-D
+  /// tensors `vals` and `idxs` merge-sorted best first by `beats`, stably,
+  /// in ceil(log2(count)) passes; entries from `count` on are undefined.
   std::pair<Value, Value>
-  sortPairs(Location loc, Value vals, Value idxs, Value count, Value passCount,
+  sortPairs(Location loc, Value vals, Value idxs, Value count,
             function_ref<Value(OpBuilder &, Location, Value, Value)> beats);
   /// Row `row` of `rows` (its last dim, static `len`) sorted best first by
   /// `beats`, stably: the values and their int64 positions in the row.
